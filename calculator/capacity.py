@@ -1,0 +1,138 @@
+"""From a measured throughput record to requests per second for *this* scenario's shape.
+
+A benchmark's throughput already includes the time its requests spent in prefill, so a record
+says how many requests of its own shape a replica sustains. Near that shape (within 25% on
+uncached input and on output length) it applies directly. Otherwise a request's replica time is
+split into prefill of its uncached tokens and decode of its output tokens::
+
+    t_request = U / prefill_rate + O / decode_rate
+
+Both rates are calibrated on the record, with their ratio taken from a roofline estimate of the
+record's own setup (GPU, precision, parameters, requests in flight). Prefix caching shrinks U
+and leaves decode unchanged, which is the seeds' point: repeated prompt starts skip prefill.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+from pydantic import BaseModel, ConfigDict, Field
+
+from .gpus import GpuSpec
+from .measurements import ThroughputRecord
+
+__all__ = ["BYTES_PER_PARAM", "Efficiency", "ReplicaCapacity", "prefill_decode_ratio", "replica_capacity"]
+
+Arr = npt.NDArray[np.float64]
+
+BYTES_PER_PARAM = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5, "fp4": 0.5}
+DIRECT_TOLERANCE = 0.25
+"""A record applies as measured when the scenario's uncached input and output are within 25% of it."""
+DEFAULT_IN_FLIGHT = 32.0
+
+
+class Efficiency(BaseModel):
+    """Shares of the datasheet peak an engine reaches; assumptions, shown as such."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    prefill_flops: float = Field(default=0.5, gt=0, le=1)
+    decode_bandwidth: float = Field(default=0.7, gt=0, le=1)
+    decode_flops: float = Field(default=0.5, gt=0, le=1)
+
+
+def prefill_decode_ratio(record: ThroughputRecord, gpu: GpuSpec, eff: Efficiency | None = None) -> float:
+    """Roofline ratio of prefill to decode tokens/s for the record's own setup.
+
+    Prefill is compute bound: ``flops x eff / (2 x active params)``. Decode at B requests in flight
+    takes ``max(weights read / bandwidth, 2 x active x B / flops)`` per step and yields B tokens.
+    A mixture of experts reads the experts the batch touches, growing with B towards all of them.
+    """
+    eff = eff or Efficiency()
+    n = record.gpu_count
+    flops = gpu.dense_tflops(record.precision) * 1e12 * n
+    bandwidth = gpu.memory_bandwidth_tbs * 1e12 * n
+    bytes_per_param = BYTES_PER_PARAM.get(record.precision.lower(), 2.0)
+    active = record.params_active_b * 1e9
+    total = record.params_total_b * 1e9
+    in_flight = record.in_flight or DEFAULT_IN_FLIGHT
+    weights_read = min(total, active * in_flight) * bytes_per_param
+    prefill = flops * eff.prefill_flops / (2 * active)
+    step = max(weights_read / (bandwidth * eff.decode_bandwidth), 2 * active * in_flight / (flops * eff.decode_flops))
+    decode = in_flight / step
+    return prefill / decode
+
+
+class ReplicaCapacity(BaseModel):
+    """Requests per second one replica sustains for the scenario's shape, and how that was found."""
+
+    model_config = ConfigDict(frozen=True)
+
+    record_id: str
+    requests_per_s: float
+    method: Literal["direct", "converted"]
+    prefill_decode_ratio: float
+    gpu_scale: float = 1.0
+    """Factor applied when the offer's GPU differs from the record's (memory bandwidth ratio)."""
+    note: str
+
+
+def uncached_tokens(input_tokens: float | Arr, prefix_share: float | Arr, hit_rate: float | Arr) -> float | Arr:
+    return input_tokens * (1 - prefix_share * hit_rate)
+
+
+def replica_rate(
+    record: ThroughputRecord,
+    ratio: float,
+    uncached: float | Arr,
+    output_tokens: float | Arr,
+) -> tuple[Arr, npt.NDArray[np.bool_]]:
+    """Requests/s per replica for arrays of scenario shapes, and whether each applied directly."""
+    u = np.asarray(uncached, dtype=np.float64)
+    o = np.asarray(output_tokens, dtype=np.float64)
+    record_uncached = record.input_tokens * (1 - record.prefix_share)
+    decode_rate = record.requests_per_s * (record_uncached / ratio + record.output_tokens)
+    converted = decode_rate / np.maximum(u / ratio + o, 1e-9)
+    direct = (np.abs(u - record_uncached) <= DIRECT_TOLERANCE * record_uncached) & (
+        np.abs(o - record.output_tokens) <= DIRECT_TOLERANCE * record.output_tokens
+    )
+    return np.where(direct, record.requests_per_s, converted), direct
+
+
+def replica_capacity(
+    record: ThroughputRecord,
+    record_gpu: GpuSpec,
+    input_tokens: float,
+    prefix_share: float,
+    hit_rate: float,
+    output_tokens: float,
+    target_gpu: GpuSpec | None = None,
+    eff: Efficiency | None = None,
+) -> ReplicaCapacity:
+    ratio = prefill_decode_ratio(record, record_gpu, eff)
+    u = float(uncached_tokens(input_tokens, prefix_share, hit_rate))
+    rate, direct = replica_rate(record, ratio, u, output_tokens)
+    scale = 1.0
+    notes = []
+    if bool(direct):
+        notes.append(f"measured shape ({record.input_tokens:.0f} in / {record.output_tokens:.0f} out) applies directly")
+    else:
+        notes.append(
+            f"converted from the measured {record.input_tokens:.0f} in / {record.output_tokens:.0f} out to "
+            f"{u:.0f} uncached in / {output_tokens:.0f} out (prefill:decode speed ratio {ratio:.2f}, roofline)"
+        )
+    if target_gpu is not None and target_gpu.id != record_gpu.id:
+        scale = target_gpu.memory_bandwidth_tbs / record_gpu.memory_bandwidth_tbs
+        notes.append(
+            f"estimate: measured on {record_gpu.id}, scaled by memory bandwidth to {target_gpu.id} (x{scale:.2f})"
+        )
+    return ReplicaCapacity(
+        record_id=record.id,
+        requests_per_s=float(rate) * scale,
+        method="direct" if bool(direct) else "converted",
+        prefill_decode_ratio=ratio,
+        gpu_scale=scale,
+        note="; ".join(notes),
+    )

@@ -1,0 +1,325 @@
+"""A scenario compared across the three ways to buy: monthly costs, the cheapest, and break-even.
+
+Each option becomes a function of monthly volume (turns per month) over numpy arrays; the exact
+figures, the charts and the break-even search all come from those same functions. GPU options
+are step functions, so two options can cross more than once: every crossing is reported, and
+the volume above which an option stays cheapest.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+from pydantic import BaseModel, ConfigDict
+
+from .capacity import ReplicaCapacity, replica_capacity
+from .deploy import (
+    OptionCost,
+    dedicated_monthly_array,
+    dedicated_option,
+    self_hosted_monthly_array,
+    self_hosted_option,
+    serverless_monthly_array,
+    serverless_option,
+    storage_monthly,
+)
+from .errors import InputError
+from .gpus import GpuCatalog, load_gpu_specs
+from .measurements import RecordCatalog, ThroughputRecord, load_records
+from .prices import DedicatedOffer, GpuVmOffer, PriceCatalog, PriceSheet, ServerlessOffer, canonical_model
+from .scenario import Scenario
+from .turn import TurnComparison, TurnShape, compare_turn
+
+__all__ = [
+    "Catalogs",
+    "Comparison",
+    "Crossing",
+    "OPTION_LABELS",
+    "compare",
+    "cost_curves",
+    "crossings",
+    "load_catalogs",
+]
+
+Arr = npt.NDArray[np.float64]
+CostFn = Callable[[Arr], Arr]
+OPTION_LABELS = {"serverless": "Serverless API", "dedicated": "Dedicated endpoint", "self_hosted": "Self-hosted GPUs"}
+VOLUME_RANGE = (1e3, 1e10)
+
+
+@dataclass(frozen=True)
+class Catalogs:
+    prices: PriceCatalog
+    gpus: GpuCatalog
+    records: RecordCatalog
+
+
+def load_catalogs(
+    sheets_dir: Path | None = None, gpus_dir: Path | None = None, records_dir: Path | None = None
+) -> Catalogs:
+    from .prices import load_price_sheets
+
+    return Catalogs(load_price_sheets(sheets_dir), load_gpu_specs(gpus_dir), load_records(records_dir))
+
+
+class Crossing(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    a: str
+    b: str
+    turns_per_month: float
+    cheaper_above: str
+    """Which of the two is cheaper just above this volume."""
+
+
+class Comparison(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    scenario: Scenario
+    as_of: dt.date
+    turn: TurnComparison | None
+    options: tuple[OptionCost, ...]
+    cheapest: str | None
+    crossings: tuple[Crossing, ...]
+    stays_cheapest: tuple[str, float] | None
+    """(option, volume): above this monthly volume the option is cheapest all the way to 10^10 turns."""
+    warnings: tuple[str, ...]
+
+    def option(self, name: str) -> OptionCost | None:
+        return next((o for o in self.options if o.option == name), None)
+
+
+@dataclass(frozen=True)
+class _Resolved:
+    serverless: tuple[PriceSheet, ServerlessOffer] | None
+    dedicated: tuple[PriceSheet, DedicatedOffer] | None
+    gpu_vm: tuple[PriceSheet, GpuVmOffer] | None
+    record: ThroughputRecord | None
+
+
+def _resolve(scenario: Scenario, cat: Catalogs) -> _Resolved:
+    serverless = dedicated = gpu_vm = None
+    if scenario.serverless:
+        serverless = cat.prices.serverless(scenario.serverless.provider, scenario.serverless.model)
+    if scenario.dedicated:
+        sheet, offer = cat.prices.offer(scenario.dedicated.provider, scenario.dedicated.offer, "dedicated")
+        assert isinstance(offer, DedicatedOffer)
+        dedicated = (sheet, offer)
+    if scenario.gpu_vm:
+        sheet, offer = cat.prices.offer(scenario.gpu_vm.provider, scenario.gpu_vm.offer, "gpu_vm")
+        assert isinstance(offer, GpuVmOffer)
+        gpu_vm = (sheet, offer)
+    record = cat.records.get(scenario.self_hosting.record) if (dedicated or gpu_vm) else None
+    return _Resolved(serverless, dedicated, gpu_vm, record)
+
+
+def _capacity(cat: Catalogs, record: ThroughputRecord, shape: TurnShape, gpu_id: str) -> ReplicaCapacity:
+    return replica_capacity(
+        record,
+        cat.gpus.get(record.gpu),
+        float(shape.input_tokens),
+        float(shape.prefix_share),
+        float(shape.hit_rate),
+        float(shape.output_tokens),
+        target_gpu=cat.gpus.get(gpu_id),
+    )
+
+
+def cost_curves(scenario: Scenario, cat: Catalogs, shape: TurnShape | None = None) -> dict[str, CostFn]:
+    """Monthly cost of each chosen option as a function of turns per month (numpy arrays)."""
+    shape = shape or scenario.workload
+    res = _resolve(scenario, cat)
+    as_of, currency, fx, hosting, traffic = (
+        scenario.price_date,
+        scenario.currency,
+        scenario.fx,
+        scenario.self_hosting,
+        scenario.traffic,
+    )
+    curves: dict[str, CostFn] = {}
+    if res.serverless and scenario.serverless:
+        sheet, s_offer = res.serverless
+        choice = scenario.serverless
+        storage = storage_monthly(
+            s_offer.version_at(as_of), shape, choice.distinct_prefixes, choice.prefix_hold_hours
+        )
+        storage_f = float(storage or 0)
+        factor = fx.factor(sheet.currency, currency)
+        curves["serverless"] = lambda v: serverless_monthly_array(s_offer, as_of, shape, v, factor, storage_f)
+    if res.dedicated and res.record:
+        d_sheet, d_offer = res.dedicated
+        record = res.record
+        cap = _capacity(cat, record, shape, d_offer.gpu).requests_per_s
+        d_factor = fx.factor(d_sheet.currency, currency)
+        curves["dedicated"] = lambda v: dedicated_monthly_array(
+            d_offer, as_of, record, hosting, traffic, cap, v, d_factor
+        )
+    if res.gpu_vm and res.record:
+        g_sheet, g_offer = res.gpu_vm
+        record_g = res.record
+        cap_g = _capacity(cat, record_g, shape, g_offer.gpu).requests_per_s
+        g_factor = fx.factor(g_sheet.currency, currency)
+        people = float(hosting.engineer_monthly_cost) * hosting.engineer_share
+        curves["self_hosted"] = lambda v: self_hosted_monthly_array(
+            g_offer, as_of, record_g, hosting, traffic, cap_g, v, g_factor, people
+        )
+    return curves
+
+
+def crossings(
+    curves: dict[str, CostFn], lo: float = VOLUME_RANGE[0], hi: float = VOLUME_RANGE[1], points: int = 4001
+) -> tuple[list[Crossing], tuple[str, float] | None]:
+    """Every volume where two options swap places, and where the last winner starts to stay cheapest."""
+    names = list(curves)
+    grid = np.geomspace(lo, hi, points)
+    values = {n: curves[n](grid) for n in names}
+    found: list[Crossing] = []
+
+    def refine(fn: Callable[[float], bool], left: float, right: float) -> float:
+        # fn(left) is False, fn(right) is True; bisect in log space to a relative 1e-9
+        for _ in range(80):
+            mid = float(np.sqrt(left * right))
+            if fn(mid):
+                right = mid
+            else:
+                left = mid
+            if right / left - 1 < 1e-9:
+                break
+        return right
+
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            diff = values[a] - values[b]
+            sign = np.sign(diff)
+            for k in np.nonzero(sign[1:] * sign[:-1] < 0)[0]:
+                a_cheaper_after = bool(diff[k + 1] < 0)
+
+                def past(v: float, a: str = a, b: str = b, s: bool = a_cheaper_after) -> bool:
+                    d = float(curves[a](np.array([v]))[0] - curves[b](np.array([v]))[0])
+                    return (d < 0) == s and d != 0
+
+                volume = refine(past, float(grid[k]), float(grid[k + 1]))
+                found.append(Crossing(a=a, b=b, turns_per_month=volume, cheaper_above=a if a_cheaper_after else b))
+    found.sort(key=lambda c: c.turns_per_month)
+    stays: tuple[str, float] | None = None
+    if names:
+        stack = np.vstack([values[n] for n in names])
+        best = np.argmin(stack, axis=0)
+        winner = names[int(best[-1])]
+        changes = np.nonzero(best != best[-1])[0]
+        if len(changes) == 0:
+            stays = (winner, lo)
+        else:
+            last = [c.turns_per_month for c in found if c.cheaper_above == winner]
+            stays = (winner, max(last) if last else float(grid[changes[-1] + 1]))
+    return found, stays
+
+
+def _model_warnings(
+    res: _Resolved, options: list[OptionCost], scenario: Scenario
+) -> list[str]:
+    warnings = []
+    models = {o.option: o.model for o in options if o.model}
+    canon = {k: canonical_model(v) for k, v in models.items()}
+    if len(set(canon.values())) > 1:
+        listing = "; ".join(f"{OPTION_LABELS[k]} runs {v}" for k, v in models.items())
+        warnings.append(f"The options run different models ({listing}): quality differs too, not only cost.")
+    if res.serverless and not res.serverless[1].open_weights and (res.dedicated or res.gpu_vm):
+        warnings.append(
+            f"{res.serverless[1].model} is a closed model: it cannot be self-hosted, so the GPU options "
+            "price a different (open) model."
+        )
+    if scenario.workload.hit_rate == 1 and scenario.workload.prefix_share > 0:
+        warnings.append(
+            "Hit rate 1 is the best case, not a measured rate: caches evict and requests routed to a replica "
+            "without the prefix miss."
+        )
+    return warnings
+
+
+def compare(scenario: Scenario, cat: Catalogs) -> Comparison:
+    """Price every chosen option for the scenario's month, then find break-even volumes."""
+    if not (scenario.serverless or scenario.dedicated or scenario.gpu_vm):
+        raise InputError("scenario", "choose at least one option: serverless, dedicated or gpu_vm")
+    res = _resolve(scenario, cat)
+    as_of, shape = scenario.price_date, scenario.workload
+    options: list[OptionCost] = []
+    turn = None
+    if res.serverless and scenario.serverless:
+        sheet, offer = res.serverless
+        turn = compare_turn(sheet, offer, as_of, shape)
+        options.append(
+            serverless_option(
+                sheet,
+                offer,
+                as_of,
+                shape,
+                scenario.traffic,
+                scenario.currency,
+                scenario.fx,
+                scenario.serverless.distinct_prefixes,
+                scenario.serverless.prefix_hold_hours,
+            )
+        )
+    if res.dedicated and res.record:
+        d_sheet, d_offer = res.dedicated
+        cap = _capacity(cat, res.record, shape, d_offer.gpu)
+        options.append(
+            dedicated_option(
+                d_sheet,
+                d_offer,
+                as_of,
+                res.record,
+                scenario.self_hosting,
+                scenario.traffic,
+                cap,
+                scenario.currency,
+                scenario.fx,
+            )
+        )
+    if res.gpu_vm and res.record:
+        g_sheet, g_offer = res.gpu_vm
+        cap = _capacity(cat, res.record, shape, g_offer.gpu)
+        options.append(
+            self_hosted_option(
+                g_sheet,
+                g_offer,
+                as_of,
+                res.record,
+                scenario.self_hosting,
+                scenario.traffic,
+                cap,
+                scenario.currency,
+                scenario.fx,
+            )
+        )
+    cheapest = min(options, key=lambda o: o.monthly).option if options else None
+    found, stays = crossings(cost_curves(scenario, cat))
+    return Comparison(
+        scenario=scenario,
+        as_of=as_of,
+        turn=turn,
+        options=tuple(options),
+        cheapest=cheapest,
+        crossings=tuple(found),
+        stays_cheapest=stays,
+        warnings=tuple(_model_warnings(res, options, scenario)),
+    )
+
+
+def break_even_by_prefix_share(
+    scenario: Scenario, cat: Catalogs, shares: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 0.9, 0.95)
+) -> list[tuple[float, list[Crossing], tuple[str, float] | None]]:
+    """How the crossings move with the prefix share (the seeds' deciding number)."""
+    rows = []
+    for share in shares:
+        shape = scenario.workload.model_copy(update={"prefix_share": Decimal(str(share))})
+        found, stays = crossings(cost_curves(scenario, cat, shape))
+        rows.append((share, found, stays))
+    return rows

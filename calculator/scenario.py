@@ -1,0 +1,106 @@
+"""A whole scenario: the workload, the traffic, and the offers for each way to buy.
+
+The same schema is read from a YAML file (``compare --scenario``), from the bundled presets
+(``compare --preset``), and written back by the app's download button, so a scenario moves
+between people and tools unchanged.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from .datafile import load_model, load_model_text
+from .deploy import Fx, SelfHosting, Traffic
+from .errors import InputError
+from .turn import TurnShape
+
+__all__ = [
+    "DEFAULT_PRESETS_DIR",
+    "DedicatedChoice",
+    "GpuVmChoice",
+    "Scenario",
+    "ServerlessChoice",
+    "dump_scenario",
+    "list_presets",
+    "load_preset",
+    "load_scenario",
+    "load_scenario_text",
+]
+
+DEFAULT_PRESETS_DIR = Path(__file__).resolve().parent.parent / "scenarios"
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+
+class ServerlessChoice(_Frozen):
+    provider: str
+    model: str
+    distinct_prefixes: int = Field(default=0, ge=0)
+    """Distinct cached prefixes held at once (for offers that charge cache storage per hour)."""
+    prefix_hold_hours: float = Field(default=730.0, ge=0, le=744)
+    """Hours a month those prefixes are held in the cache."""
+
+
+class DedicatedChoice(_Frozen):
+    provider: str
+    offer: str
+
+
+class GpuVmChoice(_Frozen):
+    provider: str
+    offer: str
+
+
+class Scenario(_Frozen):
+    """Everything a comparison needs; every field has a default except the workload."""
+
+    schema_version: Literal[1] = 1
+    name: str = "My scenario"
+    description: str | None = None
+    as_of: dt.date | None = None
+    """Price date; absent means today."""
+    currency: Literal["USD", "EUR"] = "USD"
+    fx: Fx = Fx()
+    workload: TurnShape
+    traffic: Traffic
+    serverless: ServerlessChoice | None = None
+    dedicated: DedicatedChoice | None = None
+    gpu_vm: GpuVmChoice | None = None
+    self_hosting: SelfHosting = SelfHosting()
+
+    @property
+    def price_date(self) -> dt.date:
+        return self.as_of or dt.date.today()
+
+
+def load_scenario(path: Path) -> Scenario:
+    return load_model(path, Scenario)
+
+
+def load_scenario_text(text: str, name: str = "scenario") -> Scenario:
+    return load_model_text(text, name, Scenario)
+
+
+def dump_scenario(scenario: Scenario) -> str:
+    """YAML text that :func:`load_scenario_text` reads back to an equal scenario."""
+    data = scenario.model_dump(mode="json", exclude_none=True)
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+
+
+def list_presets(directory: Path | None = None) -> list[str]:
+    return sorted(p.stem for p in (directory or DEFAULT_PRESETS_DIR).glob("*.yaml"))
+
+
+def load_preset(name: str, directory: Path | None = None) -> Scenario:
+    directory = directory or DEFAULT_PRESETS_DIR
+    path = directory / f"{name}.yaml"
+    if not path.is_file():
+        raise InputError("--preset", f"unknown preset {name!r}; choose one of {', '.join(list_presets(directory))}")
+    return load_scenario(path)
