@@ -197,6 +197,9 @@ def crossings(
         for b in names[i + 1 :]:
             diff = values[a] - values[b]
             sign = np.sign(diff)
+            # a tie exactly on a grid point belongs to the side before it, so the swap is still seen
+            nonzero = np.where(sign != 0, np.arange(len(sign)), 0)
+            sign = sign[np.maximum.accumulate(nonzero)]
             for k in np.nonzero(sign[1:] * sign[:-1] < 0)[0]:
                 a_cheaper_after = bool(diff[k + 1] < 0)
 

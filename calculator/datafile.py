@@ -85,6 +85,8 @@ def _describe(loc: tuple[int | str, ...], data: Any) -> str:
     parts: list[str] = []
     cursor = data
     for part in loc:
+        if isinstance(cursor, dict) and isinstance(part, str) and part not in cursor and cursor.get("kind") == part:
+            continue  # the union tag pydantic adds ('serverless'), not a field the user wrote
         if isinstance(part, int) and isinstance(cursor, list) and part < len(cursor):
             item = cursor[part]
             label = ""
@@ -109,8 +111,11 @@ def validation_lines(exc: ValidationError, name: str, text: str | None = None, d
         except yaml.YAMLError:
             root = None
     lines = []
-    for err in exc.errors(include_url=False):
+    errors = exc.errors(include_url=False)
+    for err in errors:
         loc = tuple(err["loc"])
+        if err["type"] == "too_short" and any(len(e["loc"]) > len(loc) and e["loc"][: len(loc)] == loc for e in errors):
+            continue  # a list emptied by its own broken items: the items' errors say what is wrong
         where = name
         if root is not None:
             where = f"{name}:{_node_at(root, loc).start_mark.line + 1}"

@@ -64,7 +64,7 @@ class Source(_Frozen):
 
     url: str | None = None
     """The page the figure was read from."""
-    document: str | None = None
+    document: str | None = Field(default=None, validate_default=True)
     """A document or file, when there is no URL (for example a seed article)."""
     read: dt.date
     """The date the figure was read from the source."""

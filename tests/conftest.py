@@ -1,0 +1,21 @@
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from calculator.compare import Catalogs, load_catalogs
+from calculator.prices import PriceCatalog, load_price_sheets
+
+SEED_DATE = dt.date(2026, 10, 30)
+"""The seed article read its GLM-5.3 prices on 30 October 2026."""
+
+
+@pytest.fixture(scope="session")
+def catalog() -> PriceCatalog:
+    return load_price_sheets()
+
+
+@pytest.fixture(scope="session")
+def catalogs() -> Catalogs:
+    return load_catalogs()
