@@ -18,7 +18,7 @@ from typing import Any, NoReturn
 
 from pydantic import ValidationError
 
-from .compare import OPTION_LABELS, Catalogs, Comparison, break_even_by_prefix_share, compare, load_catalogs
+from .compare import OPTION_LABELS, Catalogs, Comparison, break_even_by_prefix_share, compare
 from .datafile import DataFileError, validation_lines
 from .deploy import cents
 from .errors import InputError
@@ -142,7 +142,10 @@ def _emit(data: Any) -> None:
 
 def _table(rows: list[list[str]], headers: list[str]) -> str:
     widths = [max(len(str(x)) for x in col) for col in zip(headers, *rows, strict=False)]
-    line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths, strict=False)).rstrip()  # noqa: E731
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(str(c).ljust(w) for c, w in zip(cells, widths, strict=False)).rstrip()
+
     return "\n".join([line(headers), line(["-" * w for w in widths]), *[line(r) for r in rows]])
 
 
@@ -221,9 +224,7 @@ def cmd_turn(args: argparse.Namespace) -> int:
             ]
         )
     print(f"{offer.model} on {sheet.name}, prices as of {as_of.isoformat()}")
-    print(
-        _table(rows, ["Case", "Input", "Cache write", "Cached input", "Output", "Per turn", f"{args.turns:,} turns"])
-    )
+    print(_table(rows, ["Case", "Input", "Cache write", "Cached input", "Output", "Per turn", f"{args.turns:,} turns"]))
     print(f"\nReuse saves {float(result.saving_share):.0%} per turn.")
     print(f"Price version: effective {result.price.effective.isoformat()}, source {result.price.source}")
     print(f"  (read {result.price.read.isoformat()})")
@@ -361,6 +362,29 @@ def cmd_presets(args: argparse.Namespace) -> int:
         return 0
     for n in names:
         print(f"{n:24} {load_preset(n).name}")
+    return 0
+
+
+def schema_files() -> dict[Path, str]:
+    """The JSON Schemas editors use to check the data files as they are typed."""
+    from .gpus import DEFAULT_GPU_DIR, GpuFile
+    from .measurements import DEFAULT_MEASUREMENTS_DIR, MeasurementFile
+    from .prices import DEFAULT_SHEETS_DIR, PriceSheet
+    from .scenario import DEFAULT_PRESETS_DIR
+
+    models = {
+        DEFAULT_SHEETS_DIR: PriceSheet,
+        DEFAULT_GPU_DIR: GpuFile,
+        DEFAULT_MEASUREMENTS_DIR: MeasurementFile,
+        DEFAULT_PRESETS_DIR: Scenario,
+    }
+    return {d / ".schema.json": json.dumps(m.model_json_schema(), indent=2) + "\n" for d, m in models.items()}
+
+
+def cmd_schemas(args: argparse.Namespace) -> int:
+    for path, text in schema_files().items():
+        path.write_text(text)
+        print(f"wrote {path}")
     return 0
 
 
@@ -577,6 +601,9 @@ def build_parser() -> argparse.ArgumentParser:
     presets = sub.add_parser("presets", parents=[common], help="list bundled scenarios")
     presets.set_defaults(func=cmd_presets)
 
+    schemas = sub.add_parser("schemas", help="rewrite the JSON Schemas of the data folders (for editors)")
+    schemas.set_defaults(func=cmd_schemas)
+
     cmp_ = sub.add_parser("compare", parents=[common], help="serverless vs dedicated vs self-hosted per month")
     cmp_.add_argument("--scenario", help="scenario YAML file")
     cmp_.add_argument("--preset", help="a bundled scenario (see: presets)")
@@ -619,8 +646,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
     except DataFileError as exc:
-        print(f"error: {exc.lines[0]}" + (f" (and {len(exc.lines) - 1} more)" if len(exc.lines) > 1 else ""),
-              file=sys.stderr)
+        print(
+            f"error: {exc.lines[0]}" + (f" (and {len(exc.lines) - 1} more)" if len(exc.lines) > 1 else ""),
+            file=sys.stderr,
+        )
     return 2
 
 

@@ -146,9 +146,7 @@ def cost_curves(scenario: Scenario, cat: Catalogs, shape: TurnShape | None = Non
     if res.serverless and scenario.serverless:
         sheet, s_offer = res.serverless
         choice = scenario.serverless
-        storage = storage_monthly(
-            s_offer.version_at(as_of), shape, choice.distinct_prefixes, choice.prefix_hold_hours
-        )
+        storage = storage_monthly(s_offer.version_at(as_of), shape, choice.distinct_prefixes, choice.prefix_hold_hours)
         storage_f = float(storage or 0)
         factor = fx.factor(sheet.currency, currency)
         curves["serverless"] = lambda v: serverless_monthly_array(s_offer, as_of, shape, v, factor, storage_f)
@@ -224,9 +222,7 @@ def crossings(
     return found, stays
 
 
-def _model_warnings(
-    res: _Resolved, options: list[OptionCost], scenario: Scenario
-) -> list[str]:
+def _model_warnings(res: _Resolved, options: list[OptionCost], scenario: Scenario) -> list[str]:
     warnings = []
     models = {o.option: o.model for o in options if o.model}
     canon = {k: canonical_model(v) for k, v in models.items()}

@@ -102,6 +102,8 @@ class Fx(_Frozen):
     """Exchange rate used where sheets are in different currencies."""
 
     usd_per_eur: Decimal = Field(default=Decimal("1.08"), gt=0)
+    """US dollars per euro. An assumption you should set to your own finance team's rate: the default is
+    a round figure near the 2025-2026 range of the ECB reference rate, not a quote for any day."""
 
     def convert(self, amount: Decimal, src: str, dst: str) -> Decimal:
         if src == dst:
@@ -145,9 +147,7 @@ def engine_replicas(traffic: Traffic, volume: float | Arr, capacity_rps: float, 
     return np.ceil(np.round(peak / (capacity_rps * utilisation), 9))
 
 
-def dedicated_units(
-    offer: DedicatedOffer, record: ThroughputRecord, replicas: Arr
-) -> tuple[Arr, float]:
+def dedicated_units(offer: DedicatedOffer, record: ThroughputRecord, replicas: Arr) -> tuple[Arr, float]:
     """Billing units (replicas as the provider counts them) and GPUs per unit."""
     if offer.version_at(offer.versions[-1].effective).per_replica_hour is not None:
         unit_gpus = float(offer.gpus_per_replica)

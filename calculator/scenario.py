@@ -8,8 +8,9 @@ between people and tools unchanged.
 from __future__ import annotations
 
 import datetime as dt
+from decimal import Decimal
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
@@ -90,8 +91,19 @@ def load_scenario_text(text: str, name: str = "scenario") -> Scenario:
 
 def dump_scenario(scenario: Scenario) -> str:
     """YAML text that :func:`load_scenario_text` reads back to an equal scenario."""
-    data = scenario.model_dump(mode="json", exclude_none=True)
+    data = _plain(scenario.model_dump(exclude_none=True))
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+
+
+def _plain(value: Any) -> Any:
+    """Decimals as YAML numbers (0.9, not '0.9'), dates as ISO dates: a file a person can edit."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    return value
 
 
 def list_presets(directory: Path | None = None) -> list[str]:

@@ -30,7 +30,13 @@ from .offers import SOURCE, serverless
 D = Decimal
 AS_OF = dt.date(2026, 6, 1)
 SHEET = PriceSheet.model_validate(
-    {"schema_version": 1, "provider": "acme", "name": "Acme", "currency": "USD", "offers": [serverless({"input": 1, "output": 1}).model_dump()]}
+    {
+        "schema_version": 1,
+        "provider": "acme",
+        "name": "Acme",
+        "currency": "USD",
+        "offers": [serverless({"input": 1, "output": 1}).model_dump()],
+    }
 )
 
 
@@ -97,7 +103,9 @@ def test_always_on_self_hosting_is_sized_for_the_peak_in_whole_instances() -> No
     traffic = Traffic(turns_per_month=2_628_000, peak_to_average=3, active_hours_per_day=24)
     hosting = SelfHosting(target_utilisation=0.75, spare_replicas=1, engineer_share=0.5, engineer_monthly_cost=D(10000))
     record = _record(rate=2.0)
-    cost = self_hosted_option(SHEET, _vm(gpus_per_instance=2), AS_OF, record, hosting, traffic, _capacity(record), "USD", Fx())  # type: ignore[arg-type]
+    cost = self_hosted_option(
+        SHEET, _vm(gpus_per_instance=2), AS_OF, record, hosting, traffic, _capacity(record), "USD", Fx()
+    )  # type: ignore[arg-type]
     assert cost.replicas == 3 and cost.instances == 2 and cost.gpus == 4  # 3 GPUs round up to 2 instances of 2
     assert cost.breakdown["gpu_hours"] == D("5840.00")  # 4 GPUs x 730 h x $2
     assert cost.breakdown["engineer"] == D("5000.00")
@@ -112,11 +120,15 @@ def test_autoscaled_self_hosting_bills_the_active_window_rounded_to_the_billing_
         target_utilisation=0.5, spare_replicas=0, autoscale=True, min_replicas=1, startup_minutes=3, engineer_share=0
     )
     record = _record(rate=2.0)
-    cost = self_hosted_option(SHEET, _vm(billing="hour"), AS_OF, record, hosting, traffic, _capacity(record), "USD", Fx())  # type: ignore[arg-type]
+    cost = self_hosted_option(
+        SHEET, _vm(billing="hour"), AS_OF, record, hosting, traffic, _capacity(record), "USD", Fx()
+    )  # type: ignore[arg-type]
     # 1 GPU always up (24 h) + 1 more for 10 h 3 min, billed as 11 whole hours
     expected_hours = (24 + 11) * DAYS_PER_MONTH
     assert cost.gpu_hours == pytest.approx(expected_hours)
-    per_second = self_hosted_option(SHEET, _vm(billing="second"), AS_OF, record, hosting, traffic, _capacity(record), "USD", Fx())  # type: ignore[arg-type]
+    per_second = self_hosted_option(
+        SHEET, _vm(billing="second"), AS_OF, record, hosting, traffic, _capacity(record), "USD", Fx()
+    )  # type: ignore[arg-type]
     assert per_second.gpu_hours == pytest.approx((24 + 10.05) * DAYS_PER_MONTH)
     assert per_second.monthly < cost.monthly
 
@@ -140,7 +152,9 @@ def test_dedicated_endpoint_respects_the_providers_minimum() -> None:
         }
     )
     record = _record()
-    cost = dedicated_option(SHEET, offer, AS_OF, record, SelfHosting(), Traffic(turns_per_month=1000), _capacity(record), "USD", Fx())  # type: ignore[arg-type]
+    cost = dedicated_option(
+        SHEET, offer, AS_OF, record, SelfHosting(), Traffic(turns_per_month=1000), _capacity(record), "USD", Fx()
+    )  # type: ignore[arg-type]
     assert cost.replicas == 2 and cost.monthly == D("4380.00")  # 2 x 730 h x $3
     assert any("minimum" in n for n in cost.notes)
 
@@ -154,7 +168,9 @@ def test_currency_conversion_uses_the_users_rate() -> None:
 
 
 def test_cache_storage_is_a_monthly_cost_of_distinct_prefixes() -> None:
-    offer = serverless({"input": D("1.25"), "cached_input": D("0.125"), "output": 10, "cache_storage_per_hour": D("4.5")})
+    offer = serverless(
+        {"input": D("1.25"), "cached_input": D("0.125"), "output": 10, "cache_storage_per_hour": D("4.5")}
+    )
     shape = TurnShape(input_tokens=100_000, prefix_share=1, output_tokens=0)
     cost = serverless_option(SHEET, offer, AS_OF, shape, Traffic(turns_per_month=0), "USD", Fx(), 2, 730)
     assert cost.breakdown["cache_storage"] == D("657.00")  # 2 prefixes x 0.1 M tokens x 730 h x $4.50

@@ -99,13 +99,28 @@ def test_a_good_sheet_loads(tmp_path: Path) -> None:
     ("change", "expected"),
     [
         (("    open_weights: true\n", ""), r"acme.yaml:6: offers.0\[Acme-1\].open_weights: required field is missing"),
-        (("open_weights: true", "open_weights: true\n    colour: red"), r"acme.yaml:\d+: offers.0\[Acme-1\].colour: unknown"),
-        (("input: 0.8", "input: -0.8"), r"acme.yaml:15: offers.0\[Acme-1\].versions.1\[2026-06-01\].prices.input: .*greater than or equal to 0"),
-        (("effective: 2026-06-01", "effective: 2025-06-01"), r"acme.yaml:10: offers.0\[Acme-1\].versions: .*out of order"),
+        (
+            ("open_weights: true", "open_weights: true\n    colour: red"),
+            r"acme.yaml:\d+: offers.0\[Acme-1\].colour: unknown",
+        ),
+        (
+            ("input: 0.8", "input: -0.8"),
+            r"acme.yaml:15: offers.0\[Acme-1\].versions.1\[2026-06-01\].prices.input: .*greater than or equal to 0",
+        ),
+        (
+            ("effective: 2026-06-01", "effective: 2025-06-01"),
+            r"acme.yaml:10: offers.0\[Acme-1\].versions: .*out of order",
+        ),
         (("effective: 2026-06-01", "effective: 2026-01-01"), r"versions: .*on the same date"),
-        (("effective: 2026-06-01", "effective: 01/06/2026"), r"acme.yaml:13: offers.0\[Acme-1\].versions.1.*effective: .*valid date"),
+        (
+            ("effective: 2026-06-01", "effective: 01/06/2026"),
+            r"acme.yaml:13: offers.0\[Acme-1\].versions.1.*effective: .*valid date",
+        ),
         (("name: Acme", "name: [Acme"), r"acme.yaml:\d+: YAML syntax error"),
-        (("currency: USD", "currency: USD\ncurrency: EUR"), r"acme.yaml:\d+: YAML syntax error: found duplicate key 'currency'"),
+        (
+            ("currency: USD", "currency: USD\ncurrency: EUR"),
+            r"acme.yaml:\d+: YAML syntax error: found duplicate key 'currency'",
+        ),
         (("currency: USD", "currency: GBP"), r"acme.yaml:4: currency: Input should be 'USD' or 'EUR'"),
         (("provider: acme", "provider: other"), r"acme.yaml:1: provider: 'other' must match the file name"),
     ],

@@ -105,9 +105,7 @@ def test_unknown_ttl_is_refused_naming_what_is_sold() -> None:
 
 def test_long_context_tier_is_a_cliff_over_the_whole_request() -> None:
     tier = {"above_tokens": 200_000, "input": 6, "cached_input": D("0.6"), "output": D("22.5")}
-    offer = serverless(
-        {"input": 3, "cached_input": D("0.3"), "output": 15}, version={"long_context": [tier]}
-    )
+    offer = serverless({"input": 3, "cached_input": D("0.3"), "output": 15}, version={"long_context": [tier]})
     at = TurnShape(input_tokens=200_000, prefix_share=0, output_tokens=1000)
     past = TurnShape(input_tokens=200_001, prefix_share=0, output_tokens=1000)
     assert price_turn(offer, offer.versions[0], at).cost_per_turn == D("0.615")  # 200,000 x 3 + 1,000 x 15
@@ -178,7 +176,9 @@ def test_reused_equals_no_reuse_at_prefix_share_zero(
     offer = data.draw(st.sampled_from(_offers(catalog)))
     version = offer.versions[-1]
     zero = shape.model_copy(update={"prefix_share": D(0)})
-    assert price_turn(offer, version, zero).cost_per_turn == price_turn(offer, version, zero.without_reuse()).cost_per_turn
+    assert (
+        price_turn(offer, version, zero).cost_per_turn == price_turn(offer, version, zero.without_reuse()).cost_per_turn
+    )
 
 
 @settings(max_examples=150, deadline=None)

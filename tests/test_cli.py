@@ -1,0 +1,190 @@
+"""The command line: the issue's exact commands and JSON keys, readable tables, and exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from calculator.cli import main
+from calculator.scenario import dump_scenario, list_presets, load_preset, load_scenario_text
+
+SEED_TURN = [
+    "turn",
+    "--provider",
+    "lyceum",
+    "--model",
+    "GLM-5.3",
+    "--as-of",
+    "2026-10-30",
+    "--input-tokens",
+    "20000",
+    "--prefix-share",
+    "0.9",
+    "--hit-rate",
+    "1",
+    "--output-tokens",
+    "500",
+    "--turns",
+    "1000",
+]
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_turn_json_gives_the_seeds_worked_example(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, *SEED_TURN, "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["no_reuse"]["cost_per_turn"] == 0.0302 and data["no_reuse"]["total"] == 30.20
+    assert data["reused"]["cost_per_turn"] == 0.00968 and data["reused"]["total"] == 9.68
+    assert data["currency"] == "USD"
+    assert set(data["reused"]["parts"]) == {"uncached_input", "cache_write", "cached_input", "output"}
+    assert data["price_version"]["provider"] == "lyceum" and data["price_version"]["model"] == "GLM-5.3"
+    assert data["price_version"]["effective"] == "2026-10-05"
+    assert "000_6560d0b8d7eae066" in data["price_version"]["source"]
+
+
+def test_turn_table_shows_three_significant_figures(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, *SEED_TURN)
+    assert code == 0
+    assert "$0.00968" in out and "$0.0302" in out and "$9.68" in out and "$30.20" in out
+    assert "effective 2026-10-05" in out
+
+
+def test_sheets_json_lists_every_offer_with_current_prices_and_source(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "sheets", "--json", "--as-of", "2026-10-30")
+    rows = json.loads(out)
+    assert code == 0 and {r["kind"] for r in rows} == {"serverless", "dedicated", "gpu_vm"}
+    glm = next(r for r in rows if r["provider"] == "lyceum" and r["model"] == "GLM-5.3")
+    assert glm["prices"]["input"] == 1.40 and glm["prices"]["cached_input"] == 0.26 and glm["prices"]["output"] == 4.40
+    assert glm["prices"]["cache_write"] is None and glm["effective"] == "2026-10-05" and glm["source"]
+    vm = next(r for r in rows if r["kind"] == "gpu_vm")
+    assert isinstance(vm["prices"]["per_gpu_hour"], float) and vm["gpu"]
+
+
+def test_sheets_history_keeps_both_glm_versions(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "sheets", "--json", "--history", "--provider", "lyceum")
+    glm = json.loads(out)[0]
+    assert [h["effective"] for h in glm["history"]] == ["2026-09-15", "2026-10-05"]
+    assert [h["prices"]["input"] for h in glm["history"]] == [1.75, 1.40]
+    assert glm["history"][0]["prices"]["output"] == 4.50
+
+
+def test_gpus_json_lists_specs_with_ids(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "gpus", "--json")
+    gpus = {g["id"]: g for g in json.loads(out)}
+    assert code == 0 and len(gpus) >= 12
+    assert gpus["h100-sxm"]["bf16_dense_tflops"] == pytest.approx(989, abs=1)
+
+
+@pytest.mark.parametrize("preset", list_presets())
+def test_each_preset_compares_three_options(capsys: pytest.CaptureFixture[str], preset: str) -> None:
+    code, out, _ = run(capsys, "compare", "--preset", preset, "--json")
+    data = json.loads(out)
+    assert code == 0
+    assert [o["option"] for o in data["options"]] == ["serverless", "dedicated", "self_hosted"]
+    for option in data["options"]:
+        assert isinstance(option["monthly"], float) and option["price_versions"][0]["effective"]
+    assert data["cheapest"] in {"serverless", "dedicated", "self_hosted"}
+
+
+def test_at_least_four_named_presets_ship() -> None:
+    assert {"coding-agent", "rag-chatbot", "multi-turn-chat", "batch-summarisation"} <= set(list_presets())
+
+
+def test_compare_by_flags_matches_the_seed(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        capsys,
+        "compare",
+        "--provider",
+        "lyceum",
+        "--model",
+        "GLM-5.3",
+        "--as-of",
+        "2026-10-30",
+        "--input-tokens",
+        "20000",
+        "--prefix-share",
+        "0.9",
+        "--hit-rate",
+        "1",
+        "--output-tokens",
+        "500",
+        "--turns-per-month",
+        "1000",
+        "--json",
+    )
+    data = json.loads(out)
+    assert code == 0 and data["options"][0]["monthly"] == 9.68
+
+
+def test_compare_reads_a_scenario_file_written_by_dump(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    scenario = load_preset("coding-agent")
+    path = tmp_path / "mine.yaml"
+    path.write_text(dump_scenario(scenario))
+    assert load_scenario_text(path.read_text()) == scenario
+    code, out, _ = run(capsys, "compare", "--scenario", str(path), "--turns-per-month", "2000000", "--json")
+    assert code == 0 and json.loads(out)["turns_per_month"] == 2_000_000
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--input-tokens", "-5"], "--input-tokens: -5 is negative"),
+        (["--prefix-share", "1.5"], "--prefix-share: 1.5 is outside 0..1"),
+        (["--hit-rate", "abc"], "--hit-rate: 'abc' is not a number"),
+        (["--provider", "nobody"], "provider: unknown provider 'nobody'; known:"),
+        (["--model", "GPT-9"], "model: lyceum has no serverless offer for 'GPT-9'; it offers: GLM-5.3"),
+        (["--as-of", "2025-01-01"], "as_of: GLM-5.3 has no price before 2026-09-15"),
+        (["--as-of", "30/10/2026"], "--as-of: '30/10/2026' is not a date; use YYYY-MM-DD"),
+    ],
+)
+def test_bad_turn_input_exits_2_with_one_line_naming_the_flag(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    args = list(SEED_TURN)
+    flag = argv[0]
+    i = args.index(flag)
+    args[i + 1] = argv[1]
+    code, out, err = run(capsys, *args)
+    assert code == 2 and out == ""
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_a_scenario_that_does_not_validate_names_the_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(dump_scenario(load_preset("coding-agent")).replace("hit_rate: 1\n", "hit_rate: 7\n"))
+    code, _, err = run(capsys, "compare", "--scenario", str(path))
+    assert code == 2
+    assert f"{path}:" in err and "workload.hit_rate" in err and "less than or equal to 1" in err
+
+
+def test_unknown_preset_and_offer_name_what_exists(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "compare", "--preset", "nope")
+    assert code == 2 and "coding-agent" in err
+    code, _, err = run(capsys, "compare", "--preset", "coding-agent", "--gpu-vm", "lambda:h999")
+    assert code == 2 and "lambda has no gpu_vm offer 'h999'" in err
+
+
+def test_python_dash_m_runs_the_command_line() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "calculator", "turn", "--provider", "lyceum", "--model", "GLM-5.3",
+         "--input-tokens", "10", "--prefix-share", "2", "--output-tokens", "1"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2 and "--prefix-share" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_committed_json_schemas_match_the_models() -> None:
+    from calculator.cli import schema_files
+
+    for path, text in schema_files().items():
+        assert path.read_text() == text, f"{path} is stale: run `python -m calculator schemas`"
