@@ -24,7 +24,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .capacity import ReplicaCapacity
 from .measurements import ThroughputRecord
-from .prices import DedicatedOffer, GpuVmOffer, PriceSheet, ServerlessOffer, ServerlessPriceVersion
+from .prices import (
+    DedicatedOffer,
+    DedicatedPriceVersion,
+    GpuVmOffer,
+    PriceSheet,
+    ServerlessOffer,
+    ServerlessPriceVersion,
+)
 from .turn import PriceRef, TurnShape, price_ref, price_turn
 
 __all__ = [
@@ -147,12 +154,15 @@ def engine_replicas(traffic: Traffic, volume: float | Arr, capacity_rps: float, 
     return np.ceil(np.round(peak / (capacity_rps * utilisation), 9))
 
 
-def dedicated_units(offer: DedicatedOffer, record: ThroughputRecord, replicas: Arr) -> tuple[Arr, float]:
-    """Billing units (replicas as the provider counts them) and GPUs per unit."""
-    if offer.version_at(offer.versions[-1].effective).per_replica_hour is not None:
-        unit_gpus = float(offer.gpus_per_replica)
-    else:
-        unit_gpus = float(record.gpu_count)
+def dedicated_units(
+    offer: DedicatedOffer, version: DedicatedPriceVersion, record: ThroughputRecord, replicas: Arr
+) -> tuple[Arr, float]:
+    """Billing units (replicas as the provider counts them) and GPUs per unit.
+
+    Priced per replica-hour, a unit is the provider's replica of ``gpus_per_replica`` GPUs; priced per
+    GPU-hour, a unit is one engine replica of the record's GPU count.
+    """
+    unit_gpus = float(offer.gpus_per_replica) if version.per_replica_hour is not None else float(record.gpu_count)
     units = np.ceil(replicas * record.gpu_count / unit_gpus)
     return np.maximum(units, offer.min_replicas), unit_gpus
 
@@ -214,8 +224,8 @@ def dedicated_monthly_array(
     fx_factor: float,
 ) -> Arr:
     replicas = engine_replicas(traffic, volume, capacity_rps, hosting.target_utilisation)
-    units, unit_gpus = dedicated_units(offer, record, replicas)
     version = offer.version_at(as_of)
+    units, unit_gpus = dedicated_units(offer, version, record, replicas)
     unit_price = float(version.per_replica_hour or (version.per_gpu_hour or 0) * Decimal(unit_gpus))
     hours = np.maximum(units * HOURS_PER_MONTH, offer.min_billed_hours)
     return hours * unit_price * fx_factor
@@ -327,9 +337,9 @@ def dedicated_option(
 ) -> OptionCost:
     volume = np.array([float(traffic.turns_per_month)])
     replicas = engine_replicas(traffic, volume, capacity.requests_per_s, hosting.target_utilisation)
-    units, unit_gpus = dedicated_units(offer, record, replicas)
-    n_units = int(units[0])
     version = offer.version_at(as_of)
+    units, unit_gpus = dedicated_units(offer, version, record, replicas)
+    n_units = int(units[0])
     unit_price = version.per_replica_hour or (version.per_gpu_hour or Decimal(0)) * _dec(unit_gpus)
     hours = max(_dec(n_units * HOURS_PER_MONTH), Decimal(offer.min_billed_hours))
     cost = cents(fx.convert(hours * unit_price, sheet.currency, currency))
