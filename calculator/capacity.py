@@ -20,10 +20,18 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field
 
+from .errors import InputError
 from .gpus import GpuSpec
 from .measurements import ThroughputRecord
 
-__all__ = ["BYTES_PER_PARAM", "Efficiency", "ReplicaCapacity", "prefill_decode_ratio", "replica_capacity"]
+__all__ = [
+    "BYTES_PER_PARAM",
+    "check_usable",
+    "Efficiency",
+    "ReplicaCapacity",
+    "prefill_decode_ratio",
+    "replica_capacity",
+]
 
 Arr = npt.NDArray[np.float64]
 
@@ -51,6 +59,8 @@ def prefill_decode_ratio(record: ThroughputRecord, gpu: GpuSpec, eff: Efficiency
     A mixture of experts reads the experts the batch touches, growing with B towards all of them.
     """
     eff = eff or Efficiency()
+    check_usable(record)
+    assert record.gpu_count and record.precision and record.params_active_b and record.params_total_b
     n = record.gpu_count
     flops = gpu.dense_tflops(record.precision) * 1e12 * n
     bandwidth = gpu.memory_bandwidth_tbs * 1e12 * n
@@ -63,6 +73,17 @@ def prefill_decode_ratio(record: ThroughputRecord, gpu: GpuSpec, eff: Efficiency
     step = max(weights_read / (bandwidth * eff.decode_bandwidth), 2 * active * in_flight / (flops * eff.decode_flops))
     decode = in_flight / step
     return prefill / decode
+
+
+def check_usable(record: ThroughputRecord) -> None:
+    """A record sizes GPUs only when it states its conditions and the model's size."""
+    missing = record.missing + [f for f in ("params_total_b", "params_active_b") if getattr(record, f) is None]
+    if missing:
+        raise InputError(
+            "record",
+            f"throughput record {record.id!r} does not state {', '.join(missing)}; "
+            "add them (the tool's file does not say them) before sizing GPUs with it",
+        )
 
 
 class ReplicaCapacity(BaseModel):

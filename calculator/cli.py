@@ -16,7 +16,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, NoReturn
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from .compare import OPTION_LABELS, Catalogs, Comparison, break_even_by_prefix_share, compare
 from .datafile import DataFileError, validation_lines
@@ -348,7 +348,14 @@ def cmd_records(args: argparse.Namespace) -> int:
         _emit([r.model_dump(mode="json") for r in catalog.records])
         return 0
     rows = [
-        [r.id, r.model, r.precision, f"{r.gpu_count}x {r.gpu}", r.engine, f"{r.requests_per_s:g}"]
+        [
+            r.id,
+            r.model or "?",
+            r.precision or "?",
+            f"{r.gpu_count or '?'}x {r.gpu or '?'}",
+            r.engine,
+            f"{r.requests_per_s:g}",
+        ]
         for r in catalog.records
     ]
     print(_table(rows, ["Id", "Model", "Precision", "GPUs", "Engine", "Req/s per replica"]))
@@ -372,7 +379,7 @@ def schema_files() -> dict[Path, str]:
     from .prices import DEFAULT_SHEETS_DIR, PriceSheet
     from .scenario import DEFAULT_PRESETS_DIR
 
-    models = {
+    models: dict[Path, type[BaseModel]] = {
         DEFAULT_SHEETS_DIR: PriceSheet,
         DEFAULT_GPU_DIR: GpuFile,
         DEFAULT_MEASUREMENTS_DIR: MeasurementFile,

@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict
 
-from .capacity import ReplicaCapacity, replica_capacity
+from .capacity import ReplicaCapacity, check_usable, replica_capacity
 from .deploy import (
     OptionCost,
     dedicated_monthly_array,
@@ -120,6 +120,8 @@ def _resolve(scenario: Scenario, cat: Catalogs) -> _Resolved:
 
 
 def _capacity(cat: Catalogs, record: ThroughputRecord, shape: TurnShape, gpu_id: str) -> ReplicaCapacity:
+    check_usable(record)
+    assert record.gpu is not None
     return replica_capacity(
         record,
         cat.gpus.get(record.gpu),

@@ -162,8 +162,8 @@ def dedicated_units(
     Priced per replica-hour, a unit is the provider's replica of ``gpus_per_replica`` GPUs; priced per
     GPU-hour, a unit is one engine replica of the record's GPU count.
     """
-    unit_gpus = float(offer.gpus_per_replica) if version.per_replica_hour is not None else float(record.gpu_count)
-    units = np.ceil(replicas * record.gpu_count / unit_gpus)
+    unit_gpus = float(offer.gpus_per_replica) if version.per_replica_hour is not None else float(record.replica_gpus)
+    units = np.ceil(replicas * record.replica_gpus / unit_gpus)
     return np.maximum(units, offer.min_replicas), unit_gpus
 
 
@@ -178,10 +178,10 @@ def self_hosted_gpu_hours(
     """(instances at peak, GPU hours per month) for arrays of peak replica counts."""
     gpi = offer.gpus_per_instance
     total_replicas = np.maximum(replicas, 1) + hosting.spare_replicas
-    instances = np.ceil(total_replicas * record.gpu_count / gpi)
+    instances = np.ceil(total_replicas * record.replica_gpus / gpi)
     if not hosting.autoscale or traffic.active_hours_per_day >= 24:
         return instances, instances * gpi * HOURS_PER_MONTH
-    floor = math.ceil(hosting.min_replicas * record.gpu_count / gpi)
+    floor = math.ceil(hosting.min_replicas * record.replica_gpus / gpi)
     floor_arr = np.minimum(instances, floor)
     window = _billed_hours(traffic.active_hours_per_day + hosting.startup_minutes / 60, offer)
     per_day = floor_arr * 24 + (instances - floor_arr) * min(window, 24.0)
@@ -245,7 +245,7 @@ def self_hosted_monthly_array(
     replicas = engine_replicas(traffic, volume, capacity_rps, hosting.target_utilisation)
     _, gpu_hours = self_hosted_gpu_hours(offer, record, hosting, traffic, replicas)
     price = float(offer.version_at(as_of).per_gpu_hour)
-    builds = hosting.model_changes_per_month * hosting.build_minutes_per_change / 60 * record.gpu_count
+    builds = hosting.model_changes_per_month * hosting.build_minutes_per_change / 60 * record.replica_gpus
     return (gpu_hours + builds) * price * fx_factor + people_monthly
 
 
@@ -343,7 +343,7 @@ def dedicated_option(
     unit_price = version.per_replica_hour or (version.per_gpu_hour or Decimal(0)) * _dec(unit_gpus)
     hours = max(_dec(n_units * HOURS_PER_MONTH), Decimal(offer.min_billed_hours))
     cost = cents(fx.convert(hours * unit_price, sheet.currency, currency))
-    engine_replica_hours = n_units * unit_gpus / record.gpu_count * HOURS_PER_MONTH
+    engine_replica_hours = n_units * unit_gpus / record.replica_gpus * HOURS_PER_MONTH
     notes = [capacity.note]
     if offer.min_replicas and n_units == offer.min_replicas and int(replicas[0]) < offer.min_replicas:
         notes.append(f"the provider's minimum of {offer.min_replicas} replica(s) sets the size")
@@ -382,7 +382,7 @@ def self_hosted_option(
     instances, gpu_hours = self_hosted_gpu_hours(offer, record, hosting, traffic, replicas)
     price = offer.version_at(as_of).per_gpu_hour
     gpu_cost = _dec(float(gpu_hours[0])) * price
-    build_hours = _dec(hosting.model_changes_per_month * hosting.build_minutes_per_change / 60 * record.gpu_count)
+    build_hours = _dec(hosting.model_changes_per_month * hosting.build_minutes_per_change / 60 * record.replica_gpus)
     builds = build_hours * price
     people = hosting.engineer_monthly_cost * _dec(hosting.engineer_share)
     breakdown = {
@@ -392,12 +392,12 @@ def self_hosted_option(
     }
     monthly = sum(breakdown.values(), Decimal(0))
     n_instances = int(instances[0])
-    replica_hours = float(gpu_hours[0]) / record.gpu_count
+    replica_hours = float(gpu_hours[0]) / record.replica_gpus
     peak_replicas = int(np.maximum(replicas, 1)[0])
     notes = [capacity.note]
     notes.append(
         f"{peak_replicas} replica(s) for the peak + {hosting.spare_replicas} spare, "
-        f"{record.gpu_count} GPU(s) each, in {n_instances} instance(s) of {offer.gpus_per_instance}"
+        f"{record.replica_gpus} GPU(s) each, in {n_instances} instance(s) of {offer.gpus_per_instance}"
     )
     if hosting.autoscale:
         notes.append(

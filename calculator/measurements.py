@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from .datafile import DataFileError, load_model
 from .errors import InputError
@@ -19,6 +19,9 @@ from .prices import Slug, Source
 
 __all__ = [
     "DEFAULT_MEASUREMENTS_DIR",
+    "Latency",
+    "REQUIRED_CONDITIONS",
+    "comparable",
     "MeasurementFile",
     "RecordCatalog",
     "ThroughputRecord",
@@ -32,22 +35,50 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
 
+PERCENTILES = ("mean", "p50", "p90", "p95", "p99")
+
+
+class Latency(_Frozen):
+    """A latency distribution as benchmark tools report it, in milliseconds; any figure may be absent."""
+
+    mean: float | None = Field(default=None, ge=0)
+    p50: float | None = Field(default=None, ge=0)
+    p90: float | None = Field(default=None, ge=0)
+    p95: float | None = Field(default=None, ge=0)
+    p99: float | None = Field(default=None, ge=0)
+
+    def at(self, percentile: str) -> float | None:
+        return getattr(self, percentile) if percentile in PERCENTILES else None
+
+    @property
+    def available(self) -> list[str]:
+        return [p for p in PERCENTILES if getattr(self, p) is not None]
+
+
+REQUIRED_CONDITIONS = ("model", "precision", "gpu", "gpu_count")
+"""What a record must say to be used for sizing; importers leave unknown ones empty, never guessed."""
+
+
 class ThroughputRecord(_Frozen):
+    """One measured load level of one engine setup."""
+
     id: Slug
-    model: str
-    """The model served, by its common name (``llama-3.3-70b``)."""
-    params_total_b: float = Field(gt=0)
-    """Parameters in billions, all experts included (what must sit in memory)."""
-    params_active_b: float = Field(gt=0)
+    model: str | None = None
+    """The model served, by its common name (``llama-3.3-70b``); ids from ``models/`` link to its architecture."""
+    params_total_b: float | None = Field(default=None, gt=0)
+    """Parameters in billions, all experts included; absent when the model's spec in ``models/`` says it."""
+    params_active_b: float | None = Field(default=None, gt=0)
     """Parameters used per token in billions (equal to the total for a dense model)."""
-    precision: str
+    precision: str | None = None
     """Weight precision: bf16, fp16, fp8, int4, fp4."""
-    gpu: Slug
+    gpu: Slug | None = None
     """GPU type, an id from ``gpu_specs/``."""
-    gpu_count: int = Field(ge=1)
+    gpu_count: int | None = Field(default=None, ge=1)
     """GPUs in one replica of the engine (tensor parallel size times pipeline size)."""
     engine: str
-    engine_version: str
+    engine_version: str | None = None
+    tool: str | None = None
+    """The benchmark tool that wrote the result (vllm bench serve, sglang bench_serving, genai-perf ...)."""
     input_tokens: float = Field(gt=0)
     """Mean input tokens per request in the measured traffic."""
     output_tokens: float = Field(gt=0)
@@ -57,14 +88,16 @@ class ThroughputRecord(_Frozen):
     concurrency: float | None = Field(default=None, gt=0)
     """Requests in flight (fixed-concurrency runs); when absent it follows from rate and latency."""
     request_rate: float | None = Field(default=None, gt=0)
-    """Offered request rate (req/s) in request-rate runs."""
+    """Offered request rate (req/s) in request-rate runs; absent for 'as fast as possible' (infinite) runs."""
     requests_per_s: float = Field(gt=0)
     """Sustained completed requests per second for the whole replica."""
     output_tokens_per_s: float | None = Field(default=None, gt=0)
-    ttft_p50_ms: float | None = Field(default=None, gt=0)
-    ttft_p95_ms: float | None = Field(default=None, gt=0)
-    itl_p50_ms: float | None = Field(default=None, gt=0)
-    e2e_p50_ms: float | None = Field(default=None, gt=0)
+    total_tokens_per_s: float | None = Field(default=None, gt=0)
+    ttft_ms: Latency = Latency()
+    itl_ms: Latency = Latency()
+    """Inter-token latency: gaps between streamed tokens."""
+    e2e_ms: Latency = Latency()
+    failed: int | None = Field(default=None, ge=0)
     measured: dt.date | None = None
     """When the measurement was taken, where known."""
     source: Source
@@ -72,27 +105,71 @@ class ThroughputRecord(_Frozen):
 
     @field_validator("params_active_b")
     @classmethod
-    def _active_le_total(cls, v: float, info: object) -> float:
-        total = getattr(info, "data", {}).get("params_total_b")
-        if total is not None and v > total:
+    def _active_le_total(cls, v: float | None, info: ValidationInfo) -> float | None:
+        total = info.data.get("params_total_b")
+        if v is not None and total is not None and v > total:
             raise ValueError(f"active parameters ({v}B) cannot exceed total parameters ({total}B)")
         return v
+
+    @property
+    def missing(self) -> list[str]:
+        """Conditions the record does not state; a record missing any is incomplete."""
+        return [f for f in REQUIRED_CONDITIONS if getattr(self, f) is None]
+
+    @property
+    def replica_gpus(self) -> int:
+        """GPUs in one replica; an error for a record that does not say."""
+        if self.gpu_count is None:
+            raise InputError("record", f"throughput record {self.id!r} does not state its GPU count")
+        return self.gpu_count
+
+    @property
+    def complete(self) -> bool:
+        return not self.missing
 
     @property
     def in_flight(self) -> float | None:
         """Requests in flight during the run: given, or by Little's law from rate and latency."""
         if self.concurrency is not None:
             return self.concurrency
-        if self.e2e_p50_ms is not None:
-            return self.requests_per_s * self.e2e_p50_ms / 1000
+        latency = self.e2e_ms.mean or self.e2e_ms.p50
+        if latency is not None:
+            return self.requests_per_s * latency / 1000
         return None
 
     @property
     def label(self) -> str:
+        setup = f"{self.gpu_count or '?'}x {self.gpu or '?'}"
+        version = f" {self.engine_version}" if self.engine_version else ""
         return (
-            f"{self.model} {self.precision.upper()} on {self.gpu_count}x {self.gpu}, "
-            f"{self.engine} {self.engine_version}, {self.input_tokens:.0f} in / {self.output_tokens:.0f} out"
+            f"{self.model or '?'} {(self.precision or '?').upper()} on {setup}, {self.engine}{version}, "
+            f"{self.input_tokens:.0f} in / {self.output_tokens:.0f} out"
         )
+
+
+SHAPE_TOLERANCE = 0.25
+
+
+def comparable(a: ThroughputRecord, b: ThroughputRecord) -> tuple[bool, list[str]]:
+    """Whether two measurements can be compared (say, engine against engine), and why not.
+
+    Model, precision, GPU type and count must match, and the traffic shape (input and output
+    length within 25%, prefix share within 0.1). Unknown conditions make records incomparable.
+    """
+    reasons = []
+    for field in REQUIRED_CONDITIONS:
+        va, vb = getattr(a, field), getattr(b, field)
+        if va is None or vb is None:
+            reasons.append(f"{field} is not stated for {a.id if va is None else b.id}")
+        elif str(va).lower() != str(vb).lower():
+            reasons.append(f"{field} differs: {va} vs {vb}")
+    for field in ("input_tokens", "output_tokens"):
+        va, vb = getattr(a, field), getattr(b, field)
+        if abs(va - vb) > SHAPE_TOLERANCE * max(va, vb):
+            reasons.append(f"{field.replace('_', ' ')} differs by more than 25%: {va:.0f} vs {vb:.0f}")
+    if abs(a.prefix_share - b.prefix_share) > 0.1:
+        reasons.append(f"prefix share differs: {a.prefix_share:.0%} vs {b.prefix_share:.0%}")
+    return not reasons, reasons
 
 
 class MeasurementFile(_Frozen):
