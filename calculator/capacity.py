@@ -157,3 +157,47 @@ def replica_capacity(
         gpu_scale=scale,
         note="; ".join(notes),
     )
+
+
+class LatencyTarget(BaseModel):
+    """What users must see: TTFT at most, and tokens/s per user at least, at a percentile."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    percentile: Literal["p50", "p90", "p95", "p99"] = "p95"
+    ttft_ms: float | None = Field(default=None, gt=0)
+    tokens_per_s_per_user: float | None = Field(default=None, gt=0)
+
+
+def meets(record: ThroughputRecord, target: LatencyTarget) -> tuple[bool | None, str]:
+    """Whether a load level meets the target; None when the record lacks that percentile."""
+    if target.ttft_ms is not None:
+        ttft = record.ttft_ms.at(target.percentile)
+        if ttft is None:
+            have = ", ".join(record.ttft_ms.available) or "none"
+            return None, f"{record.id}: no TTFT {target.percentile} in the record (it has: {have})"
+        if ttft > target.ttft_ms:
+            return False, f"{record.id}: TTFT {target.percentile} {ttft:.0f} ms > {target.ttft_ms:.0f} ms"
+    if target.tokens_per_s_per_user is not None:
+        itl = record.itl_ms.at(target.percentile)
+        if itl is None:
+            have = ", ".join(record.itl_ms.available) or "none"
+            return None, f"{record.id}: no inter-token latency {target.percentile} in the record (it has: {have})"
+        speed = 1000 / itl
+        if speed < target.tokens_per_s_per_user:
+            return False, f"{record.id}: {speed:.0f} tokens/s per user < {target.tokens_per_s_per_user:.0f}"
+    return True, f"{record.id}: meets the target at {record.requests_per_s:g} req/s"
+
+
+def best_under_target(
+    records: list[ThroughputRecord], target: LatencyTarget
+) -> tuple[ThroughputRecord | None, list[str]]:
+    """The highest-throughput load level that meets the latency target, and why each other did not."""
+    reasons = []
+    best: ThroughputRecord | None = None
+    for record in sorted(records, key=lambda r: r.requests_per_s):
+        ok, why = meets(record, target)
+        reasons.append(why)
+        if ok and (best is None or record.requests_per_s > best.requests_per_s):
+            best = record
+    return best, reasons

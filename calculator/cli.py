@@ -321,7 +321,7 @@ def cmd_sheets(args: argparse.Namespace) -> int:
 
 
 def cmd_gpus(args: argparse.Namespace) -> int:
-    catalog = load_gpu_specs(args.gpus)
+    catalog = load_gpu_specs(args.gpu_specs)
     if args.json:
         _emit([g.model_dump(mode="json") for g in catalog.gpus])
         return 0
@@ -372,10 +372,100 @@ def cmd_presets(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_models(args: argparse.Namespace) -> int:
+    from .models import load_model_specs
+
+    catalog = load_model_specs(args.models)
+    if args.json:
+        _emit([m.model_dump(mode="json") for m in catalog.models])
+        return 0
+    rows = [
+        [
+            m.id,
+            f"{m.params_total_b:g}B" + (f" ({m.params_active_b:g}B active)" if m.is_moe else ""),
+            str(m.layers),
+            "MLA" if m.mla else f"{m.kv_heads} KV heads",
+            f"{m.kv_bytes_per_token(2.0) / 1024:.1f} KiB",
+            f"{m.default_context:,}",
+            m.source.url or m.source.document or "",
+        ]
+        for m in catalog.models
+    ]
+    print(_table(rows, ["Id", "Parameters", "Layers", "Attention", "KV/token (BF16)", "Context", "Source"]))
+    return 0
+
+
+def cmd_fit(args: argparse.Namespace) -> int:
+    from .memory import fit
+    from .models import load_model_specs
+
+    model = load_model_specs(args.models).get(args.model)
+    gpu = load_gpu_specs(args.gpu_specs).get(args.gpu)
+    result = fit(
+        model, gpu, args.precision, args.context, args.gpu_count, args.kv_dtype, float(args.memory_utilisation)
+    )
+    if args.json:
+        _emit(result.model_dump(mode="json"))
+        return 0
+    verdict = "fits" if result.fits else "does NOT fit"
+    print(f"{model.id} at {result.precision.upper()} on {result.gpus}x {gpu.id}, context {result.context:,}: {verdict}")
+    rows = [
+        ["weights (all experts resident)", f"{result.weights_gb:,.1f} GB", f"{result.weights_per_gpu_gb:,.1f} GB"],
+        ["KV cache per token", f"{result.kv_bytes_per_token / 1024:,.1f} KiB", ""],
+        ["KV per sequence at the context", "", f"{result.kv_per_sequence_per_gpu_gb:,.2f} GB"],
+        ["KV budget", "", f"{result.kv_budget_per_gpu_gb:,.1f} GB"],
+        ["concurrent sequences at the context", f"{result.max_sequences:,}", ""],
+        ["tokens the KV cache holds", f"{result.max_cached_tokens:,}", ""],
+    ]
+    print(_table(rows, ["", "whole model", "per GPU"]))
+    if result.kv_replicated:
+        print("The KV cache is replicated on every GPU (MLA latent, or fewer KV heads than GPUs).")
+    if not result.fits:
+        print(f"Short by {result.shortfall_gb:,.1f} GB per GPU. Would fit: " + "; or ".join(result.suggestions))
+    print("Assumptions: " + "; ".join(result.assumptions))
+    return 0
+
+
+def cmd_measurements_import(args: argparse.Namespace) -> int:
+    from .importers import import_file
+
+    records = import_file(
+        args.file,
+        model=args.model,
+        gpu=args.gpu,
+        gpu_count=args.gpu_count,
+        precision=args.precision,
+        engine=args.engine,
+        engine_version=args.engine_version,
+    )
+    if args.gpu:
+        load_gpu_specs(args.gpu_specs).get(args.gpu)  # an unknown GPU id is an error, named
+    if args.json:
+        _emit([{**r.model_dump(mode="json"), "complete": r.complete, "missing": r.missing} for r in records])
+        return 0
+    rows = [
+        [
+            r.id,
+            r.engine,
+            f"{r.concurrency:g}" if r.concurrency else (f"{r.request_rate:g}/s" if r.request_rate else "max"),
+            f"{r.requests_per_s:.3g}",
+            f"{r.output_tokens_per_s:,.0f}" if r.output_tokens_per_s else "-",
+            f"{r.ttft_ms.p50:,.0f}" if r.ttft_ms.p50 is not None else "-",
+            "complete" if r.complete else "missing " + ", ".join(r.missing),
+        ]
+        for r in records
+    ]
+    print(_table(rows, ["Record", "Engine", "Load", "Req/s", "Output tok/s", "TTFT p50 ms", "Status"]))
+    if any(not r.complete for r in records):
+        print("\nThe file does not say everything: give --gpu, --gpu-count, --precision (and --model) to complete it.")
+    return 0
+
+
 def schema_files() -> dict[Path, str]:
     """The JSON Schemas editors use to check the data files as they are typed."""
     from .gpus import DEFAULT_GPU_DIR, GpuFile
     from .measurements import DEFAULT_MEASUREMENTS_DIR, MeasurementFile
+    from .models import DEFAULT_MODELS_DIR, ModelFile
     from .prices import DEFAULT_SHEETS_DIR, PriceSheet
     from .scenario import DEFAULT_PRESETS_DIR
 
@@ -383,6 +473,7 @@ def schema_files() -> dict[Path, str]:
         DEFAULT_SHEETS_DIR: PriceSheet,
         DEFAULT_GPU_DIR: GpuFile,
         DEFAULT_MEASUREMENTS_DIR: MeasurementFile,
+        DEFAULT_MODELS_DIR: ModelFile,
         DEFAULT_PRESETS_DIR: Scenario,
     }
     return {d / ".schema.json": json.dumps(m.model_json_schema(), indent=2) + "\n" for d, m in models.items()}
@@ -503,7 +594,7 @@ def _comparison_json(result: Comparison) -> dict[str, Any]:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     scenario = _scenario_from_args(args)
-    catalogs = Catalogs(load_price_sheets(args.sheets), load_gpu_specs(args.gpus), load_records(args.records))
+    catalogs = Catalogs(load_price_sheets(args.sheets), load_gpu_specs(args.gpu_specs), load_records(args.records))
     result = compare(scenario, catalogs)
     by_share = break_even_by_prefix_share(scenario, catalogs) if args.by_prefix_share else None
     if args.json:
@@ -576,8 +667,9 @@ def build_parser() -> argparse.ArgumentParser:
     common = _Parser(add_help=False)
     common.add_argument("--json", action="store_true", help="machine-readable output")
     common.add_argument("--sheets", type=Path, default=None, help="price sheet folder (default: bundled)")
-    common.add_argument("--gpus", type=Path, default=None, help="GPU spec folder (default: bundled)")
+    common.add_argument("--gpu-specs", type=Path, default=None, help="GPU spec folder (default: bundled)")
     common.add_argument("--records", type=Path, default=None, help="throughput record folder (default: bundled)")
+    common.add_argument("--models", type=Path, default=None, help="model spec folder (default: bundled)")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     turn = sub.add_parser("turn", parents=[common], help="price one turn, reused prefix beside no reuse")
@@ -607,6 +699,31 @@ def build_parser() -> argparse.ArgumentParser:
     records.set_defaults(func=cmd_records)
     presets = sub.add_parser("presets", parents=[common], help="list bundled scenarios")
     presets.set_defaults(func=cmd_presets)
+
+    models = sub.add_parser("models", parents=[common], help="list model architecture specs")
+    models.set_defaults(func=cmd_models)
+
+    fit_ = sub.add_parser("fit", parents=[common], help="does a model fit; how many sequences fit in the KV cache")
+    fit_.add_argument("--model", required=True, help="model id (see: models)")
+    fit_.add_argument("--gpu", required=True, help="GPU id (see: gpus)")
+    fit_.add_argument("--precision", default="bf16", choices=["bf16", "fp16", "fp8", "int8", "int4", "fp4"])
+    fit_.add_argument("--context", type=_count, help="tokens per sequence (default: the model's default context)")
+    fit_.add_argument("--gpus", dest="gpu_count", type=_count, default=1, help="tensor-parallel GPUs (default 1)")
+    fit_.add_argument("--kv-dtype", choices=["bf16", "fp16", "fp8", "int8"], help="KV cache precision")
+    fit_.add_argument("--memory-utilisation", type=_share, default=Decimal("0.9"), help="share of memory (0.9)")
+    fit_.set_defaults(func=cmd_fit)
+
+    meas = sub.add_parser("measurements", help="benchmark results as measurement records")
+    meas_sub = meas.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    imp = meas_sub.add_parser("import", parents=[common], help="read a benchmark tool's result file")
+    imp.add_argument("file", type=Path)
+    imp.add_argument("--gpu", help="GPU id the run used (files do not say)")
+    imp.add_argument("--gpu-count", type=_count, help="GPUs per replica in the run")
+    imp.add_argument("--model", help="model the run served, where the file does not say")
+    imp.add_argument("--precision", choices=["bf16", "fp16", "fp8", "int8", "int4", "fp4"])
+    imp.add_argument("--engine")
+    imp.add_argument("--engine-version")
+    imp.set_defaults(func=cmd_measurements_import)
 
     schemas = sub.add_parser("schemas", help="rewrite the JSON Schemas of the data folders (for editors)")
     schemas.set_defaults(func=cmd_schemas)

@@ -188,3 +188,52 @@ def test_committed_json_schemas_match_the_models() -> None:
 
     for path, text in schema_files().items():
         assert path.read_text() == text, f"{path} is stale: run `python -m calculator schemas`"
+
+
+def test_models_json_lists_ids_and_sources(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "models", "--json")
+    models = {m["id"]: m for m in json.loads(out)}
+    assert code == 0
+    assert {"llama-3.1-8b", "llama-3.3-70b", "qwen3-32b", "mixtral-8x7b", "deepseek-v3", "gpt-oss-120b"} <= set(models)
+    assert all(m["source"]["url"] or m["source"]["document"] for m in models.values())
+
+
+def test_fit_answers_does_not_fit_with_exit_0(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["fit", "--model", "llama-3.3-70b", "--gpu", "h100-sxm", "--precision", "fp8", "--context", "8192"]
+    code, out, _ = run(capsys, *args, "--json")
+    data = json.loads(out)
+    assert code == 0 and data["fits"] is False and data["kv_bytes_per_token"] == 163840.0
+    code, out, _ = run(capsys, *args, "--gpus", "2", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["fits"] is True and data["max_sequences"] > 0 and isinstance(data["weights_gb"], float)
+
+
+def test_fit_bad_input_exits_2_naming_the_field(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "fit", "--model", "llama-9", "--gpu", "h100-sxm")
+    assert code == 2 and "model: unknown model 'llama-9'" in err
+    code, _, err = run(capsys, "fit", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--precision", "fp3")
+    assert code == 2 and "--precision" in err
+
+
+def test_measurements_import_lists_records_and_what_is_missing(capsys: pytest.CaptureFixture[str]) -> None:
+    fixture = (
+        Path(__file__).resolve().parents[2] / "shared/fixtures/bench/sglang/h200_llama_3_3_70b_online_output.jsonl"
+    )
+    code, out, _ = run(capsys, "measurements", "import", str(fixture), "--json")
+    records = json.loads(out)
+    assert code == 0 and len(records) == 7
+    assert records[0]["complete"] is False and set(records[0]["missing"]) >= {"gpu", "gpu_count", "precision"}
+    code, out, _ = run(
+        capsys, "measurements", "import", str(fixture), "--gpu", "h200-sxm", "--gpu-count", "4",
+        "--precision", "bf16", "--model", "llama-3.3-70b", "--json",
+    )  # fmt: skip
+    records = json.loads(out)
+    assert all(r["complete"] for r in records)
+    assert records[2]["requests_per_s"] == pytest.approx(1200 / 296.8630, rel=1e-3)
+
+
+def test_measurements_import_of_a_broken_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "run.jsonl"
+    bad.write_text('{"backend": "vllm", "duration": 10, "completed": 5}\nnot json\n')
+    code, _, err = run(capsys, "measurements", "import", str(bad))
+    assert code == 2 and "run.jsonl:2" in err

@@ -1,0 +1,124 @@
+"""Memory fit, the roofline against published measurements, and sizing at a latency target."""
+
+from __future__ import annotations
+
+import pytest
+
+from calculator.calibration import check_cases
+from calculator.capacity import LatencyTarget, best_under_target
+from calculator.errors import InputError
+from calculator.gpus import load_gpu_specs
+from calculator.measurements import Latency, ThroughputRecord, comparable, load_records
+from calculator.memory import fit, weight_bytes
+from calculator.models import load_model_specs
+from calculator.roofline import decode, expert_share_read
+
+MODELS = load_model_specs()
+GPUS = load_gpu_specs()
+
+
+def test_weights_of_a_mixture_of_experts_count_every_expert() -> None:
+    mixtral = MODELS.get("mixtral-8x7b")
+    assert weight_bytes(mixtral, "bf16") == pytest.approx(mixtral.params_total_b * 2e9)
+    assert weight_bytes(mixtral, "int4") == pytest.approx(mixtral.params_total_b * 0.5e9)
+
+
+def test_70b_at_fp8_fills_an_h100_and_does_not_fit_at_8k_context() -> None:
+    # 70.6 GB of FP8 weights + 2 GB reserve leave no room in 90% of 80 GB for one 8k sequence (1.34 GB)
+    result = fit(MODELS.get("llama-3.3-70b"), GPUS.get("h100-sxm"), "fp8", 8192)
+    assert not result.fits and result.max_sequences == 0
+    assert result.kv_bytes_per_token == 163_840  # 2 x 80 layers x 8 KV heads x 128 x 1 byte
+    assert result.shortfall_gb == pytest.approx(1.34 - (72 - 70.6 - 2), abs=0.01)
+    assert any("2 GPUs" in s for s in result.suggestions)
+
+
+def test_kv_budget_gives_the_number_of_sequences() -> None:
+    # Llama-3.1-8B BF16 on an H100: 72 - 16.06 - 2 = 53.94 GB; 8k tokens x 128 KiB = 1.07 GB a sequence
+    result = fit(MODELS.get("llama-3.1-8b"), GPUS.get("h100-sxm"), "bf16", 8192)
+    assert result.fits
+    assert result.max_sequences == int(53.94e9 // (8192 * 131_072))
+
+
+def test_tensor_parallel_splits_kv_across_kv_heads_only() -> None:
+    llama = MODELS.get("llama-3.3-70b")  # 8 KV heads
+    on8 = fit(llama, GPUS.get("h200-sxm"), "bf16", 8192, gpus=8)
+    on16 = fit(llama, GPUS.get("h200-sxm"), "bf16", 8192, gpus=16)
+    assert not on8.kv_replicated and on16.kv_replicated
+    assert on16.kv_per_sequence_per_gpu_gb == pytest.approx(on8.kv_per_sequence_per_gpu_gb)
+
+
+def test_mla_latent_is_replicated_on_every_gpu() -> None:
+    result = fit(MODELS.get("deepseek-v3"), GPUS.get("h200-sxm"), "fp8", 32768, gpus=8)
+    assert result.kv_replicated
+    assert result.kv_per_sequence_per_gpu_gb == pytest.approx(61 * 576 * 32768 / 1e9)  # FP8 latent, not split
+
+
+def test_unknown_precision_is_a_named_error() -> None:
+    with pytest.raises(InputError, match="precision"):
+        fit(MODELS.get("llama-3.1-8b"), GPUS.get("h100-sxm"), "fp3", 8192)
+
+
+def test_a_batch_touches_more_experts_as_it_grows() -> None:
+    mixtral = MODELS.get("mixtral-8x7b")  # 8 experts, 2 per token
+    assert expert_share_read(mixtral, 1) == pytest.approx(0.25)
+    assert expert_share_read(mixtral, 2) == pytest.approx(1 - 0.75**2)
+    assert expert_share_read(mixtral, 64) == pytest.approx(1.0, abs=1e-6)
+    assert expert_share_read(MODELS.get("llama-3.1-8b"), 8) == 1.0
+
+
+def test_decode_is_memory_bound_at_batch_one_and_compute_bound_at_large_batch() -> None:
+    model, gpu = MODELS.get("llama-3.1-8b"), GPUS.get("h100-sxm")
+    assert decode(model, gpu, "bf16", 1, 1000).bound == "memory"
+    assert decode(model, gpu, "bf16", 2048, 100).bound == "compute"
+
+
+def test_roofline_is_within_25_percent_of_published_measurements_it_can_explain() -> None:
+    results = check_cases(MODELS, GPUS)
+    plausible = [r for r in results if r.plausible]
+    assert len(plausible) >= 5
+    for r in plausible:
+        assert abs(r.error) <= 0.25, f"{r.case.id}: estimate {r.estimate:.0f} vs measured {r.case.measured:.0f}"
+
+
+def test_measurements_above_the_physical_ceiling_are_set_aside() -> None:
+    # 120 tokens/s for one user of a 70B FP8 model on one H100 needs more than its 3.35 TB/s (47 tokens/s)
+    flagged = {r.case.id for r in check_cases(MODELS, GPUS) if not r.plausible}
+    assert "vllm-70b-fp8-h100-c1" in flagged
+
+
+def _level(rate: float, ttft95: float, itl95: float) -> ThroughputRecord:
+    return ThroughputRecord.model_validate(
+        {
+            "id": f"level-{rate:g}",
+            "engine": "vllm",
+            "input_tokens": 1000,
+            "output_tokens": 200,
+            "requests_per_s": rate,
+            "ttft_ms": Latency(p95=ttft95),
+            "itl_ms": Latency(p95=itl95),
+            "source": {"document": "test", "read": "2026-01-01"},
+        }
+    )
+
+
+def test_highest_throughput_meeting_the_latency_target_is_chosen() -> None:
+    levels = [_level(1, 200, 20), _level(4, 600, 30), _level(8, 1400, 45), _level(16, 4000, 90)]
+    best, reasons = best_under_target(levels, LatencyTarget(percentile="p95", ttft_ms=1000, tokens_per_s_per_user=25))
+    assert best is not None and best.requests_per_s == 4  # rate 8 misses TTFT, and 22 tokens/s per user
+    assert any("TTFT p95 1400 ms > 1000 ms" in r for r in reasons)
+
+
+def test_a_percentile_the_file_does_not_hold_is_said_not_guessed() -> None:
+    best, reasons = best_under_target([_level(1, 200, 20)], LatencyTarget(percentile="p99", ttft_ms=1000))
+    assert best is None and "no TTFT p99 in the record (it has: p95)" in reasons[0]
+
+
+def test_records_compare_only_under_the_same_conditions() -> None:
+    records = load_records()
+    rate4 = records.get("sglang-llama-3.3-70b-bf16-4xh200-rate4")
+    rate8 = records.get("sglang-llama-3.3-70b-bf16-4xh200-rate8")
+    h100 = records.get("vllm-llama-3.3-70b-fp8-1xh100-c50")
+    assert comparable(rate4, rate8) == (True, [])
+    ok, why = comparable(rate4, h100)
+    assert not ok
+    assert "precision differs: bf16 vs fp8" in why and "gpu differs: h200-sxm vs h100-sxm" in why
