@@ -14,6 +14,7 @@ and leaves decode unchanged, which is the seeds' point: repeated prompt starts s
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Literal
 
 import numpy as np
@@ -22,7 +23,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import InputError
 from .gpus import GpuSpec
-from .measurements import ThroughputRecord
+from .measurements import Latency, ThroughputRecord
+from .memory import fit
+from .models import ModelSpec
+from .prices import Source
+from .roofline import RooflineAssumptions, decode, prefill_tokens_per_s
 
 __all__ = [
     "BYTES_PER_PARAM",
@@ -201,3 +206,72 @@ def best_under_target(
         if ok and (best is None or record.requests_per_s > best.requests_per_s):
             best = record
     return best, reasons
+
+
+class EstimateSetup(BaseModel):
+    """Size GPUs from a roofline estimate instead of a measurement (always labelled as an estimate)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    model: str
+    """A model id from ``models/``."""
+    precision: str = "fp8"
+    gpus_per_replica: int = Field(default=1, ge=1)
+    """Tensor-parallel GPUs per engine replica."""
+    max_batch: int = Field(default=64, ge=1)
+    """Most sequences decoded together (the engine's max batch; latency grows with it)."""
+
+
+def estimate_record(
+    setup: EstimateSetup,
+    model: ModelSpec,
+    gpu: GpuSpec,
+    input_tokens: float,
+    prefix_share: float,
+    hit_rate: float,
+    output_tokens: float,
+    assumptions: RooflineAssumptions | None = None,
+) -> ThroughputRecord:
+    """A throughput record computed by the roofline for the scenario's own shape.
+
+    The batch is the engine's maximum or what fits in the KV cache, whichever is smaller; a request
+    takes its uncached prefill plus its share of the decode steps: ``U / prefill + O x step / B``.
+    """
+    precision = setup.precision.lower()
+    kv_dtype = "fp8" if precision in {"fp8", "fp4", "int4"} else "bf16"
+    context = max(int(input_tokens + output_tokens), 1)
+    room = fit(model, gpu, precision, context, setup.gpus_per_replica, kv_dtype)
+    if not room.fits:
+        raise InputError(
+            "self_hosting.estimate",
+            f"{model.id} at {precision.upper()} does not fit on {setup.gpus_per_replica}x {gpu.id} at "
+            f"{context:,} tokens; would fit: {'; or '.join(room.suggestions)}",
+        )
+    batch = min(setup.max_batch, room.max_sequences)
+    point = decode(
+        model, gpu, precision, batch, input_tokens + output_tokens / 2, setup.gpus_per_replica, kv_dtype, assumptions
+    )
+    prefill = prefill_tokens_per_s(model, gpu, precision, input_tokens, setup.gpus_per_replica, assumptions)
+    uncached = input_tokens * (1 - prefix_share * hit_rate)
+    seconds = uncached / prefill + output_tokens * (point.step_ms / 1000) / batch
+    notes = "; ".join((assumptions or RooflineAssumptions()).notes())
+    return ThroughputRecord(
+        id=f"estimate-{model.id}-{precision}-{setup.gpus_per_replica}x{gpu.id}".replace(".", "-"),
+        model=model.id,
+        params_total_b=model.params_total_b,
+        params_active_b=model.params_active_b,
+        precision=precision,
+        gpu=gpu.id,
+        gpu_count=setup.gpus_per_replica,
+        engine="roofline estimate",
+        engine_version=None,
+        input_tokens=max(input_tokens, 1.0),
+        output_tokens=max(output_tokens, 1.0),
+        prefix_share=prefix_share * hit_rate,
+        concurrency=batch,
+        requests_per_s=1 / seconds,
+        output_tokens_per_s=output_tokens / seconds,
+        itl_ms=Latency(p50=point.step_ms),
+        source=Source(document="roofline estimate (calculator/roofline.py), not a measurement", read=dt.date.today()),
+        notes=f"ESTIMATE, batch {batch} ({point.bound}-bound decode): {notes}",
+    )

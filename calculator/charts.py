@@ -409,7 +409,7 @@ def price_history_chart(df: pd.DataFrame, unit: str, title: str = "Price history
                 alt.Tooltip("source:N", title="Source"),
             ],
         )
-        .properties(width=WIDTH, height=260)
+        .properties(width=WIDTH, height=320)
     )
     return chart
 

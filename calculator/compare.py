@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict
 
-from .capacity import ReplicaCapacity, check_usable, replica_capacity
+from .capacity import LatencyTarget, ReplicaCapacity, best_under_target, check_usable, estimate_record, replica_capacity
 from .deploy import (
     OptionCost,
     dedicated_monthly_array,
@@ -31,7 +31,8 @@ from .deploy import (
 )
 from .errors import InputError
 from .gpus import GpuCatalog, load_gpu_specs
-from .measurements import RecordCatalog, ThroughputRecord, load_records
+from .measurements import RecordCatalog, ThroughputRecord, comparable, load_records
+from .models import ModelCatalog, load_model_specs
 from .prices import DedicatedOffer, GpuVmOffer, PriceCatalog, PriceSheet, ServerlessOffer, canonical_model
 from .scenario import Scenario
 from .turn import TurnComparison, TurnShape, compare_turn
@@ -58,14 +59,20 @@ class Catalogs:
     prices: PriceCatalog
     gpus: GpuCatalog
     records: RecordCatalog
+    models: ModelCatalog = field(default_factory=load_model_specs)
 
 
 def load_catalogs(
-    sheets_dir: Path | None = None, gpus_dir: Path | None = None, records_dir: Path | None = None
+    sheets_dir: Path | None = None,
+    gpus_dir: Path | None = None,
+    records_dir: Path | None = None,
+    models_dir: Path | None = None,
 ) -> Catalogs:
     from .prices import load_price_sheets
 
-    return Catalogs(load_price_sheets(sheets_dir), load_gpu_specs(gpus_dir), load_records(records_dir))
+    return Catalogs(
+        load_price_sheets(sheets_dir), load_gpu_specs(gpus_dir), load_records(records_dir), load_model_specs(models_dir)
+    )
 
 
 class Crossing(BaseModel):
@@ -115,14 +122,48 @@ def _resolve(scenario: Scenario, cat: Catalogs) -> _Resolved:
         sheet, offer = cat.prices.offer(scenario.gpu_vm.provider, scenario.gpu_vm.offer, "gpu_vm")
         assert isinstance(offer, GpuVmOffer)
         gpu_vm = (sheet, offer)
-    record = cat.records.get(scenario.self_hosting.record) if (dedicated or gpu_vm) else None
+    hosting = scenario.self_hosting
+    record = None
+    if (dedicated or gpu_vm) and hosting.estimate is None:
+        record = cat.records.get(hosting.record)
+        if hosting.latency_target is not None:
+            record = _busiest_meeting_target(cat, record, hosting.latency_target)
     return _Resolved(serverless, dedicated, gpu_vm, record)
 
 
-def _capacity(cat: Catalogs, record: ThroughputRecord, shape: TurnShape, gpu_id: str) -> ReplicaCapacity:
+def _busiest_meeting_target(cat: Catalogs, record: ThroughputRecord, target: LatencyTarget) -> ThroughputRecord:
+    """Among the load levels of the record's own setup and engine, the busiest that meets the target."""
+    levels = [r for r in cat.records.records if r.engine == record.engine and comparable(r, record)[0]]
+    best, reasons = best_under_target(levels or [record], target)
+    if best is None:
+        raise InputError(
+            "self_hosting.latency_target",
+            f"no load level of {record.label} meets it: " + "; ".join(reasons),
+        )
+    return best
+
+
+def _capacity(
+    cat: Catalogs, scenario: Scenario, res: _Resolved, shape: TurnShape, gpu_id: str
+) -> tuple[ThroughputRecord, ReplicaCapacity]:
+    """The record an option is sized from (measured, or estimated for its GPU) and its capacity."""
+    setup = scenario.self_hosting.estimate
+    if setup is not None:
+        record = estimate_record(
+            setup,
+            cat.models.get(setup.model),
+            cat.gpus.get(gpu_id),
+            float(shape.input_tokens),
+            float(shape.prefix_share),
+            float(shape.hit_rate),
+            float(shape.output_tokens),
+        )
+    else:
+        assert res.record is not None
+        record = res.record
     check_usable(record)
     assert record.gpu is not None
-    return replica_capacity(
+    capacity = replica_capacity(
         record,
         cat.gpus.get(record.gpu),
         float(shape.input_tokens),
@@ -131,6 +172,14 @@ def _capacity(cat: Catalogs, record: ThroughputRecord, shape: TurnShape, gpu_id:
         float(shape.output_tokens),
         target_gpu=cat.gpus.get(gpu_id),
     )
+    if setup is not None:
+        capacity = capacity.model_copy(update={"note": f"{record.notes} (roofline, not a measurement)"})
+    elif scenario.self_hosting.latency_target is not None:
+        target = scenario.self_hosting.latency_target
+        capacity = capacity.model_copy(
+            update={"note": f"busiest load level meeting the {target.percentile} target: {record.id}; {capacity.note}"}
+        )
+    return record, capacity
 
 
 def cost_curves(scenario: Scenario, cat: Catalogs, shape: TurnShape | None = None) -> dict[str, CostFn]:
@@ -152,18 +201,18 @@ def cost_curves(scenario: Scenario, cat: Catalogs, shape: TurnShape | None = Non
         storage_f = float(storage or 0)
         factor = fx.factor(sheet.currency, currency)
         curves["serverless"] = lambda v: serverless_monthly_array(s_offer, as_of, shape, v, factor, storage_f)
-    if res.dedicated and res.record:
+    if res.dedicated:
         d_sheet, d_offer = res.dedicated
-        record = res.record
-        cap = _capacity(cat, record, shape, d_offer.gpu).requests_per_s
+        record, capacity = _capacity(cat, scenario, res, shape, d_offer.gpu)
+        cap = capacity.requests_per_s
         d_factor = fx.factor(d_sheet.currency, currency)
         curves["dedicated"] = lambda v: dedicated_monthly_array(
             d_offer, as_of, record, hosting, traffic, cap, v, d_factor
         )
-    if res.gpu_vm and res.record:
+    if res.gpu_vm:
         g_sheet, g_offer = res.gpu_vm
-        record_g = res.record
-        cap_g = _capacity(cat, record_g, shape, g_offer.gpu).requests_per_s
+        record_g, capacity_g = _capacity(cat, scenario, res, shape, g_offer.gpu)
+        cap_g = capacity_g.requests_per_s
         g_factor = fx.factor(g_sheet.currency, currency)
         people = float(hosting.engineer_monthly_cost) * hosting.engineer_share
         curves["self_hosted"] = lambda v: self_hosted_monthly_array(
@@ -268,15 +317,15 @@ def compare(scenario: Scenario, cat: Catalogs) -> Comparison:
                 scenario.serverless.prefix_hold_hours,
             )
         )
-    if res.dedicated and res.record:
+    if res.dedicated:
         d_sheet, d_offer = res.dedicated
-        cap = _capacity(cat, res.record, shape, d_offer.gpu)
+        d_record, cap = _capacity(cat, scenario, res, shape, d_offer.gpu)
         options.append(
             dedicated_option(
                 d_sheet,
                 d_offer,
                 as_of,
-                res.record,
+                d_record,
                 scenario.self_hosting,
                 scenario.traffic,
                 cap,
@@ -284,15 +333,15 @@ def compare(scenario: Scenario, cat: Catalogs) -> Comparison:
                 scenario.fx,
             )
         )
-    if res.gpu_vm and res.record:
+    if res.gpu_vm:
         g_sheet, g_offer = res.gpu_vm
-        cap = _capacity(cat, res.record, shape, g_offer.gpu)
+        g_record, cap = _capacity(cat, scenario, res, shape, g_offer.gpu)
         options.append(
             self_hosted_option(
                 g_sheet,
                 g_offer,
                 as_of,
-                res.record,
+                g_record,
                 scenario.self_hosting,
                 scenario.traffic,
                 cap,

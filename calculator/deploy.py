@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field
 
-from .capacity import ReplicaCapacity
+from .capacity import EstimateSetup, LatencyTarget, ReplicaCapacity
 from .measurements import ThroughputRecord
 from .prices import (
     DedicatedOffer,
@@ -103,6 +103,10 @@ class SelfHosting(_Frozen):
     """How often you move to a new model or version (each needs a load, and a build for TensorRT-LLM)."""
     build_minutes_per_change: float = Field(default=0.0, ge=0)
     """One-time engine build per model change (TensorRT-LLM's took about 28 minutes for a 70B model)."""
+    latency_target: LatencyTarget | None = None
+    """Use the busiest load level of the record's setup that still meets this (TTFT, tokens/s per user)."""
+    estimate: EstimateSetup | None = None
+    """Size from a roofline estimate of this model instead of a measured record (labelled an estimate)."""
 
 
 class Fx(_Frozen):

@@ -215,3 +215,47 @@ def test_seed_scenario_compares_serverless_and_self_hosting(catalogs: Catalogs) 
     hosted = result.option("self_hosted")
     assert hosted is not None
     assert curves["self_hosted"](np.array([1_000_000.0]))[0] == pytest.approx(float(hosted.monthly), abs=0.01)
+
+
+def test_latency_target_picks_the_busiest_level_that_meets_it(catalogs: Catalogs) -> None:
+    from calculator.capacity import LatencyTarget
+    from calculator.scenario import load_preset
+
+    preset = load_preset("coding-agent")
+    # the SGLang 4x H200 levels: median TTFT 86, 88, 106, 191, 614 ms at rates 1, 2, 4, 8, 16
+    hosting = preset.self_hosting.model_copy(
+        update={
+            "record": "sglang-llama-3.3-70b-bf16-4xh200-rate8",
+            "latency_target": LatencyTarget(percentile="p50", ttft_ms=150),
+        }
+    )
+    result = compare(preset.model_copy(update={"self_hosting": hosting}), catalogs)
+    hosted = result.option("self_hosted")
+    assert hosted is not None and hosted.capacity is not None
+    assert hosted.capacity.record_id == "sglang-llama-3.3-70b-bf16-4xh200-rate4"
+
+
+def test_latency_target_no_level_meets_is_a_named_error(catalogs: Catalogs) -> None:
+    from calculator.capacity import LatencyTarget
+    from calculator.errors import InputError
+    from calculator.scenario import load_preset
+
+    preset = load_preset("coding-agent")
+    hosting = preset.self_hosting.model_copy(update={"latency_target": LatencyTarget(percentile="p50", ttft_ms=10)})
+    with pytest.raises(InputError, match="self_hosting.latency_target: no load level .* meets it"):
+        compare(preset.model_copy(update={"self_hosting": hosting}), catalogs)
+
+
+def test_estimate_sizes_gpus_without_a_measurement_and_says_so(catalogs: Catalogs) -> None:
+    from calculator.capacity import EstimateSetup
+    from calculator.scenario import load_preset
+
+    preset = load_preset("coding-agent")
+    hosting = preset.self_hosting.model_copy(
+        update={"estimate": EstimateSetup(model="llama-3.3-70b", precision="fp8", gpus_per_replica=2)}
+    )
+    result = compare(preset.model_copy(update={"self_hosting": hosting}), catalogs)
+    hosted = result.option("self_hosted")
+    assert hosted is not None and hosted.capacity is not None
+    assert "ESTIMATE" in hosted.capacity.note and "not a measurement" in hosted.capacity.note
+    assert hosted.gpus is not None and hosted.gpus % 2 == 0  # whole 2-GPU replicas on 1-GPU instances

@@ -1,0 +1,14 @@
+"""Streamlit entry point: page setup and navigation only; the pages live in app_pages/."""
+
+import streamlit as st
+
+st.set_page_config(page_title="LLM inference cost calculator", page_icon=":material/calculate:", layout="wide")
+
+page = st.navigation(
+    [
+        st.Page("app_pages/compare.py", title="Compare", icon=":material/compare_arrows:", default=True),
+        st.Page("app_pages/price_sheets.py", title="Price sheets", icon=":material/sell:"),
+    ],
+    position="top",
+)
+page.run()

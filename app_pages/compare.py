@@ -1,0 +1,489 @@
+"""Compare: one workload priced three ways (serverless, dedicated endpoint, self-hosted GPUs).
+
+Every scalar input has a stable key bound to the URL, so the address bar is a shareable link.
+The page only lays out inputs and answers; all numbers come from ``calculator``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+import streamlit as st
+from pydantic import ValidationError
+
+from app_pages import _assumptions, _state
+from app_pages._data import catalogs, presets
+from calculator import charts
+from calculator.compare import OPTION_LABELS, Catalogs, Comparison, compare, cost_curves
+from calculator.datafile import DataFileError, validation_lines
+from calculator.deploy import DAYS_PER_MONTH
+from calculator.errors import InputError
+from calculator.measurements import RecordCatalog
+from calculator.report import answer_sentences, summary_pdf
+from calculator.scenario import Scenario, dump_scenario, load_scenario_text
+
+BIND = "query-params"
+SEED = Scenario.model_validate(
+    {
+        "name": "coding-agent (seed article)",
+        "description": "The seed's coding-agent turn: 20,000 input tokens, 18,000 repeated, 500 output.",
+        "workload": {"input_tokens": 20000, "prefix_share": "0.9", "hit_rate": "1", "output_tokens": 500},
+        "traffic": {"turns_per_month": 3_000_000, "peak_to_average": 2, "active_hours_per_day": 12},
+        "serverless": {"provider": "lyceum", "model": "GLM-5.3"},
+        "gpu_vm": {"provider": "runpod", "offer": "h100-sxm-secure"},
+        "self_hosting": {"record": "vllm-llama-3.3-70b-fp8-1xh100-c50"},
+    }
+)
+DATE_MIN, DATE_MAX = dt.date(2020, 1, 1), dt.date(2035, 12, 31)
+
+cat = catalogs()
+preset_map = presets() or {"seed": SEED}
+preset_names = list(preset_map)
+allowed = _state.choices(cat, preset_names)
+region_list = _state.regions(cat)
+today = dt.date.today()
+ss = st.session_state
+
+# --- values read from the URL are checked before any widget uses them ------------------------------
+url = {k: st.query_params[k] for k in st.query_params if k != "region"}
+url_problems = _state.validate_params(url, allowed, region_list)
+for r in st.query_params.get_all("region"):
+    url_problems += _state.validate_params({"region": r}, allowed, region_list)
+
+default_preset = "coding-agent" if "coding-agent" in preset_map else preset_names[0]
+preset_now = ss.get("preset") or (url["preset"] if url.get("preset") in preset_map else default_preset)
+preset_scenario = preset_map[preset_now]
+defaults = _state.scenario_to_state(preset_scenario, cat)
+for key in ("sl", "ded", "vm", "rec"):  # a preset naming an offer the sheets lack falls back to none
+    if defaults[key] not in allowed[key]:
+        defaults[key] = allowed[key][0]
+if "asof" not in ss and "asof" not in url:
+    ss["asof"] = preset_scenario.as_of or today
+
+
+def _set_state(values: dict[str, object]) -> None:
+    for key, value in values.items():
+        if key == "asof":
+            value = value or today
+        if key in allowed and value not in allowed[key]:
+            continue
+        spec = _state.NUMBERS.get(key)
+        if spec is not None and isinstance(value, int | float):
+            value = spec.kind(min(max(value, spec.min), spec.max))
+        ss[key] = value
+
+
+def _apply_preset() -> None:
+    chosen = preset_map.get(ss["preset"], SEED)
+    ss.pop("uploaded", None)
+    ss.pop("upload_error", None)
+    _set_state({**_state.scenario_to_state(chosen, cat), "own": False})
+
+
+def _apply_upload() -> None:
+    file = ss.get("upload")
+    ss.pop("upload_error", None)
+    if file is None:
+        return
+    try:
+        scenario = load_scenario_text(file.getvalue().decode("utf-8"), file.name)
+    except UnicodeDecodeError:
+        ss["upload_error"] = [f"{file.name}: not a UTF-8 text file"]
+        return
+    except DataFileError as exc:
+        ss["upload_error"] = exc.lines
+        return
+    values = _state.scenario_to_state(scenario, cat)
+    missing = [
+        f"{file.name}: {field}: {values[key]!r} is not in the price sheets"
+        for key, field in (("sl", "serverless"), ("ded", "dedicated"), ("vm", "gpu_vm"), ("rec", "self_hosting.record"))
+        if values[key] not in allowed[key]
+    ]
+    if missing:
+        ss["upload_error"] = missing
+        return
+    ss["uploaded"] = scenario
+    _set_state({**values, "own": False})
+
+
+def _on_per_change() -> None:
+    """Keep the same traffic when switching between turns per day and per month."""
+    vol = float(ss.get("vol", defaults["vol"]))
+    ss["vol"] = int(round(vol / DAYS_PER_MONTH)) if ss["per"] == "day" else int(round(vol * DAYS_PER_MONTH))
+
+
+def number(key: str, default: float, container: st.delta_generator.DeltaGenerator | None = None) -> None:
+    spec = _state.NUMBERS[key]
+    kind = spec.kind
+    value = kind(min(max(default, spec.min), spec.max))
+    (container or st).number_input(
+        spec.label,
+        min_value=kind(spec.min),
+        max_value=kind(spec.max),
+        value=value,
+        step=kind(spec.step),
+        format=spec.fmt,
+        key=key,
+        bind=BIND,
+        help=spec.help,
+    )
+
+
+def select(label: str, key: str, options: list[str], default: str, help: str, describe: bool = False) -> None:
+    """A searchable select bound to the URL. Options are stable ids (``provider/offer``), never display
+    labels, because the URL stores what the option shows; a caption describes the chosen offer."""
+    current = ss.get(key, default)
+    shown = list(options)
+    for extra in (default, current):
+        if extra in allowed.get(key, shown) and extra not in shown:
+            shown.append(extra)
+    chosen = st.selectbox(label, shown, index=shown.index(default), key=key, bind=BIND, help=help)
+    if describe and chosen and chosen != _state.NONE:
+        st.caption(_state.offer_label(cat, chosen))
+
+
+def offer_filter(key: str) -> list[str]:
+    keep = []
+    wanted_regions = set(ss.get("region") or [])
+    weights = ss.get("weights", "all")
+    for sheet, offer in cat.prices.offers({"sl": "serverless", "ded": "dedicated", "vm": "gpu_vm"}[key]):
+        if wanted_regions and offer.region not in wanted_regions:
+            continue
+        open_w = getattr(offer, "open_weights", True)
+        if (weights == "open" and not open_w) or (weights == "closed" and open_w):
+            continue
+        keep.append(_state.offer_key(sheet.provider, offer.id))
+    return [_state.NONE, *keep]
+
+
+# --- inputs (sidebar) -----------------------------------------------------------------------------
+with st.sidebar:
+    st.selectbox(
+        "Preset",
+        preset_names,
+        index=preset_names.index(default_preset),
+        key="preset",
+        on_change=_apply_preset,
+        bind=BIND,
+        help="A starting point close to your workload; every number below can be changed.",
+    )
+    with st.expander("What to compare", expanded=True):
+        st.multiselect(
+            "Regions",
+            region_list,
+            key="region",
+            bind=BIND,
+            help="Only list offers served in these regions (empty: all).",
+            placeholder="All regions",
+        )
+        st.segmented_control(
+            "Model weights",
+            ["all", "open", "closed"],
+            default="all",
+            required=True,
+            key="weights",
+            bind=BIND,
+            help="Open-weight models can be self-hosted; closed ones are served only by their maker.",
+        )
+        select(
+            "Serverless API",
+            "sl",
+            offer_filter("sl"),
+            defaults["sl"],
+            "Provider and model billed per token. Type to search.",
+            describe=True,
+        )
+        select(
+            "Dedicated endpoint",
+            "ded",
+            offer_filter("ded"),
+            defaults["ded"],
+            "A reserved deployment billed per GPU-hour or replica-hour. Type to search.",
+            describe=True,
+        )
+        select(
+            "GPU virtual machine (self-hosted)",
+            "vm",
+            offer_filter("vm"),
+            defaults["vm"],
+            "GPUs you rent and run your own engine on. Type to search.",
+            describe=True,
+        )
+        st.segmented_control(
+            "Currency",
+            ["USD", "EUR"],
+            default=defaults["cur"],
+            required=True,
+            key="cur",
+            bind=BIND,
+            help="Sheets in another currency are converted at the rate to the right.",
+        )
+        number("fx", defaults["fx"])
+        st.date_input(
+            "Price date (as of)",
+            value=None,
+            min_value=DATE_MIN,
+            max_value=DATE_MAX,
+            key="asof",
+            bind=BIND,
+            help="Each price is taken from the sheet version in force on this date (empty: today).",
+        )
+        picks = st.empty()
+    with st.expander("One turn", expanded=True):
+        c1, c2 = st.columns(2)
+        with c1:
+            number("in", defaults["in"])
+            number("pfx", defaults["pfx"])
+        with c2:
+            number("out", defaults["out"])
+            number("hit", defaults["hit"])
+    with st.expander("Traffic", expanded=True):
+        st.segmented_control(
+            "Volume per",
+            ["month", "day"],
+            default="month",
+            required=True,
+            key="per",
+            bind=BIND,
+            help="Enter the volume per month or per day; switching converts the number (30.4 days a month).",
+            on_change=_on_per_change,
+        )
+        number("vol", defaults["vol"])
+        c1, c2 = st.columns(2)
+        number("hrs", defaults["hrs"], c1)
+        number("p2a", defaults["p2a"], c2)
+    with st.expander("Self-hosting and capacity", expanded=False):
+        st.toggle(
+            "Use my own throughput figures",
+            value=False,
+            key="own",
+            bind=BIND,
+            help="Your own measurement beats every published one: requests/s one replica sustained for this turn.",
+        )
+        if ss.get("own"):
+            c1, c2 = st.columns(2)
+            number("own_rps", 2.0, c1)
+            number("own_gpus", 1, c2)
+        else:
+            select(
+                "Throughput record",
+                "rec",
+                allowed["rec"][:-1] or allowed["rec"],
+                defaults["rec"],
+                "A published measurement (model, GPU, engine, shape) that sizes the replicas.",
+            )
+        c1, c2 = st.columns(2)
+        number("util", defaults["util"], c1)
+        number("spare", defaults["spare"], c2)
+        c1, c2 = st.columns(2)
+        number("eng", defaults["eng"], c1)
+        number("engcost", defaults["engcost"], c2)
+        st.toggle(
+            "Autoscale outside active hours",
+            value=defaults["auto"],
+            key="auto",
+            bind=BIND,
+            help="Scale down outside the active hours (per-second billing makes this real) instead of always on.",
+        )
+    with st.expander("Scenario file (YAML)", expanded=False):
+        st.file_uploader(
+            "Open a scenario",
+            type=["yaml", "yml"],
+            key="upload",
+            on_change=_apply_upload,
+            help="The same file `python -m calculator compare --scenario` reads.",
+        )
+
+# --- the scenario -----------------------------------------------------------------------------------
+st.title("What will this workload cost?")
+st.caption(
+    "Serverless API, a dedicated endpoint and self-hosted GPUs priced for the same turns, with the "
+    "reused prompt prefix beside the no-reuse turn. The address bar is a link to this exact scenario."
+)
+for problem in url_problems:
+    st.error(problem)
+if ss.get("upload_error"):
+    st.error("The uploaded scenario could not be used:\n\n" + "\n".join(f"- `{line}`" for line in ss["upload_error"]))
+
+values = {k: ss.get(k, defaults.get(k)) for k in (*defaults, "own", "own_rps", "own_gpus")}
+values["own_rps"] = values["own_rps"] or 2.0
+values["own_gpus"] = values["own_gpus"] or 1
+base: Scenario = ss.get("uploaded") or preset_scenario
+try:
+    scenario = _state.serverless_model_name(cat, _state.state_to_scenario(base, values, today))
+except ValidationError as exc:
+    st.error("These inputs are not allowed:\n\n" + "\n".join(f"- {line}" for line in validation_lines(exc, "input")))
+    st.stop()
+
+work_cat: Catalogs = cat
+if values["own"]:
+    try:
+        record = _state.own_record(cat, scenario, float(values["own_rps"]), int(values["own_gpus"]))
+    except (InputError, ValidationError) as exc:
+        st.error(f"Your own throughput figures: {exc}")
+        st.stop()
+    work_cat = Catalogs(cat.prices, cat.gpus, RecordCatalog(records=(*cat.records.records, record)))
+
+# An option whose offer has no price version on the chosen date is left out (and said so), not the page.
+undated = []
+for field, kind in (("serverless", "serverless"), ("dedicated", "dedicated"), ("gpu_vm", "gpu_vm")):
+    choice = getattr(scenario, field)
+    if choice is None:
+        continue
+    try:
+        if kind == "serverless":
+            _, found = cat.prices.serverless(choice.provider, choice.model)
+        else:
+            _, found = cat.prices.offer(choice.provider, choice.offer, kind)
+        found.version_at(scenario.price_date)
+    except InputError as exc:
+        undated.append(f"Price date (`asof`): the {field} option is left out: {exc.message}")
+        scenario = scenario.model_copy(update={field: None})
+nothing_left = not (scenario.serverless or scenario.dedicated or scenario.gpu_vm)
+for message in undated:
+    (st.error if nothing_left else st.warning)(message)
+if nothing_left and undated:
+    st.stop()
+
+if not (scenario.serverless or scenario.dedicated or scenario.gpu_vm):
+    st.info("Choose at least one option in the sidebar: a serverless API, a dedicated endpoint or a GPU machine.")
+    st.stop()
+try:
+    result: Comparison = compare(scenario, work_cat)
+except InputError as exc:
+    st.error(f"**{exc.field}**: {exc.message}")
+    st.stop()
+
+cur = scenario.currency
+volume = scenario.traffic.turns_per_month
+picks.caption(
+    f"Prices in force on {result.as_of.isoformat()}: "
+    + "; ".join(f"{o.provider} {o.offer}: version of {o.prices[0].effective.isoformat()}" for o in result.options)
+)
+
+# --- answers first ----------------------------------------------------------------------------------
+st.subheader("Monthly cost")
+cols = st.columns(max(len(result.options), 1))
+for col, opt in zip(cols, result.options, strict=False):
+    with col:
+        per_1000 = charts.fmt_turn_cost(opt.cost_per_1000_turns, cur) if opt.cost_per_1000_turns is not None else "-"
+        st.metric(
+            OPTION_LABELS[opt.option] + (" (cheapest)" if opt.option == result.cheapest else ""),
+            charts.fmt_money(opt.monthly, cur),
+            help=f"{opt.provider} {opt.offer}; price version of {opt.prices[0].effective}.",
+            border=True,
+        )
+        extra = ""
+        if opt.gpus:
+            extra = f" · {opt.gpus} GPU(s), {opt.replicas} replica(s)"
+            if opt.utilisation is not None:
+                extra += f", {opt.utilisation:.0%} average load"
+        st.caption(f"{per_1000} per 1,000 turns · runs **{opt.model or 'your model'}** · {opt.provider}{extra}")
+
+if result.turn is not None:
+    t = result.turn
+    c1, c2, c3 = st.columns(3)
+    no_reuse = t.no_reuse.cost_per_turn * Decimal(scenario.fx.factor(t.price.currency, cur))
+    reused = t.reused.cost_per_turn * Decimal(scenario.fx.factor(t.price.currency, cur))
+    c1.metric("No-reuse turn", charts.fmt_turn_cost(no_reuse, cur), help="Nothing read from the cache.", border=True)
+    c2.metric(
+        "Reused-prefix turn",
+        charts.fmt_turn_cost(reused, cur),
+        delta=f"-{float(t.saving_share):.0%} vs no reuse" if t.saving_share else None,
+        delta_color="inverse",
+        delta_arrow="off",
+        help=f"Prefix share {float(scenario.workload.prefix_share):g} "
+        f"x hit rate {float(scenario.workload.hit_rate):g}.",
+        border=True,
+    )
+    c3.metric(
+        "1,000 turns",
+        f"{charts.fmt_money(reused * 1000, cur)} vs {charts.fmt_money(no_reuse * 1000, cur)}",
+        help="Reused prefix vs no reuse.",
+        border=True,
+    )
+
+sweep_pfx = charts.share_sweep_frame(scenario, work_cat, "prefix_share")
+sentences = answer_sentences(result, charts.cheapest_switch(sweep_pfx))
+st.markdown("\n".join(f"- {s}" for s in sentences))
+for warning in result.warnings:
+    st.warning(warning)
+for opt in result.options:
+    for note in opt.notes:
+        if "minimum" in note or "estimate" in note:
+            st.info(f"{OPTION_LABELS[opt.option]}: {note}")
+
+# --- charts -------------------------------------------------------------------------------------------
+curves = cost_curves(scenario, work_cat)
+left, right = st.columns(2)
+with left:
+    if result.turn is not None:
+        st.altair_chart(charts.turn_parts_chart(result.turn, result.turn.price.currency))
+    st.altair_chart(charts.volume_chart(curves, float(volume), result, cur))
+with right:
+    picked = st.segmented_control(
+        "Sweep", ["prefix share", "hit rate"], default="prefix share", required=True, key="sweep", bind=BIND
+    )
+    variable = "hit_rate" if picked == "hit rate" else "prefix_share"
+    sweep = sweep_pfx if variable == "prefix_share" else charts.share_sweep_frame(scenario, work_cat, variable)
+    current = float(getattr(scenario.workload, variable))
+    st.altair_chart(charts.share_sweep_chart(sweep, variable, current, cur))
+    util_df = charts.utilisation_frame(result, work_cat)
+    if (
+        not util_df.empty
+        and len(util_df["option"].unique()) > 1
+        or any(o.option != "serverless" for o in result.options)
+    ):
+        now = {o.option: o.utilisation for o in result.options if o.utilisation is not None}
+        st.altair_chart(charts.utilisation_chart(util_df, cur, now))
+        st.caption("GPU hours only (no engineer, no spares); the flat line is the serverless reused-prefix turn.")
+if result.cheapest:
+    sens, base_cost = charts.sensitivity_frame(scenario, work_cat, result.cheapest)
+    st.altair_chart(charts.sensitivity_chart(sens, base_cost, cur, OPTION_LABELS[result.cheapest]))
+    flips = sens[
+        (sens["cheapest_low"] != OPTION_LABELS[result.cheapest])
+        | (sens["cheapest_high"] != OPTION_LABELS[result.cheapest])
+    ]
+    for _, row in flips.iterrows():
+        st.caption(
+            f"{row['input']}: at {row['low_label']} the cheapest is {row['cheapest_low']}; "
+            f"at {row['high_label']} it is {row['cheapest_high']}."
+        )
+
+# --- assumptions and sharing ----------------------------------------------------------------------
+st.subheader("Assumptions and price versions")
+table = _assumptions.assumptions_frame(result, work_cat)
+st.dataframe(table, hide_index=True, width="stretch")
+d1, d2, d3 = st.columns(3)
+d1.download_button(
+    "Assumptions (CSV)",
+    data=table.to_csv(index=False),
+    file_name="assumptions.csv",
+    mime="text/csv",
+    on_click="ignore",
+    key="dl_csv",
+)
+d2.download_button(
+    "Scenario (YAML)",
+    data=dump_scenario(scenario),
+    file_name=f"{preset_now if not ss.get('uploaded') else 'scenario'}.yaml",
+    mime="application/x-yaml",
+    on_click="ignore",
+    key="dl_yaml",
+    help="Reopen it here (sidebar, Scenario file) or run `python -m calculator compare --scenario FILE`.",
+)
+
+
+def _pdf() -> bytes:
+    return summary_pdf(result, work_cat, table)
+
+
+d3.download_button(
+    "One-page summary (PDF)",
+    data=_pdf,
+    file_name="inference-cost-summary.pdf",
+    mime="application/pdf",
+    on_click="ignore",
+    key="dl_pdf",
+)

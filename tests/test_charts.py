@@ -1,0 +1,160 @@
+"""Chart builders (calculator/charts.py) through their Vega-Lite specs, the number formats, and the PDF."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from calculator import charts
+from calculator.compare import Catalogs, Comparison, compare, cost_curves
+from calculator.report import answer_sentences, summary_pdf
+from calculator.scenario import Scenario
+
+SEED_DATE = dt.date(2026, 10, 30)
+
+
+@pytest.fixture(scope="module")
+def seed(catalogs: Catalogs) -> tuple[Scenario, Comparison]:
+    scenario = Scenario.model_validate(
+        {
+            "name": "seed",
+            "as_of": SEED_DATE,
+            "workload": {"input_tokens": 20000, "prefix_share": "0.9", "hit_rate": "1", "output_tokens": 500},
+            "traffic": {"turns_per_month": 1_000_000},
+            "serverless": {"provider": "lyceum", "model": "GLM-5.3"},
+            "gpu_vm": {"provider": "runpod", "offer": "h100-sxm-secure"},
+            "self_hosting": {"record": "vllm-llama-3.3-70b-fp8-1xh100-c50"},
+        }
+    )
+    return scenario, compare(scenario, catalogs)
+
+
+def _datasets(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    return [row for rows in spec.get("datasets", {}).values() for row in rows]
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (Decimal("0.00968"), "$0.00968"),
+        (Decimal("0.0302"), "$0.0302"),
+        (Decimal("9.68"), "$9.68"),
+        (Decimal("0.5"), "$0.500"),
+        (Decimal("1234.5"), "$1,234.50"),
+        (0, "$0.00"),
+    ],
+)
+def test_turn_costs_keep_three_significant_figures(value: Decimal, text: str) -> None:
+    assert charts.fmt_turn_cost(value) == text
+
+
+def test_money_and_price_formats() -> None:
+    assert charts.fmt_money(Decimal("29040"), "USD") == "$29,040.00"
+    assert charts.fmt_money(Decimal("12.345"), "EUR") == "€12.35"
+    assert charts.fmt_price(Decimal("0.26")) == "$0.26"
+    assert charts.fmt_price(Decimal("0.035")) == "$0.035"
+    assert charts.fmt_volume(2_730_000) == "2.73 million"
+
+
+def test_turn_chart_stacks_four_parts_for_both_turns(seed: tuple[Scenario, Comparison]) -> None:
+    _, result = seed
+    assert result.turn is not None
+    spec = charts.turn_parts_chart(result.turn).to_dict()
+    assert spec["mark"]["type"] == "bar"
+    assert spec["encoding"]["x"]["stack"] == "zero"
+    assert {t["field"] for t in spec["encoding"]["tooltip"]} >= {"part", "cost_label"}
+    rows = _datasets(spec)
+    assert {r["case"] for r in rows} == {"No reuse", "Reused prefix"}
+    totals = {r["case"]: r["total_label"] for r in rows}
+    assert totals == {"No reuse": "$0.0302", "Reused prefix": "$0.00968"}
+    cached = next(r for r in rows if r["case"] == "Reused prefix" and r["part"] == "Cached input")
+    assert cached["cost"] == pytest.approx(0.00468)
+
+
+def test_volume_chart_draws_gpu_options_as_steps_with_marks(
+    seed: tuple[Scenario, Comparison], catalogs: Catalogs
+) -> None:
+    scenario, result = seed
+    spec = charts.volume_chart(cost_curves(scenario, catalogs), 1e6, result).to_dict()
+    layers = spec["layer"]
+    lines = [layer for layer in layers if layer["mark"]["type"] == "line"]
+    interpolations = sorted(layer["mark"]["interpolate"] for layer in lines)
+    assert interpolations == ["linear", "step-after"]
+    assert any(layer["mark"]["type"] == "rule" for layer in layers)  # today's volume
+    marks = [layer for layer in layers if layer["mark"]["type"] == "point"]
+    assert marks and result.crossings  # break-even points marked
+    assert lines[0]["encoding"]["x"]["scale"]["type"] == "log"
+    assert "tooltip" in lines[0]["encoding"]
+
+
+def test_share_sweep_and_switch(seed: tuple[Scenario, Comparison], catalogs: Catalogs) -> None:
+    scenario, _ = seed
+    df = charts.share_sweep_frame(scenario, catalogs, "prefix_share", points=11)
+    assert set(df["key"]) == {"serverless", "self_hosted"}
+    serverless = df[df["key"] == "serverless"].set_index("value")["monthly"]
+    assert serverless[0.0] == pytest.approx(30_200.0)  # 1,000,000 turns x $0.0302
+    assert serverless[0.9] == pytest.approx(9_680.0)
+    spec = charts.share_sweep_chart(df, "prefix_share", 0.9).to_dict()
+    assert spec["layer"][0]["encoding"]["x"]["axis"]["format"] == "%"
+    for value, below, above in charts.cheapest_switch(df):
+        assert 0 < value < 1 and below != above
+
+
+def test_utilisation_chart_falls_as_load_rises(seed: tuple[Scenario, Comparison], catalogs: Catalogs) -> None:
+    _, result = seed
+    df = charts.utilisation_frame(result, catalogs)
+    gpu = df[df["option"] == "Self-hosted GPUs"].sort_values("utilisation")
+    assert gpu["per_million"].is_monotonic_decreasing
+    serverless = df[df["option"] == "Serverless API"]["per_million"]
+    assert serverless.iloc[0] == pytest.approx(9.68 / 1000 / 20500 * 1e6)
+    spec = charts.utilisation_chart(df, "USD", {"self_hosted": 0.3}).to_dict()
+    assert spec["layer"][0]["encoding"]["y"]["scale"]["type"] == "log"
+
+
+def test_sensitivity_orders_inputs_by_swing(seed: tuple[Scenario, Comparison], catalogs: Catalogs) -> None:
+    scenario, result = seed
+    assert result.cheapest is not None
+    df, base = charts.sensitivity_frame(scenario, catalogs, "serverless")
+    assert base == pytest.approx(9_680.0)
+    volume = df[df["input"] == "Turns per month"].iloc[0]
+    assert (volume["low"], volume["high"]) == (pytest.approx(4_840.0), pytest.approx(19_360.0))
+    spec = charts.sensitivity_chart(df, base).to_dict()
+    order = spec["layer"][0]["encoding"]["y"]["sort"]
+    swings = (df["high"] - df["low"]).abs().set_axis(df["input"])
+    assert [swings[i] for i in order] == sorted(swings, reverse=True)
+
+
+def test_price_history_is_a_step_chart() -> None:
+    df = pd.DataFrame(
+        {
+            "effective": [dt.date(2026, 9, 15), dt.date(2026, 10, 5)],
+            "part": ["input", "input"],
+            "price": [1.75, 1.40],
+            "source": ["listing", "seed"],
+        }
+    )
+    spec = charts.price_history_chart(df, "USD per 1M tokens").to_dict()
+    assert spec["mark"]["interpolate"] == "step-after"
+    assert spec["encoding"]["x"]["type"] == "temporal"
+
+
+def test_answers_in_words(seed: tuple[Scenario, Comparison]) -> None:
+    _, result = seed
+    sentences = answer_sentences(result, [(0.45, "serverless", "self_hosted")])
+    assert sentences[0].startswith("At **1,000,000 turns a month**")
+    assert any("becomes cheaper than" in s for s in sentences)
+    assert any("prefix share passes **45%**" in s for s in sentences)
+
+
+def test_summary_pdf_is_one_page(seed: tuple[Scenario, Comparison], catalogs: Catalogs) -> None:
+    _, result = seed
+    table = pd.DataFrame(
+        [{"Section": "Turn", "Assumption": "Input tokens", "Value": "20,000", "Price version": "", "Source": ""}]
+    )
+    pdf = summary_pdf(result, catalogs, table, generated=SEED_DATE)
+    assert pdf.startswith(b"%PDF")
+    assert b"/Count 1" in pdf  # one page
