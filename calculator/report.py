@@ -46,7 +46,7 @@ def answer_sentences(result: Comparison, switches: list[tuple[float, str, str]] 
         )
     if result.stays_cheapest and len(result.options) > 1:
         name, above = result.stays_cheapest
-        if result.crossings:
+        if any(c.cheaper_above == name for c in result.crossings):
             out.append(f"Above {charts.fmt_volume(above)} turns a month, {OPTION_LABELS[name]} stays cheapest.")
         else:
             out.append(f"{OPTION_LABELS[name]} is cheapest at every volume from 1,000 to 10 billion turns a month.")
