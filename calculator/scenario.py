@@ -31,6 +31,7 @@ __all__ = [
     "load_preset",
     "load_scenario",
     "load_scenario_text",
+    "with_measured_reuse",
 ]
 
 DEFAULT_PRESETS_DIR = Path(__file__).resolve().parent.parent / "scenarios"
@@ -104,6 +105,17 @@ def _plain(value: Any) -> Any:
     if isinstance(value, Decimal):
         return int(value) if value == value.to_integral_value() else float(value)
     return value
+
+
+def with_measured_reuse(scenario: Scenario, prefix_share: float, hit_rate: float | None) -> Scenario:
+    """The scenario with the prefix share and hit rate a prompt-log analysis measured."""
+    workload = scenario.workload.model_copy(
+        update={
+            "prefix_share": Decimal(str(round(prefix_share, 4))),
+            "hit_rate": Decimal(str(round(hit_rate, 4))) if hit_rate is not None else scenario.workload.hit_rate,
+        }
+    )
+    return scenario.model_copy(update={"workload": workload})
 
 
 def list_presets(directory: Path | None = None) -> list[str]:

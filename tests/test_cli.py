@@ -237,3 +237,15 @@ def test_measurements_import_of_a_broken_file_exits_2(tmp_path: Path, capsys: py
     bad.write_text('{"backend": "vllm", "duration": 10, "completed": 5}\nnot json\n')
     code, _, err = run(capsys, "measurements", "import", str(bad))
     assert code == 2 and "run.jsonl:2" in err
+
+
+def test_prefix_prices_a_preset_with_the_measured_reuse(capsys: pytest.CaptureFixture[str]) -> None:
+    trace = Path(__file__).resolve().parents[2] / "shared/fixtures/traces/mooncake/synthetic_trace.jsonl"
+    code, out, _ = run(capsys, "prefix", str(trace), "--preset", "coding-agent", "--json")
+    data = json.loads(out)
+    assert code == 0
+    bill = data["monthly_cost"]
+    assert bill["assumed"] == {"prefix_share": 0.9, "hit_rate": 1.0}
+    assert bill["measured"]["prefix_share"] == pytest.approx(data["scenario_values"]["prefix_share"], abs=1e-4)
+    serverless = next(o for o in bill["options"] if o["option"] == "serverless")
+    assert serverless["measured"] > serverless["assumed"]  # less reuse than the seed's best case costs more
