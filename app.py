@@ -8,6 +8,8 @@ page = st.navigation(
     [
         st.Page("app_pages/compare.py", title="Compare", icon=":material/compare_arrows:", default=True),
         st.Page("app_pages/price_sheets.py", title="Price sheets", icon=":material/sell:"),
+        st.Page("app_pages/capacity.py", title="Capacity", icon=":material/memory:"),
+        st.Page("app_pages/measurements.py", title="Measurements", icon=":material/speed:"),
     ],
     position="top",
 )

@@ -1,0 +1,281 @@
+"""Capacity: does a model fit on a GPU, how many sequences, and how fast it decodes (a roofline estimate).
+
+Every scalar input has a short stable key bound to the URL; values read from the URL are checked
+first and a bad one is named in an error. All numbers come from ``calculator``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import pandas as pd
+import streamlit as st
+from pydantic import ValidationError
+
+from app_pages._data import catalogs
+from calculator import capacity_charts as cc
+from calculator.calibration import check_cases
+from calculator.compare import Catalogs
+from calculator.datafile import DataFileError, validation_lines
+from calculator.errors import InputError
+from calculator.memory import KV_DTYPE_BYTES, WEIGHT_BYTES, fit
+from calculator.models import ModelSpec, from_hf_config
+from calculator.roofline import RooflineAssumptions, prefill_tokens_per_s
+
+BIND: Literal["query-params"] = "query-params"
+AUTO = "auto"
+PRECISIONS = list(WEIGHT_BYTES)
+KV_DTYPES = [AUTO, *KV_DTYPE_BYTES]
+DEFAULT_MODEL, DEFAULT_GPU = "llama-3.3-70b", "h100-sxm"
+R = RooflineAssumptions()
+NUMBERS = {
+    "c_ctx": cc.NumberParam("Context per sequence (tokens)", int, 1, 10_000_000),
+    "c_n": cc.NumberParam("GPUs (tensor parallel)", int, 1, 64),
+    "c_util": cc.NumberParam("Memory utilisation", float, 0.1, 1.0),
+    "c_rsv": cc.NumberParam("Reserve per GPU (GB)", float, 0.0, 100.0),
+    "c_bw": cc.NumberParam("Bandwidth efficiency", float, 0.05, 1.0),
+    "c_fl": cc.NumberParam("Decode FLOP/s efficiency", float, 0.05, 1.0),
+    "c_pf": cc.NumberParam("Prefill FLOP/s efficiency", float, 0.05, 1.0),
+    "c_tp": cc.NumberParam("Tensor-parallel overhead", float, 0.0, 1.0),
+    "c_spec": cc.NumberParam("Speculative decoding speed-up (what-if)", float, 1.0, 5.0),
+}
+
+cat: Catalogs = catalogs()
+ss = st.session_state
+
+
+@st.cache_data(show_spinner=False)
+def _calibration(_cat: Catalogs, assumptions_json: str) -> pd.DataFrame:
+    assumptions = RooflineAssumptions.model_validate_json(assumptions_json)
+    return cc.calibration_frame(check_cases(_cat.models, _cat.gpus, assumptions))
+
+
+def _uploaded() -> ModelSpec | None:
+    spec = ss.get("c_spec_model")
+    return spec if isinstance(spec, ModelSpec) else None
+
+
+def _import_config() -> None:
+    """Read an uploaded config.json into a model spec and select it."""
+    file = ss.get("c_cfg")
+    ss.pop("c_cfg_error", None)
+    if file is None:
+        return
+    try:
+        spec = from_hf_config(file.getvalue().decode("utf-8"), source_name=file.name)
+    except UnicodeDecodeError:
+        ss["c_cfg_error"] = [f"{file.name}: not a UTF-8 text file"]
+        return
+    except DataFileError as exc:
+        ss["c_cfg_error"] = exc.lines
+        return
+    except InputError as exc:
+        ss["c_cfg_error"] = [f"{file.name}: {exc.field}: {exc.message}"]
+        return
+    if spec.id in cat.models.ids:  # never shadow a bundled model
+        spec = spec.model_copy(update={"id": f"{spec.id}-uploaded"})
+    ss["c_spec_model"] = spec
+    ss["c_model"] = spec.id
+
+
+uploaded = _uploaded()
+model_ids = [*cat.models.ids, *([uploaded.id] if uploaded else [])]
+gpu_ids = cat.gpus.ids
+choices = {"c_model": model_ids, "c_gpu": gpu_ids, "c_prec": PRECISIONS, "c_kv": KV_DTYPES}
+url_problems = cc.check_params({k: st.query_params[k] for k in st.query_params}, NUMBERS, choices)
+
+
+def number(key: str, default: float, step: float, help: str, fmt: str | None = None) -> float:
+    spec = NUMBERS[key]
+    kind = spec.kind
+    value: float = st.number_input(
+        spec.label,
+        min_value=kind(spec.min),
+        max_value=kind(spec.max),
+        value=kind(default),
+        step=kind(step),
+        format=fmt,
+        key=key,
+        bind=BIND,
+        help=help,
+    )
+    return value
+
+
+def select(label: str, key: str, options: list[str], default: str, help: str) -> str:
+    chosen: str = st.selectbox(label, options, index=options.index(default), key=key, bind=BIND, help=help)
+    return chosen
+
+
+# --- inputs (sidebar) -----------------------------------------------------------------------------
+with st.sidebar:
+    model_id = select(
+        "Model",
+        "c_model",
+        model_ids,
+        DEFAULT_MODEL if DEFAULT_MODEL in model_ids else model_ids[0],
+        "A bundled architecture (models/), or one imported from its config.json below. Type to search.",
+    )
+    with st.expander("Import a model (Hugging Face config.json)", expanded=False):
+        st.file_uploader(
+            "config.json",
+            type=["json"],
+            key="c_cfg",
+            on_change=_import_config,
+            help="The model's config.json, read here; nothing is downloaded. Parameter counts are computed "
+            "from the architecture.",
+        )
+    gpu_id = select(
+        "GPU",
+        "c_gpu",
+        gpu_ids,
+        DEFAULT_GPU if DEFAULT_GPU in gpu_ids else gpu_ids[0],
+        "A GPU type from gpu_specs/. Type to search.",
+    )
+    c1, c2 = st.columns(2)
+    with c1:
+        precision = select("Weights", "c_prec", PRECISIONS, "fp8", "Precision the weights are stored in.")
+    with c2:
+        kv_choice = select(
+            "KV cache",
+            "c_kv",
+            KV_DTYPES,
+            AUTO,
+            "Precision of the KV cache; auto: FP8 with FP8 or lower weights, else BF16.",
+        )
+    c1, c2 = st.columns(2)
+    with c1:
+        context = int(
+            number("c_ctx", 8192, 1024, "Tokens each sequence holds in the KV cache: prompt plus output.", "%d")
+        )
+    with c2:
+        gpus = int(number("c_n", 1, 1, "GPUs in one replica, splitting the weights (tensor parallel).", "%d"))
+    with st.expander("Memory assumptions", expanded=False):
+        util = number(
+            "c_util", 0.9, 0.01, "Share of each GPU's memory the engine may take (vLLM's default 0.9).", "%.2f"
+        )
+        reserve = number("c_rsv", 2.0, 0.5, "Activations, CUDA graphs and engine buffers, per GPU.", "%.1f")
+    with st.expander("Roofline assumptions and what-ifs", expanded=False):
+        st.caption("Efficiency factors: shares of the datasheet peaks an engine reaches. Assumptions, not facts.")
+        bw = number("c_bw", R.bandwidth_efficiency, 0.05, "Share of peak memory bandwidth a decode step reaches.")
+        fl = number("c_fl", R.decode_flops_efficiency, 0.05, "Share of peak FLOP/s a large decode batch reaches.")
+        pf = number("c_pf", R.prefill_flops_efficiency, 0.05, "Share of peak FLOP/s prefill reaches.")
+        tp = number("c_tp", R.tp_overhead, 0.05, "Extra time per step for communication when on 2+ GPUs.")
+        spec = number(
+            "c_spec",
+            R.speculative_speedup,
+            0.1,
+            "What-if: decode speed-up from speculative decoding (1 = off). Depends on the acceptance rate.",
+        )
+
+# --- answers --------------------------------------------------------------------------------------
+st.title("Will it fit, and how fast?")
+st.caption(
+    "Memory per GPU and the most sequences the KV cache holds, then a roofline estimate of decode speed "
+    "held beside published measurements. The address bar is a link to these inputs."
+)
+for problem in url_problems:
+    st.error(problem)
+if ss.get("c_cfg_error"):
+    st.error("The uploaded config.json could not be used:\n\n" + "\n".join(f"- `{line}`" for line in ss["c_cfg_error"]))
+
+model: ModelSpec = uploaded if uploaded is not None and model_id == uploaded.id else cat.models.get(model_id)
+gpu = cat.gpus.get(gpu_id)
+kv_dtype = None if kv_choice == AUTO else kv_choice
+try:
+    assumptions = RooflineAssumptions(
+        bandwidth_efficiency=bw,
+        decode_flops_efficiency=fl,
+        prefill_flops_efficiency=pf,
+        tp_overhead=tp,
+        speculative_speedup=spec,
+    )
+    result = fit(model, gpu, precision, context, gpus, kv_dtype, utilisation=util, reserve_gb=reserve)
+except InputError as exc:
+    st.error(f"**{exc.field}**: {exc.message}")
+    st.stop()
+except ValidationError as exc:
+    st.error("These assumptions are not allowed:\n\n" + "\n".join(f"- {x}" for x in validation_lines(exc, "input")))
+    st.stop()
+
+st.caption(
+    f"**{model.label}**: {model.params_total_b:g}B parameters ({model.params_active_b:g}B per token), "
+    f"{model.layers} layers, {model.kv_heads} KV heads"
+    + (", latent attention (MLA)" if model.mla else "")
+    + (f", {model.sliding_window.layers} sliding-window layers" if model.sliding_window else "")
+    + (f", {model.experts.total} experts ({model.experts.active} per token)" if model.experts else "")
+    + f"; {result.kv_bytes_per_token / 1e3:,.0f} kB of KV per token at {result.kv_dtype.upper()}. "
+    f"Source: {model.source.label}. **{gpu.label}**: {gpu.memory_gb:g} GB, {gpu.memory_bandwidth_tbs:g} TB/s."
+)
+if model.notes:
+    st.caption(model.notes)
+if context > model.max_context:
+    st.warning(f"A context of {context:,} tokens is longer than {model.id} supports ({model.max_context:,}).")
+
+with st.container(horizontal=True):
+    st.metric("Fits?", "Yes" if result.fits else "Does not fit", border=True)
+    st.metric(
+        "Max sequences",
+        f"{result.max_sequences:,}",
+        help=f"Sequences of {context:,} tokens the KV cache holds at once (the most a batch can be).",
+        border=True,
+    )
+    st.metric("Cached tokens", f"{result.max_cached_tokens:,}", help="Tokens the KV cache holds in all.", border=True)
+    st.metric("Weights per GPU", f"{result.weights_per_gpu_gb:,.1f} GB", border=True)
+    st.metric(
+        "KV per sequence per GPU",
+        f"{result.kv_per_sequence_per_gpu_gb:,.2f} GB",
+        help=f"One sequence of {context:,} tokens at {result.kv_dtype.upper()}.",
+        border=True,
+    )
+
+setup = f"{model.id} at {precision.upper()} on {gpus}x {gpu.id} with a context of {context:,} tokens"
+if result.fits:
+    st.success(f"{setup} fits: the KV cache holds **{result.max_sequences:,} sequences** at once.")
+else:
+    st.warning(
+        f"**Does not fit**: {setup} is **{result.shortfall_gb:,.2f} GB per GPU short** of holding one sequence. "
+        "Would fit: " + "; or ".join(result.suggestions) + "."
+    )
+st.altair_chart(cc.memory_chart(result, gpu.id), width="stretch")
+notes = list(result.assumptions)
+if result.kv_replicated:
+    notes.append("the KV cache is replicated: it splits over KV heads (or an MLA latent), fewer than the GPUs")
+st.caption("Assumptions: " + "; ".join(notes) + ".")
+
+# --- decode speed -----------------------------------------------------------------------------------
+st.subheader("Decode speed (roofline estimate)")
+decode_df = cc.decode_frame(model, gpu, precision, context, gpus, result.kv_dtype, result.max_sequences, assumptions)
+if not result.fits:
+    st.info("Nothing fits in the KV cache, so no batch can run; the dashed lines show what the roofline would give.")
+left, right = st.columns(2)
+left.altair_chart(cc.decode_chart(decode_df, "per_user", result.max_sequences), width="stretch")
+right.altair_chart(cc.decode_chart(decode_df, "total", result.max_sequences), width="stretch")
+prefill = prefill_tokens_per_s(model, gpu, precision, context, gpus, assumptions)
+st.caption(
+    f"Every sequence at {context:,} tokens of context. Prefill of a {context:,}-token prompt: about "
+    f"{prefill:,.0f} tokens/s. Assumptions: " + "; ".join(assumptions.notes()) + "."
+)
+
+# --- estimate beside measurement --------------------------------------------------------------------
+st.subheader("Estimate beside measurement")
+side, skipped = cc.estimate_vs_measured(cat.records.records, model.id, gpu.id, cat.models, cat.gpus, assumptions)
+if side.empty:
+    st.info(f"No bundled measurement of {model.id} on {gpu.id}; the Measurements page imports your own.")
+else:
+    st.dataframe(side, hide_index=True, width="stretch")
+    st.caption(
+        "Each record's own setup (precision, GPU count, lengths) estimated at its requests in flight, the batch "
+        "capped by what fits in the KV cache. A measurement above the ceiling (every efficiency at 100%) cannot "
+        "hold as stated."
+    )
+for line in skipped:
+    st.caption(f"Left out: {line}")
+
+# --- calibration ------------------------------------------------------------------------------------
+st.subheader("The roofline against published measurements")
+st.dataframe(_calibration(cat, assumptions.model_dump_json()), hide_index=True, width="stretch")
+st.caption(
+    "benchmarks/roofline_cases.yaml, estimated with the efficiency factors above. The defaults were fitted to "
+    "these cases, so agreement here is in-sample; expect more error on other setups."
+)

@@ -1,0 +1,196 @@
+"""Measurements: benchmark result files in, records out, compared engine against engine.
+
+Upload vLLM, SGLang, genai-perf, AIPerf or GuideLLM results; say what the files do not (GPU, GPU
+count, precision, model). Only comparable runs share a chart, and the runs left out are named with
+the reason. A latency target picks the busiest load level that meets it.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import streamlit as st
+from pydantic import ValidationError
+
+from app_pages._data import catalogs
+from calculator import capacity_charts as cc
+from calculator.capacity import LatencyTarget
+from calculator.compare import Catalogs
+from calculator.datafile import validation_lines
+from calculator.measurements import ThroughputRecord
+
+BIND: Literal["query-params"] = "query-params"
+NOT_GIVEN = "(not given)"
+FROM_FILE = "(as the file says)"
+PRECISIONS = [NOT_GIVEN, "bf16", "fp16", "fp8", "int8", "int4", "fp4"]
+PERCENTILES = ["p50", "p90", "p95", "p99"]
+NUMBERS = {
+    "m_n": cc.NumberParam("GPU count", int, 0, 64),
+    "m_ttft": cc.NumberParam("TTFT at most (ms)", float, 0, 600_000),
+    "m_tps": cc.NumberParam("Tokens/s per user at least", float, 0, 10_000),
+}
+
+cat: Catalogs = catalogs()
+model_options = [FROM_FILE, *cat.models.ids]
+gpu_options = [NOT_GIVEN, *cat.gpus.ids]
+choices = {"m_model": model_options, "m_gpu": gpu_options, "m_prec": PRECISIONS, "m_pct": PERCENTILES}
+url_problems = cc.check_params({k: st.query_params[k] for k in st.query_params}, NUMBERS, choices)
+
+
+def number(key: str, default: float, step: float, help: str, fmt: str) -> float:
+    spec = NUMBERS[key]
+    value: float = st.number_input(
+        spec.label,
+        min_value=spec.kind(spec.min),
+        max_value=spec.kind(spec.max),
+        value=spec.kind(default),
+        step=spec.kind(step),
+        format=fmt,
+        key=key,
+        bind=BIND,
+        help=help,
+    )
+    return value
+
+
+# --- inputs (sidebar) -----------------------------------------------------------------------------
+with st.sidebar:
+    files = st.file_uploader(
+        "Benchmark result files",
+        type=["json", "jsonl"],
+        accept_multiple_files=True,
+        key="m_files",
+        help="vllm bench serve, sglang.bench_serving, genai-perf, AIPerf or GuideLLM output; the format is "
+        "detected from the content.",
+    )
+    st.toggle(
+        "Add the bundled published records",
+        value=False,
+        key="m_pub",
+        bind=BIND,
+        help="The measurements in measurements/, to compare your runs with.",
+    )
+    with st.expander("What the files do not say", expanded=True):
+        st.caption("Result files never state the GPU or precision; a record without them is incomplete.")
+        model_pick = st.selectbox(
+            "Model", model_options, key="m_model", bind=BIND, help="Overrides the model the file names, if any."
+        )
+        gpu_pick = st.selectbox("GPU", gpu_options, key="m_gpu", bind=BIND, help="The GPU type the runs used.")
+        c1, c2 = st.columns(2)
+        with c1:
+            count = int(number("m_n", 0, 1, "GPUs in one engine replica (0: not given).", "%d"))
+        with c2:
+            precision_pick = st.selectbox(
+                "Precision", PRECISIONS, key="m_prec", bind=BIND, help="Precision of the weights."
+            )
+    with st.expander("Latency target", expanded=True):
+        percentile = st.selectbox(
+            "Percentile",
+            PERCENTILES,
+            index=PERCENTILES.index("p95"),
+            key="m_pct",
+            bind=BIND,
+            help="Which percentile of TTFT and inter-token latency must meet the target.",
+        )
+        c1, c2 = st.columns(2)
+        with c1:
+            ttft = number("m_ttft", 1000, 50, "Time to first token at most, in ms (0: no limit).", "%.0f")
+        with c2:
+            tps = number("m_tps", 20, 1, "Tokens/s each user sees at least, 1000 / ITL (0: no limit).", "%.1f")
+
+# --- records --------------------------------------------------------------------------------------
+st.title("Measured throughput")
+st.caption(
+    "Your benchmark results as records, engine against engine where the runs are comparable, and the busiest "
+    "load level that meets a latency target."
+)
+for problem in url_problems:
+    st.error(problem)
+
+outcome = cc.import_uploads(
+    [(f.name, f.getvalue()) for f in files or []],
+    model=None if model_pick == FROM_FILE else model_pick,
+    gpu=None if gpu_pick == NOT_GIVEN else gpu_pick,
+    gpu_count=count or None,
+    precision=None if precision_pick == NOT_GIVEN else precision_pick,
+)
+if outcome.problems:
+    st.error(
+        "These files could not be imported (nothing from a broken file is used):\n\n"
+        + "\n".join(f"- `{line}`" for line in outcome.problems)
+    )
+records: list[ThroughputRecord] = list(outcome.records)
+if st.session_state.get("m_pub"):
+    records += list(cat.records.records)
+if not records:
+    st.info("Upload one or more result files in the sidebar (or add the bundled published records).")
+    st.stop()
+
+st.subheader("Records")
+st.dataframe(cc.records_frame(records), hide_index=True, width="stretch")
+incomplete = [r for r in records if not r.complete]
+if incomplete:
+    st.warning(
+        f"{len(incomplete)} of {len(records)} records are incomplete: give what they are missing in the sidebar "
+        "(What the files do not say). Incomplete records cannot be compared or size GPUs."
+    )
+
+# --- charts of comparable runs --------------------------------------------------------------------
+st.subheader("Throughput and latency")
+groups = cc.comparable_groups(records)
+if not groups:
+    st.info("No chart: every record is incomplete.")
+    st.stop()
+labels = [f"{i + 1}. {g.label}" for i, g in enumerate(groups)]
+group = groups[0]
+if len(groups) > 1:
+    picked = st.selectbox(
+        "Comparable runs",
+        labels,
+        key="m_grp",
+        help="Runs that differ in model, precision, GPU, GPU count or traffic shape cannot share a chart.",
+    )
+    group = groups[labels.index(picked)] if picked in labels else groups[0]
+else:
+    st.caption(f"Chart: {group.label}")
+pct = cc.ttft_percentile(group.records)
+frame, axis, unplaced = cc.run_chart_frame(group.records, pct)
+left, right = st.columns(2)
+left.altair_chart(cc.throughput_chart(frame, axis), width="stretch")
+if pct is not None and frame["ttft_ms"].notna().any():
+    right.altair_chart(cc.ttft_chart(frame, axis, pct), width="stretch")
+    if pct != "p95":
+        right.caption(f"TTFT {pct}: the highest percentile these records hold (no p95).")
+else:
+    right.info("These records hold no time-to-first-token figures.")
+left_out = [(rid, "; ".join(why)) for rid, why in group.left_out] + unplaced
+if left_out:
+    with st.expander(f"Left out of these charts ({len(left_out)} runs) and why", expanded=False):
+        st.markdown("\n".join(f"- `{rid}`: {why}" for rid, why in left_out))
+
+# --- latency target -------------------------------------------------------------------------------
+st.subheader("Busiest level that meets the target")
+try:
+    target = LatencyTarget(percentile=percentile, ttft_ms=ttft or None, tokens_per_s_per_user=tps or None)
+except ValidationError as exc:
+    st.error("Latency target:\n\n" + "\n".join(f"- {line}" for line in validation_lines(exc, "target")))
+    st.stop()
+if target.ttft_ms is None and target.tokens_per_s_per_user is None:
+    st.info("Set a TTFT limit or a tokens/s per user floor in the sidebar.")
+    st.stop()
+for what, limit, held in (
+    ("TTFT", target.ttft_ms, {p for r in group.records for p in r.ttft_ms.available}),
+    ("inter-token latency", target.tokens_per_s_per_user, {p for r in group.records for p in r.itl_ms.available}),
+):
+    if limit is not None and percentile not in held:
+        have = ", ".join(p for p in PERCENTILES if p in held) or "no percentile"
+        st.info(f"These runs hold {what} at {have}, not {percentile}: choose one of those as the percentile.")
+for engine, best, reasons in cc.busiest_by_engine(group.records, target):
+    if best is not None:
+        st.success(
+            f"**{engine}**: {best.requests_per_s:.3g} requests/s "
+            f"({cc.output_tokens_per_s(best):,.0f} output tokens/s) in run `{best.id}`."
+        )
+    else:
+        st.warning(f"**{engine}**: no measured level meets the target.")
+    st.caption("\n".join(f"- {reason}" for reason in reasons))
