@@ -25,6 +25,7 @@ from .errors import InputError
 from .gpus import load_gpu_specs
 from .measurements import load_records
 from .money import format_money, format_small
+from .pinning import pin_prices, reprice
 from .prices import (
     DedicatedOffer,
     GpuVmOffer,
@@ -39,6 +40,7 @@ from .scenario import (
     GpuVmChoice,
     Scenario,
     ServerlessChoice,
+    dump_scenario,
     list_presets,
     load_preset,
     load_scenario,
@@ -597,8 +599,30 @@ def cmd_compare(args: argparse.Namespace) -> int:
     catalogs = Catalogs(load_price_sheets(args.sheets), load_gpu_specs(args.gpu_specs), load_records(args.records))
     result = compare(scenario, catalogs)
     by_share = break_even_by_prefix_share(scenario, catalogs) if args.by_prefix_share else None
+    repricing = reprice(scenario, catalogs) if scenario.prices_used else None
+    if args.save:
+        _write_atomically(Path(args.save), dump_scenario(pin_prices(scenario, catalogs, result)))
     if args.json:
         data = _comparison_json(result)
+        if repricing is not None:
+            data["repricing"] = {
+                "priced_on": repricing.priced_on.isoformat(),
+                "today": repricing.today.isoformat(),
+                "monthly_then": {k: float(v) for k, v in repricing.monthly_then.items()},
+                "monthly_now": {k: float(v) for k, v in repricing.monthly_now.items()},
+                "changes": [
+                    {
+                        "option": c.option,
+                        "offer": f"{c.provider}/{c.offer}",
+                        "field": c.field,
+                        "before": _num(c.before),
+                        "after": _num(c.after),
+                        "effective_before": c.effective_before.isoformat(),
+                        "effective_after": c.effective_after.isoformat(),
+                    }
+                    for c in repricing.changes
+                ],
+            }
         if by_share is not None:
             data["break_even_by_prefix_share"] = [
                 {"prefix_share": s, "break_even": [c.model_dump() for c in found]} for s, found, _ in by_share
@@ -654,9 +678,32 @@ def cmd_compare(args: argparse.Namespace) -> int:
             print(f"  {o.option}: {p.provider}/{p.offer} effective {p.effective} - {p.source} (read {p.read})")
         for note in o.notes:
             print(f"    {note}")
+    if repricing is not None:
+        print("\nSince this scenario was saved:")
+        for line in repricing.summary(cur):
+            print(f"  {line}")
+        for change in repricing.changes:
+            moved = f" ({change.change_share:+.1%})" if change.change_share is not None else ""
+            where = f"{change.provider}/{change.offer} {change.field}"
+            print(f"  {where}: {_num(change.before)} -> {_num(change.after)}{moved}")
+        if not repricing.changes:
+            print("  no price it used has changed")
     for w in result.warnings:
         print(f"\nWarning: {w}")
+    if args.save:
+        print(f"\nSaved with its prices pinned: {args.save}")
     return 0
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Write through a temporary file and rename, so a failed write never leaves half a file."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise InputError("--save", f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 # --- parser --------------------------------------------------------------------------------------
@@ -760,6 +807,7 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--build-minutes-per-change", type=_positive)
     cmp_.add_argument("--autoscale", action="store_true", help="scale GPUs down outside the active hours")
     cmp_.add_argument("--by-prefix-share", action="store_true", help="also show break-even by prefix share")
+    cmp_.add_argument("--save", help="write the scenario to this YAML file with the prices it used pinned")
     cmp_.set_defaults(func=cmd_compare)
     return parser
 

@@ -149,6 +149,7 @@ def _capacity(
     """The record an option is sized from (measured, or estimated for its GPU) and its capacity."""
     setup = scenario.self_hosting.estimate
     if setup is not None:
+        shape = shape.scaled(scenario.token_factor(setup.model))
         record = estimate_record(
             setup,
             cat.models.get(setup.model),
@@ -161,6 +162,7 @@ def _capacity(
     else:
         assert res.record is not None
         record = res.record
+        shape = shape.scaled(scenario.token_factor(record.model))
     check_usable(record)
     assert record.gpu is not None
     capacity = replica_capacity(
@@ -197,10 +199,13 @@ def cost_curves(scenario: Scenario, cat: Catalogs, shape: TurnShape | None = Non
     if res.serverless and scenario.serverless:
         sheet, s_offer = res.serverless
         choice = scenario.serverless
-        storage = storage_monthly(s_offer.version_at(as_of), shape, choice.distinct_prefixes, choice.prefix_hold_hours)
+        s_shape = shape.scaled(scenario.token_factor(s_offer.model))
+        storage = storage_monthly(
+            s_offer.version_at(as_of), s_shape, choice.distinct_prefixes, choice.prefix_hold_hours
+        )
         storage_f = float(storage or 0)
         factor = fx.factor(sheet.currency, currency)
-        curves["serverless"] = lambda v: serverless_monthly_array(s_offer, as_of, shape, v, factor, storage_f)
+        curves["serverless"] = lambda v: serverless_monthly_array(s_offer, as_of, s_shape, v, factor, storage_f)
     if res.dedicated:
         d_sheet, d_offer = res.dedicated
         record, capacity = _capacity(cat, scenario, res, shape, d_offer.gpu)
@@ -280,6 +285,15 @@ def _model_warnings(res: _Resolved, options: list[OptionCost], scenario: Scenari
     if len(set(canon.values())) > 1:
         listing = "; ".join(f"{OPTION_LABELS[k]} runs {v}" for k, v in models.items())
         warnings.append(f"The options run different models ({listing}): quality differs too, not only cost.")
+        scaled = {k: scenario.token_factor(v) for k, v in models.items() if scenario.token_factor(v) != 1}
+        if scaled:
+            listing = "; ".join(f"{OPTION_LABELS[k]} x{float(f):.2f}" for k, f in scaled.items())
+            warnings.append(f"Token counts scaled for other tokenizers: {listing}.")
+        else:
+            warnings.append(
+                "The same text is often 10 to 30% more or fewer tokens under another model's tokenizer; "
+                "set token_factors in the scenario to count it."
+            )
     if res.serverless and not res.serverless[1].open_weights and (res.dedicated or res.gpu_vm):
         warnings.append(
             f"{res.serverless[1].model} is a closed model: it cannot be self-hosted, so the GPU options "
@@ -303,13 +317,14 @@ def compare(scenario: Scenario, cat: Catalogs) -> Comparison:
     turn = None
     if res.serverless and scenario.serverless:
         sheet, offer = res.serverless
-        turn = compare_turn(sheet, offer, as_of, shape)
+        s_shape = shape.scaled(scenario.token_factor(offer.model))
+        turn = compare_turn(sheet, offer, as_of, s_shape)
         options.append(
             serverless_option(
                 sheet,
                 offer,
                 as_of,
-                shape,
+                s_shape,
                 scenario.traffic,
                 scenario.currency,
                 scenario.fx,

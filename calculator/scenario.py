@@ -13,16 +13,18 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .datafile import load_model, load_model_text
 from .deploy import Fx, SelfHosting, Traffic
 from .errors import InputError
+from .prices import canonical_model
 from .turn import TurnShape
 
 __all__ = [
     "DEFAULT_PRESETS_DIR",
     "DedicatedChoice",
+    "PinnedPrice",
     "GpuVmChoice",
     "Scenario",
     "ServerlessChoice",
@@ -60,6 +62,20 @@ class GpuVmChoice(_Frozen):
     offer: str
 
 
+class PinnedPrice(_Frozen):
+    """One price a saved scenario was computed with: which offer, which version, and its figures."""
+
+    option: Literal["serverless", "dedicated", "self_hosted"]
+    provider: str
+    offer: str
+    effective: dt.date
+    currency: str
+    prices: dict[str, Decimal]
+    """Per million tokens (serverless) or per GPU- / replica-hour (dedicated, GPU VMs)."""
+    monthly: Decimal
+    """The option's monthly cost as saved."""
+
+
 class Scenario(_Frozen):
     """Everything a comparison needs; every field has a default except the workload."""
 
@@ -76,6 +92,28 @@ class Scenario(_Frozen):
     dedicated: DedicatedChoice | None = None
     gpu_vm: GpuVmChoice | None = None
     self_hosting: SelfHosting = SelfHosting()
+    token_factors: dict[str, Decimal] = Field(default_factory=dict)
+    """Tokens per workload token for models whose tokenizer counts the same text differently, by model
+    name (``{claude-haiku-4-5: 1.12}``): the workload's token counts are scaled for options running them."""
+    prices_used: tuple[PinnedPrice, ...] = ()
+    """The price versions this scenario was priced with when it was saved (see ``pinning.py``)."""
+
+    @field_validator("token_factors")
+    @classmethod
+    def _factors_positive(cls, v: dict[str, Decimal]) -> dict[str, Decimal]:
+        for name, factor in v.items():
+            if not Decimal("0.2") <= factor <= 5:
+                raise ValueError(f"{name}: a factor of {factor} is outside 0.2..5 (tokens per workload token)")
+        return v
+
+    def token_factor(self, model: str | None) -> Decimal:
+        if not model or not self.token_factors:
+            return Decimal(1)
+        wanted = canonical_model(model)
+        for name, factor in self.token_factors.items():
+            if canonical_model(name) == wanted:
+                return factor
+        return Decimal(1)
 
     @property
     def price_date(self) -> dt.date:

@@ -68,6 +68,17 @@ class TurnShape(BaseModel):
     batch: bool = False
     """Priced as batch requests where the offer has a batch discount."""
 
+    def scaled(self, factor: Decimal) -> TurnShape:
+        """The same text counted by another tokenizer: ``factor`` tokens per token of this count."""
+        if factor == 1:
+            return self
+        return self.model_copy(
+            update={
+                "input_tokens": int((self.input_tokens * factor).to_integral_value()),
+                "output_tokens": int((self.output_tokens * factor).to_integral_value()),
+            }
+        )
+
     def without_reuse(self) -> TurnShape:
         """The same turn with nothing repeated and nothing written to a cache."""
         return self.model_copy(update={"prefix_share": Decimal(0), "cache_write_share": Decimal(0)})
