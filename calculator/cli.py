@@ -772,9 +772,11 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--engine-version")
     imp.set_defaults(func=cmd_measurements_import)
 
+    from .bench_cli import add_bench_parser
     from .prefix_cli import add_prefix_parser
 
     add_prefix_parser(sub, common)
+    add_bench_parser(sub, common)
 
     schemas = sub.add_parser("schemas", help="rewrite the JSON Schemas of the data folders (for editors)")
     schemas.set_defaults(func=cmd_schemas)
