@@ -19,7 +19,7 @@ from typing import Any
 from .bench import BenchConfig, LevelResult, levels_from, public_url, read_prompt_log, run_benchmark, write_records
 from .errors import InputError
 
-__all__ = ["add_bench_parser", "cmd_bench", "main"]
+__all__ = ["add_bench_parser", "cmd_bench"]
 
 PRECISIONS = ["bf16", "fp16", "fp8", "int8", "int4", "fp4"]
 

@@ -452,7 +452,7 @@ def test_ctrl_c_keeps_the_finished_levels(
             [
                 sys.executable,
                 "-m",
-                "calculator.bench_cli",
+                "calculator",
                 "bench",
                 "--base-url",
                 url,
