@@ -1,4 +1,7 @@
-"""The command line: ``python -m calculator turn | sheets | gpus | records | presets | compare``.
+"""The command line: ``python -m calculator COMMAND``.
+
+Commands: turn, sheets, gpus, records, presets, compare, models, fit, measurements import, prefix,
+bench, profile, hybrid, growth, ttl, schemas.
 
 Every command prints a readable table, or JSON with ``--json`` (money and rates as JSON numbers).
 Bad input exits with status 2 and one line naming the flag or field and what is allowed; a
@@ -773,10 +776,12 @@ def build_parser() -> argparse.ArgumentParser:
     imp.set_defaults(func=cmd_measurements_import)
 
     from .bench_cli import add_bench_parser
+    from .plan_cli import add_plan_parsers
     from .prefix_cli import add_prefix_parser
 
     add_prefix_parser(sub, common)
     add_bench_parser(sub, common)
+    add_plan_parsers(sub, common)
 
     schemas = sub.add_parser("schemas", help="rewrite the JSON Schemas of the data folders (for editors)")
     schemas.set_defaults(func=cmd_schemas)

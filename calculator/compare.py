@@ -46,6 +46,7 @@ __all__ = [
     "cost_curves",
     "crossings",
     "load_catalogs",
+    "owned_capacity",
 ]
 
 Arr = npt.NDArray[np.float64]
@@ -182,6 +183,19 @@ def _capacity(
             update={"note": f"busiest load level meeting the {target.percentile} target: {record.id}; {capacity.note}"}
         )
     return record, capacity
+
+
+def owned_capacity(
+    scenario: Scenario, cat: Catalogs, kind: str
+) -> tuple[PriceSheet, DedicatedOffer | GpuVmOffer, ThroughputRecord, ReplicaCapacity] | None:
+    """The GPU offer of ``kind`` ('dedicated' or 'self_hosted'), its sizing record and per-replica capacity."""
+    res = _resolve(scenario, cat)
+    pair = res.gpu_vm if kind == "self_hosted" else res.dedicated
+    if pair is None:
+        return None
+    sheet, offer = pair
+    record, capacity = _capacity(cat, scenario, res, scenario.workload, offer.gpu)
+    return sheet, offer, record, capacity
 
 
 def cost_curves(scenario: Scenario, cat: Catalogs, shape: TurnShape | None = None) -> dict[str, CostFn]:

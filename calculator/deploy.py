@@ -41,6 +41,8 @@ __all__ = [
     "OptionCost",
     "SelfHosting",
     "Traffic",
+    "as_decimal",
+    "billed_hours",
     "cents",
     "dedicated_units",
     "self_hosted_gpu_hours",
@@ -58,7 +60,7 @@ def cents(value: Decimal) -> Decimal:
     return value.quantize(CENT, rounding=ROUND_HALF_UP)
 
 
-def _dec(x: float) -> Decimal:
+def as_decimal(x: float) -> Decimal:
     """A count or an hour figure from the float path, as Decimal without binary noise."""
     return Decimal(repr(round(float(x), 9)))
 
@@ -171,7 +173,7 @@ def dedicated_units(
     return np.maximum(units, offer.min_replicas), unit_gpus
 
 
-def _billed_hours(hours: float, offer: GpuVmOffer) -> float:
+def billed_hours(hours: float, offer: GpuVmOffer) -> float:
     seconds = max(hours * 3600, offer.min_billed_seconds)
     return math.ceil(round(seconds / offer.billing_seconds, 9)) * offer.billing_seconds / 3600
 
@@ -187,7 +189,7 @@ def self_hosted_gpu_hours(
         return instances, instances * gpi * HOURS_PER_MONTH
     floor = math.ceil(hosting.min_replicas * record.replica_gpus / gpi)
     floor_arr = np.minimum(instances, floor)
-    window = _billed_hours(traffic.active_hours_per_day + hosting.startup_minutes / 60, offer)
+    window = billed_hours(traffic.active_hours_per_day + hosting.startup_minutes / 60, offer)
     per_day = floor_arr * 24 + (instances - floor_arr) * min(window, 24.0)
     return instances, per_day * gpi * DAYS_PER_MONTH
 
@@ -204,7 +206,7 @@ def storage_monthly(
     if price is None:
         return None
     prefix_tokens = Decimal(shape.input_tokens) * Decimal(shape.prefix_share)
-    return price * prefix_tokens / Decimal(1_000_000) * distinct_prefixes * _dec(hold_hours)
+    return price * prefix_tokens / Decimal(1_000_000) * distinct_prefixes * as_decimal(hold_hours)
 
 
 # --- monthly cost over arrays of volume (charts, sweeps, break-even) ----------------------------
@@ -344,8 +346,8 @@ def dedicated_option(
     version = offer.version_at(as_of)
     units, unit_gpus = dedicated_units(offer, version, record, replicas)
     n_units = int(units[0])
-    unit_price = version.per_replica_hour or (version.per_gpu_hour or Decimal(0)) * _dec(unit_gpus)
-    hours = max(_dec(n_units * HOURS_PER_MONTH), Decimal(offer.min_billed_hours))
+    unit_price = version.per_replica_hour or (version.per_gpu_hour or Decimal(0)) * as_decimal(unit_gpus)
+    hours = max(as_decimal(n_units * HOURS_PER_MONTH), Decimal(offer.min_billed_hours))
     cost = cents(fx.convert(hours * unit_price, sheet.currency, currency))
     engine_replica_hours = n_units * unit_gpus / record.replica_gpus * HOURS_PER_MONTH
     notes = [capacity.note]
@@ -385,10 +387,12 @@ def self_hosted_option(
     replicas = engine_replicas(traffic, volume, capacity.requests_per_s, hosting.target_utilisation)
     instances, gpu_hours = self_hosted_gpu_hours(offer, record, hosting, traffic, replicas)
     price = offer.version_at(as_of).per_gpu_hour
-    gpu_cost = _dec(float(gpu_hours[0])) * price
-    build_hours = _dec(hosting.model_changes_per_month * hosting.build_minutes_per_change / 60 * record.replica_gpus)
+    gpu_cost = as_decimal(float(gpu_hours[0])) * price
+    build_hours = as_decimal(
+        hosting.model_changes_per_month * hosting.build_minutes_per_change / 60 * record.replica_gpus
+    )
     builds = build_hours * price
-    people = hosting.engineer_monthly_cost * _dec(hosting.engineer_share)
+    people = hosting.engineer_monthly_cost * as_decimal(hosting.engineer_share)
     breakdown = {
         "gpu_hours": cents(fx.convert(gpu_cost, sheet.currency, currency)),
         "engine_builds": cents(fx.convert(builds, sheet.currency, currency)),
