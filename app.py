@@ -10,6 +10,7 @@ page = st.navigation(
         st.Page("app_pages/price_sheets.py", title="Price sheets", icon=":material/sell:"),
         st.Page("app_pages/capacity.py", title="Capacity", icon=":material/memory:"),
         st.Page("app_pages/measurements.py", title="Measurements", icon=":material/speed:"),
+        st.Page("app_pages/prefix_analysis.py", title="Prefix analysis", icon=":material/account_tree:"),
     ],
     position="top",
 )

@@ -1,0 +1,465 @@
+"""Prefix analysis: how much of the prompt repeats (a request log in), and what a real cache keeps of it.
+
+The share ``s`` comes from an unlimited cache; ``s*h`` and ``h`` from the cache chosen in the sidebar
+(capacity per replica, TTL, replicas, routing). The measured values price a scenario beside the
+assumed ones and can be applied to the Compare page. Every scalar input has a short stable key bound
+to the URL, checked on the way in. All numbers come from ``calculator``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any, Literal
+
+import streamlit as st
+from pydantic import ValidationError
+
+from app_pages import _state
+from app_pages._data import catalogs, presets
+from calculator import capacity_charts as cc
+from calculator import prefix_charts as pc
+from calculator.compare import Catalogs, Comparison, compare
+from calculator.datafile import DataFileError, validation_lines
+from calculator.errors import InputError
+from calculator.measurements import RecordCatalog
+from calculator.memory import WEIGHT_BYTES, fit
+from calculator.prefix import FORMATS, CacheConfig, capacity_from_fit
+from calculator.scenario import Scenario, with_measured_reuse
+from calculator.tokens import Tokenizer, load_tokenizer
+
+BIND: Literal["query-params"] = "query-params"
+TRACES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "traces" / "mooncake"
+# Options of URL-bound selects are what they show (the URL stores the shown text), so they read well.
+EXAMPLES = {
+    "example: synthetic trace": "synthetic_trace.jsonl",
+    "example: conversation trace": "conversation_trace.jsonl",
+}
+UPLOAD = "upload a log"
+CAPACITY_MODES = ["tokens", "GPU and model"]
+ROUTING = {"round robin": "round_robin", "random": "random", "prefix-aware": "prefix_aware"}
+COMPARE_PAGE = "as on the Compare page"
+FIELDS = {  # the core names inputs by their command-line flag; the page names its own fields
+    "--format": "Format",
+    "--block-size": "Block size",
+    "--capacity-tokens": "Cache capacity",
+    "--ttl-seconds": "TTL",
+    "--replicas": "Replicas",
+    "--tokenizer": "Tokenizer",
+    "--gpu": "GPU and model",
+}
+NUMBERS = {
+    "p_bs": cc.NumberParam("Block size (tokens, 0: automatic)", int, 0, 1_000_000),
+    "p_cap": cc.NumberParam("Cache capacity per replica (tokens)", int, 0, 1_000_000_000_000),
+    "p_n": cc.NumberParam("GPUs per replica", int, 1, 64),
+    "p_ttl": cc.NumberParam("TTL (s, 0: none)", float, 0, 100_000_000),
+    "p_rep": cc.NumberParam("Replicas", int, 1, 256),
+}
+
+cat: Catalogs = catalogs()
+preset_map: dict[str, Scenario] = presets()
+ss = st.session_state
+today = dt.date.today()
+have_examples = TRACES.is_dir() and all((TRACES / f).is_file() for f in EXAMPLES.values())
+sources = [*EXAMPLES, UPLOAD] if have_examples else [UPLOAD]
+bases = [COMPARE_PAGE, *preset_map]
+choices = {
+    "p_src": sources,
+    "p_fmt": ["auto", *FORMATS],
+    "p_capm": CAPACITY_MODES,
+    "p_model": cat.models.ids,
+    "p_gpu": cat.gpus.ids,
+    "p_prec": list(WEIGHT_BYTES),
+    "p_route": list(ROUTING),
+    "p_base": bases,
+}
+url_problems = cc.check_params({k: st.query_params[k] for k in st.query_params}, NUMBERS, choices)
+
+
+def number(key: str, default: float, step: float, help: str, fmt: str, container: Any = None) -> float:
+    spec = NUMBERS[key]
+    value: float = (container or st).number_input(
+        spec.label,
+        min_value=spec.kind(spec.min),
+        max_value=spec.kind(spec.max),
+        value=spec.kind(default),
+        step=spec.kind(step),
+        format=fmt,
+        key=key,
+        bind=BIND,
+        help=help,
+    )
+    return value
+
+
+def select(label: str, key: str, default: str, help: str) -> str:
+    options = choices[key]
+    chosen: str = st.selectbox(
+        label,
+        options,
+        index=options.index(default) if default in options else 0,
+        key=key,
+        bind=BIND,
+        help=help,
+    )
+    return chosen
+
+
+def field_error(exc: InputError) -> None:
+    st.error(f"**{FIELDS.get(exc.field, exc.field)}**: {exc.message}")
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _tokenizer(path: str, mtime_ns: int) -> Tokenizer:
+    return load_tokenizer(path, field="--tokenizer")
+
+
+# --- inputs (sidebar) -----------------------------------------------------------------------------
+with st.sidebar:
+    source = select(
+        "Request log",
+        "p_src",
+        sources[0],
+        "One of the two Mooncake example traces (Kimi's serving traces, block hashes only), or your own log "
+        "(JSON Lines: one request per line).",
+    )
+    upload = None
+    if source == UPLOAD:
+        upload = st.file_uploader(
+            "Request log (JSON Lines)",
+            type=["jsonl", "json", "gz"],
+            key="p_log",
+            help="OpenAI chat-completions request bodies (or Batch API lines), plain prompts, or a Mooncake "
+            "trace; one JSON object per line, optionally gzip-compressed. Read here, line by line.",
+        )
+    if not have_examples:
+        st.caption(f"The example traces are not on this machine (looked in `{TRACES}`); upload a log instead.")
+    with st.expander("Reading the log", expanded=False):
+        fmt = select(
+            "Format",
+            "p_fmt",
+            "auto",
+            "auto: detected from the first request. openai: chat-completions request bodies; prompt: plain "
+            "prompts (text or token ids); mooncake: a Mooncake trace (block hash ids).",
+        )
+        block_size = int(
+            number(
+                "p_bs",
+                0,
+                16,
+                "Tokens per KV cache block; only whole blocks match. 0: 16 (vLLM's default), or 512 for a "
+                "Mooncake trace, whose hash ids stand for 512 tokens.",
+                "%d",
+            )
+        )
+        tokenizer_path = st.text_input(
+            "Tokenizer (path to a tokenizer.json)",
+            key="p_tok",
+            help="A model's Hugging Face tokenizer.json on this machine, for exact token counts. Empty: the "
+            "built-in approximation (within about 10% on most text). Mooncake traces need none.",
+            placeholder="built-in approximation",
+        ).strip()
+    st.subheader("The cache")
+    capacity_mode = st.segmented_control(
+        "Capacity per replica",
+        CAPACITY_MODES,
+        default="tokens",
+        required=True,
+        key="p_capm",
+        bind=BIND,
+        help="Give the cache size in tokens, or take the KV cache a model leaves free on a GPU.",
+    )
+    if capacity_mode == "GPU and model":
+        model_id = select("Model", "p_model", "llama-3.3-70b", "Whose KV cache fills the memory.")
+        c1, c2 = st.columns(2)
+        with c1:
+            gpu_id = select("GPU", "p_gpu", "h200-sxm", "The GPU type of one replica.")
+        with c2:
+            precision = select("Weights", "p_prec", "fp8", "Precision the weights are stored in.")
+        gpu_count = int(number("p_n", 1, 1, "GPUs in one replica (tensor parallel).", "%d"))
+    else:
+        capacity_tokens = int(
+            number(
+                "p_cap",
+                1_000_000,
+                100_000,
+                "Tokens the prefix cache of one replica holds; least recently used blocks are evicted.",
+                "%d",
+            )
+        )
+    c1, c2 = st.columns(2)
+    with c1:
+        ttl = number("p_ttl", 0.0, 60.0, "Drop a cached block not used for this long (needs timestamps).", "%g")
+    with c2:
+        replicas = int(number("p_rep", 4, 1, "Engine replicas, each with its own cache.", "%d"))
+    routing = select(
+        "Routing",
+        "p_route",
+        "round robin",
+        "How requests are spread over the replicas. Prefix-aware sends a request where its start is cached, "
+        "within a load limit. All three are run and shown side by side.",
+    )
+
+# --- the run ---------------------------------------------------------------------------------------
+st.title("How much of the prompt repeats?")
+st.caption(
+    "The prefix share s of a request log (an unlimited cache), then what a real cache keeps of it: the token "
+    "hit share s\u00d7h and the hit rate h for the cache in the sidebar. The address bar is a link to these inputs."
+)
+for problem in url_problems:
+    st.error(problem)
+
+run_id: tuple[Any, ...]
+if source == UPLOAD:
+    if upload is None:
+        st.info("Upload a request log in the sidebar (.jsonl, .json or .gz), or pick one of the example traces.")
+        st.stop()
+    name, run_id = upload.name, ("upload", upload.file_id, upload.name, upload.size)
+    file = upload
+
+    @contextlib.contextmanager
+    def opener() -> Iterator[tuple[IO[bytes], int]]:
+        file.seek(0)  # the upload stays in memory for the next pass; it is not closed
+        yield file, file.size
+
+else:
+    path = TRACES / EXAMPLES[source]
+    name, run_id = path.name, ("file", str(path), path.stat().st_mtime_ns)
+
+    @contextlib.contextmanager
+    def opener() -> Iterator[tuple[IO[bytes], int]]:
+        with path.open("rb") as handle:
+            yield handle, path.stat().st_size
+
+
+tokenizer: Tokenizer | None = None
+if tokenizer_path:
+    tok = Path(tokenizer_path).expanduser()
+    try:
+        tokenizer = _tokenizer(str(tok), tok.stat().st_mtime_ns if tok.is_file() else 0)
+    except InputError as exc:
+        field_error(exc)
+        st.stop()
+
+capacity_note = ""
+try:
+    if capacity_mode == "GPU and model":
+        model, gpu = cat.models.get(model_id), cat.gpus.get(gpu_id)
+        fitted = fit(model, gpu, precision, gpus=gpu_count)
+        capacity_tokens = capacity_from_fit(fitted.max_cached_tokens, field="--gpu")
+        capacity_note = (
+            f"Capacity: the KV cache {model.id} at {precision.upper()} leaves on {gpu_count}x {gpu.id}, "
+            f"{capacity_tokens:,} tokens per replica (an upper bound: running requests share it)."
+        )
+    config = CacheConfig(
+        capacity_tokens=capacity_tokens, ttl_seconds=ttl or None, replicas=replicas, routing=ROUTING[routing]
+    )
+except InputError as exc:
+    field_error(exc)
+    st.stop()
+except ValidationError as exc:
+    st.error("These cache settings are not allowed:\n\n" + "\n".join(f"- {x}" for x in validation_lines(exc, "cache")))
+    st.stop()
+
+key = (run_id, fmt, block_size, tokenizer_path, config.model_dump_json())
+runs: dict[tuple[Any, ...], pc.Analysis] = ss.setdefault("p_runs", {})
+if key not in runs:
+    with st.status(f"Analysing {name}", expanded=True) as status:
+        bar = st.progress(0.0, text="Reading the log")
+        started = time.monotonic()
+
+        def show(share: float, what: str) -> None:
+            bar.progress(min(share, 1.0), text=what)
+
+        failure: DataFileError | InputError | None = None
+        try:
+            runs[key] = pc.run_analysis(
+                opener,
+                name,
+                config,
+                format=fmt,
+                block_size=block_size or None,
+                tokenizer=tokenizer,
+                progress=show,
+            )
+        except (DataFileError, InputError) as exc:
+            failure = exc
+            status.update(label=f"{name} could not be analysed", state="error", expanded=False)
+        else:
+            took = time.monotonic() - started
+            status.update(label=f"Analysed {name} in {took:.1f} s", state="complete", expanded=False)
+    if isinstance(failure, DataFileError):  # shown outside the collapsed status box
+        st.error(
+            f"{name} could not be used (no request in it could be read):\n\n"
+            + "\n".join(f"- `{x}`" for x in failure.lines)
+        )
+        st.stop()
+    if isinstance(failure, InputError):
+        field_error(failure)
+        st.stop()
+    while len(runs) > 3:  # keep the last few runs of this session, not every one
+        runs.pop(next(iter(runs)))
+analysis = runs[key]
+report = analysis.report
+scen = report.scenario
+
+# --- answers first ----------------------------------------------------------------------------------
+with st.container(horizontal=True):
+    st.metric(
+        "Prefix share s",
+        f"{report.prefix_share:.1%}",
+        help="Share of all input tokens that repeat the start of an earlier prompt: what an unlimited cache "
+        "on one replica serves.",
+        border=True,
+    )
+    st.metric(
+        "Token hit share s\u00d7h",
+        f"{scen.token_hit_share:.1%}",
+        help=f"Share of all input tokens your cache serves ({scen.config.describe()}).",
+        border=True,
+    )
+    st.metric(
+        "Hit rate h",
+        "-" if scen.hit_rate is None else f"{scen.hit_rate:.1%}",
+        help="Share of the repeated start that is still cached when it is needed: s\u00d7h / s.",
+        border=True,
+    )
+    st.metric("Requests", f"{report.requests:,}", help=f"{report.input_tokens:,} input tokens in all.", border=True)
+
+if scen.hit_rate is None:
+    st.info("Nothing in this log repeats the start of an earlier prompt, so a prefix cache saves nothing here.")
+else:
+    st.success(
+        f"Of every 100 input tokens, **{report.prefix_share * 100:.0f}** repeat the start of an earlier prompt; "
+        f"your cache ({scen.config.describe()}) serves **{scen.token_hit_share * 100:.0f}** of them, "
+        f"a hit rate of **{scen.hit_rate:.0%}**."
+    )
+tok_text = (
+    "block hashes from the trace (nothing tokenized)"
+    if report.tokenizer is None
+    else f"tokens by {report.tokenizer}" + ("" if report.tokenizer_exact else " (approximate)")
+)
+out_text = "" if report.mean_output_tokens is None else f", {report.mean_output_tokens:,.0f} output"
+st.caption(
+    f"{report.source}: {report.format} format, {report.requests:,} requests, {report.mean_input_tokens:,.0f} input "
+    f"tokens per request{out_text}; blocks of {report.block_size:,} tokens; {tok_text}. {capacity_note}"
+)
+if report.malformed.count:
+    more = report.malformed.count - len(report.malformed.lines)
+    st.warning(
+        f"{report.malformed.count:,} malformed line(s) were skipped (the rest of the log was used):\n\n"
+        + "\n".join(f"- `{line}`" for line in report.malformed.lines)
+        + (f"\n- ... and {more:,} more" if more > 0 else "")
+    )
+
+# --- why ----------------------------------------------------------------------------------------------
+left, right = st.columns(2)
+with left:
+    curve = pc.curve_frame(report)
+    st.altair_chart(pc.curve_chart(curve, report.prefix_share), width="stretch")
+    st.caption(
+        "The same TTL, replicas and routing at every size. A cache larger than the last point holds everything "
+        "this log reuses."
+    )
+with right:
+    if config.replicas > 1:
+        st.altair_chart(pc.replica_chart(pc.replica_frame(analysis)), width="stretch")
+        st.dataframe(pc.policy_frame(analysis), hide_index=True, width="stretch")
+    else:
+        st.info("With one replica routing does not matter; set 2 or more replicas to compare routing policies.")
+st.altair_chart(pc.histogram_chart(pc.histogram_frame(report), report.block_size), width="stretch")
+
+# --- what it does to the bill -------------------------------------------------------------------------
+st.subheader("What the measured reuse does to the bill")
+
+
+def compare_page_state() -> tuple[Scenario, Catalogs, dict[str, Any]]:
+    """The scenario the Compare page shows now (its inputs live in the session), as it prices it."""
+    preset = ss.get("preset") if ss.get("preset") in preset_map else "coding-agent"
+    preset = preset if preset in preset_map else next(iter(preset_map))
+    allowed = _state.choices(cat, list(preset_map))
+    defaults = _state.scenario_to_state(preset_map[preset], cat)
+    for k in ("sl", "ded", "vm", "rec"):
+        if defaults[k] not in allowed[k]:
+            defaults[k] = allowed[k][0]
+    values = {k: ss.get(k, defaults.get(k)) for k in (*defaults, "own", "own_rps", "own_gpus")}
+    values["asof"] = values["asof"] or preset_map[preset].as_of or today
+    values["own"], values["auto"] = bool(values["own"]), bool(values["auto"])
+    values["own_rps"] = values["own_rps"] or 2.0
+    values["own_gpus"] = values["own_gpus"] or 1
+    scenario = _state.state_to_scenario(ss.get("uploaded") or preset_map[preset], values, today)
+    work = cat
+    if values["own"]:
+        record = _state.own_record(cat, scenario, float(values["own_rps"]), int(values["own_gpus"]))
+        work = Catalogs(cat.prices, cat.gpus, RecordCatalog(records=(*cat.records.records, record)), cat.models)
+    return scenario, work, {"preset": preset, **values}
+
+
+def as_param(value: object) -> str | None:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return None if value is None or isinstance(value, list) else str(value)
+
+
+if not preset_map:
+    st.info("No scenario presets could be read (scenarios/), so there is nothing to price.")
+    st.stop()
+base_name = select(
+    "Price this scenario",
+    "p_base",
+    COMPARE_PAGE,
+    "The Compare page's current inputs, or a preset; priced with its assumed prefix share and hit rate, then "
+    "with the measured ones.",
+)
+try:
+    if base_name == COMPARE_PAGE:
+        base, work_cat, params = compare_page_state()
+    else:
+        base, work_cat = preset_map[base_name], cat
+        params = {"preset": base_name, **_state.scenario_to_state(base, cat)}
+    measured_values = report.scenario_values()
+    measured = with_measured_reuse(base, measured_values["prefix_share"], measured_values["hit_rate"])
+    before: Comparison = compare(base, work_cat)
+    after: Comparison = compare(measured, work_cat)
+except InputError as exc:
+    st.error(f"**{exc.field}**: {exc.message}")
+    st.stop()
+except ValidationError as exc:
+    st.error("The Compare page's inputs are not allowed:\n\n" + "\n".join(validation_lines(exc, "input")))
+    st.stop()
+
+w = base.workload
+st.dataframe(pc.cost_frame(before, after, base.currency), hide_index=True, width="stretch")
+st.caption(
+    f"Monthly cost of '{base.name}' at {base.traffic.turns_per_month:,} turns a month of {w.input_tokens:,} input "
+    f"tokens. Assumed: prefix share "
+    f"{float(w.prefix_share):.1%}, hit rate {float(w.hit_rate):.1%}. Measured: prefix share "
+    f"{measured_values['prefix_share']:.1%}, hit rate {measured_values['hit_rate']:.1%}."
+)
+params.update(pfx=measured_values["prefix_share"], hit=measured_values["hit_rate"])
+if st.button(
+    "Apply to the Compare page",
+    key="p_apply",
+    type="primary",
+    icon=":material/arrow_forward:",
+    help="Open the Compare page with this scenario and the measured prefix share and hit rate.",
+):
+    if base_name != COMPARE_PAGE:  # a preset replaces a scenario file opened on the Compare page
+        ss.pop("uploaded", None)
+        ss.pop("upload_error", None)
+        params.update(own=False, asof=params["asof"] or today)
+    if not params.get("own"):
+        params.pop("own_rps", None)
+        params.pop("own_gpus", None)
+    # The Compare page's inputs outlive a page switch in the session, and a URL value equal to a widget's
+    # default does not override them: set them here too, and in the link so that it carries them.
+    for k, v in params.items():
+        if v is not None and not isinstance(v, list):
+            ss[k] = v
+    query = {k: v for k, v in ((k, as_param(v)) for k, v in params.items()) if v is not None}
+    st.switch_page("app_pages/compare.py", query_params=query)

@@ -1,0 +1,301 @@
+"""The Prefix analysis page through AppTest, and its tables and charts in calculator.prefix_charts."""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from calculator import prefix_charts as pc
+from calculator.compare import compare
+from calculator.datafile import DataFileError
+from calculator.prefix import CacheConfig, analyse_log
+from calculator.scenario import load_preset, with_measured_reuse
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+MOONCAKE = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "traces" / "mooncake"
+SYNTHETIC = MOONCAKE / "synthetic_trace.jsonl"
+needs_traces = pytest.mark.skipif(not SYNTHETIC.exists(), reason=f"no Mooncake traces at {MOONCAKE}")
+SYSTEM = "You are a careful assistant for a tax office. Answer in short sentences and cite the rule. " * 12
+
+
+@pytest.fixture(autouse=True)
+def _clear_caches() -> Iterator[None]:
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield
+
+
+def _page(**params: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    for key, value in params.items():
+        at.query_params[key] = value
+    at.run()
+    at.switch_page("app_pages/prefix_analysis.py").run()
+    assert not at.exception
+    return at
+
+
+def _metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def _text(elements: object) -> str:
+    return " ".join(e.value for e in elements)  # type: ignore[attr-defined]
+
+
+def _percent(value: str) -> float:
+    return float(value.rstrip("%")) / 100
+
+
+def _chat_log(n: int = 12, bad: dict[int, str] | None = None) -> bytes:
+    """OpenAI chat request bodies sharing a long system prompt; ``bad`` replaces lines (1-based)."""
+    lines = [
+        json.dumps(
+            {
+                "model": "m",
+                "messages": [
+                    {"role": "system", "content": SYSTEM},
+                    {"role": "user", "content": f"Question {i}: may I deduct item {i * 7} of my expenses?"},
+                ],
+            }
+        )
+        for i in range(n)
+    ]
+    for number, text in (bad or {}).items():
+        lines[number - 1] = text
+    return ("\n".join(lines) + "\n").encode()
+
+
+@contextlib.contextmanager
+def _opened(raw: bytes) -> Iterator[tuple[IO[bytes], int]]:
+    yield io.BytesIO(raw), len(raw)
+
+
+def _upload(at: AppTest, name: str, data: bytes) -> AppTest:
+    at.selectbox(key="p_src").set_value("upload a log").run()
+    at.file_uploader(key="p_log").set_value((name, data, "application/jsonl")).run()
+    assert not at.exception
+    return at
+
+
+# --- the page -------------------------------------------------------------------------------------
+
+
+@needs_traces
+def test_synthetic_trace_shows_the_share_hit_rate_and_why() -> None:
+    at = _page()
+    assert not at.error, [e.value for e in at.error]
+    metrics = _metrics(at)
+    assert abs(_percent(metrics["Prefix share s"]) - 0.65) <= 0.04
+    assert metrics["Requests"] == "3,993"
+    expected = analyse_log(SYNTHETIC, scenario=CacheConfig(capacity_tokens=1_000_000, replicas=4))
+    assert metrics["Token hit share s\u00d7h"] == f"{expected.scenario.token_hit_share:.1%}"
+    assert metrics["Hit rate h"] == f"{expected.hit_rate:.1%}"
+    assert len(at.get("vega_lite_chart")) == 3  # curve, per replica, matched lengths
+    policies = at.dataframe[0].value
+    assert list(policies["Routing"]) == ["Round robin (chosen)", "Random", "Prefix-aware"]
+    assert at.status[0].label.startswith("Analysed synthetic_trace.jsonl") and at.status[0].state == "complete"
+
+
+@needs_traces
+def test_routing_and_replicas_come_from_the_url() -> None:
+    at = _page(p_rep="2", p_route="prefix-aware", p_cap="4000000")
+    assert not at.error, [e.value for e in at.error]
+    expected = analyse_log(
+        SYNTHETIC, scenario=CacheConfig(capacity_tokens=4_000_000, replicas=2, routing="prefix_aware")
+    )
+    assert _metrics(at)["Hit rate h"] == f"{expected.hit_rate:.1%}"
+    assert "Prefix-aware (chosen)" in set(at.dataframe[0].value["Routing"])
+
+
+def test_malformed_upload_reports_the_bad_line_numbers() -> None:
+    at = _page()
+    bad = {3: '{"model": "m", "messages": [', 5: '["not", "an", "object"]', 8: '{"model": "m"}'}
+    _upload(at, "chats.jsonl", _chat_log(12, bad))
+    assert not at.error, [e.value for e in at.error]
+    warning = _text(at.warning)
+    assert "3 malformed line(s)" in warning
+    assert "chats.jsonl:3: not valid JSON" in warning
+    assert "chats.jsonl:5: expected a JSON object" in warning
+    assert "chats.jsonl:8: 'messages' is missing" in warning
+    assert _metrics(at)["Requests"] == "9"
+
+
+def test_an_upload_with_no_usable_line_is_an_error_naming_the_lines() -> None:
+    at = _page()
+    _upload(at, "broken.jsonl", b'{"prompt": \n\nnot json\n')
+    errors = _text(at.error)
+    assert "broken.jsonl:1: not valid JSON" in errors and "broken.jsonl:3: not valid JSON" in errors
+    assert not at.metric
+
+
+def test_a_corrupt_gzip_upload_is_an_error() -> None:
+    at = _page()
+    _upload(at, "cut.jsonl.gz", gzip.compress(_chat_log(50))[:-60])
+    errors = _text(at.error)
+    assert "cut.jsonl.gz: cannot read the file" in errors
+    assert at.status[0].state == "error"
+
+
+def test_a_gzip_upload_is_read_and_measured() -> None:
+    at = _page()
+    raw = _chat_log(20)
+    _upload(at, "chats.jsonl.gz", gzip.compress(raw))
+    assert not at.error, [e.value for e in at.error]
+    expected = analyse_log(io.BytesIO(raw), scenario=CacheConfig(capacity_tokens=1_000_000, replicas=4))
+    assert expected.prefix_share > 0.5
+    assert _metrics(at)["Prefix share s"] == f"{expected.prefix_share:.1%}"
+    assert "openai format" in _text(at.caption) and "(approximate)" in _text(at.caption)
+
+
+def test_a_ttl_without_timestamps_names_the_ttl() -> None:
+    at = _page(p_ttl="60")
+    _upload(at, "chats.jsonl", _chat_log(4))
+    errors = _text(at.error)
+    assert "**TTL**" in errors and "timestamps" in errors
+
+
+def test_a_missing_tokenizer_file_names_the_field(tmp_path: Path) -> None:
+    at = _page()
+    at.text_input(key="p_tok").set_value(str(tmp_path / "tokenizer.json")).run()
+    assert not at.exception
+    errors = _text(at.error)
+    assert "**Tokenizer**" in errors and "no such file" in errors
+
+
+def test_bad_url_parameters_are_named() -> None:
+    at = _page(p_rep="0", p_route="fastest", p_cap="lots")
+    errors = _text(at.error)
+    assert "`p_rep`" in errors and "outside 1 to 256" in errors
+    assert "`p_route`" in errors and "'fastest'" in errors
+    assert "`p_cap`" in errors and "not a number" in errors
+
+
+@needs_traces
+def test_capacity_from_a_gpu_and_model() -> None:
+    from calculator.compare import load_catalogs
+    from calculator.memory import fit
+
+    cat = load_catalogs()
+    tokens = fit(cat.models.get("llama-3.3-70b"), cat.gpus.get("h200-sxm"), "fp8").max_cached_tokens
+    at = _page(p_capm="GPU and model", p_model="llama-3.3-70b", p_gpu="h200-sxm", p_prec="fp8")
+    assert not at.error, [e.value for e in at.error]
+    assert f"{tokens:,} tokens per replica" in _text(at.caption)
+    at.selectbox(key="p_gpu").set_value("h100-sxm").run()  # 70B at FP8 leaves no KV cache on one H100
+    assert not at.exception
+    errors = _text(at.error)
+    assert "**GPU and model**" in errors and "no memory for a KV cache" in errors
+
+
+@needs_traces
+def test_cost_table_shows_assumed_and_measured_cost() -> None:
+    at = _page(p_base="coding-agent")
+    assert not at.error, [e.value for e in at.error]
+    table = at.dataframe[1].value
+    assert list(table.columns) == ["Option", "Offer", "Assumed", "Measured", "Change"]
+    preset = load_preset("coding-agent")
+    values = analyse_log(SYNTHETIC, scenario=CacheConfig(capacity_tokens=1_000_000, replicas=4)).scenario_values()
+    from calculator.compare import load_catalogs
+
+    cat = load_catalogs()
+    before = compare(preset, cat)
+    after = compare(with_measured_reuse(preset, values["prefix_share"], values["hit_rate"]), cat)
+    assert len(table) == len(before.options)
+    serverless = table[table["Option"] == "Serverless API"].iloc[0]
+    assert serverless["Assumed"] == f"${before.option('serverless').monthly:,.2f}"  # type: ignore[union-attr]
+    assert serverless["Measured"] == f"${after.option('serverless').monthly:,.2f}"  # type: ignore[union-attr]
+    assert serverless["Assumed"] != serverless["Measured"]
+
+
+@needs_traces
+def test_apply_lands_on_compare_with_the_measured_values() -> None:
+    at = _page(p_base="coding-agent")
+    measured = at.dataframe[1].value
+    at.button(key="p_apply").click().run()
+    assert not at.exception
+    assert not at.error, [e.value for e in at.error]
+    assert at.selectbox(key="preset").value == "coding-agent"
+    values = analyse_log(SYNTHETIC, scenario=CacheConfig(capacity_tokens=1_000_000, replicas=4)).scenario_values()
+    assert at.number_input(key="pfx").value == pytest.approx(values["prefix_share"])
+    assert at.number_input(key="hit").value == pytest.approx(values["hit_rate"])
+    assert at.session_state["pfx"] == pytest.approx(values["prefix_share"])
+    serverless = next(m.value for m in at.metric if m.label.startswith("Serverless API"))
+    assert serverless == measured[measured["Option"] == "Serverless API"].iloc[0]["Measured"]
+
+
+@needs_traces
+def test_apply_uses_the_compare_pages_own_inputs_and_replaces_stale_ones() -> None:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["preset"] = "coding-agent"
+    at.run()
+    at.number_input(key="in").set_value(12345).run()
+    at.switch_page("app_pages/prefix_analysis.py").run()
+    assert "'Coding agent" in _text(at.caption)  # the Compare page's scenario, with its 12,345 input tokens
+    at.button(key="p_apply").click().run()
+    assert not at.exception
+    assert at.number_input(key="in").value == 12345
+    assert at.number_input(key="pfx").value == pytest.approx(0.65, abs=0.001)
+
+    other = next(p for p in at.selectbox(key="preset").options if p != "coding-agent")
+    at.selectbox(key="preset").set_value(other).run()
+    at.switch_page("app_pages/prefix_analysis.py").run()
+    at.selectbox(key="p_base").set_value("coding-agent").run()
+    at.button(key="p_apply").click().run()
+    assert not at.exception
+    assert at.selectbox(key="preset").value == "coding-agent"  # the stale preset and its inputs are replaced
+    assert at.number_input(key="in").value == load_preset("coding-agent").workload.input_tokens
+    assert at.number_input(key="hit").value == pytest.approx(0.179, abs=0.001)
+
+
+# --- prefix_charts --------------------------------------------------------------------------------
+
+
+def test_stream_lines_reads_plain_and_gzip_and_reports_progress() -> None:
+    raw = b"".join(b'{"prompt": "line %d"}\n' % i for i in range(1200))
+    for data in (raw, gzip.compress(raw)):
+        seen: list[float] = []
+        lines = list(pc.stream_lines(io.BytesIO(data), len(data), "log", seen.append, every=100))
+        assert b"".join(lines) == raw
+        assert seen[-1] == 1.0 and seen == sorted(seen) and len(seen) > 5
+
+
+def test_stream_lines_names_a_corrupt_gzip_file() -> None:
+    data = gzip.compress(b'{"prompt": "x"}\n' * 1000)[:-40]
+    with pytest.raises(DataFileError) as exc:
+        list(pc.stream_lines(io.BytesIO(data), len(data), "cut.jsonl.gz"))
+    assert exc.value.lines[0].startswith("cut.jsonl.gz: cannot read the file")
+
+
+def test_curve_capacities_include_the_chosen_one() -> None:
+    caps = pc.curve_capacities(1_234_567)
+    assert caps[0] == 10_000 and caps[-1] == 1_000_000_000 and 1_234_567 in caps
+    assert caps == sorted(set(caps))
+
+
+def test_frames_and_charts_build() -> None:
+    raw = _chat_log(30)
+    config = CacheConfig(capacity_tokens=2_000, replicas=3)
+    analysis = pc.run_analysis(lambda: _opened(raw), "chats.jsonl", config)
+    assert set(analysis.policies) == set(pc.ROUTINGS)
+    curve = pc.curve_frame(analysis.report)
+    assert curve["chosen"].sum() == 1 and curve["capacity"].is_monotonic_increasing
+    assert curve["token_hit_share"].iloc[-1] == curve["token_hit_share"].max()
+    replicas = pc.replica_frame(analysis)
+    assert len(replicas) == 9 and set(replicas["replica"]) == {1, 2, 3}
+    hist = pc.histogram_frame(analysis.report)
+    assert hist.groupby("cache")["requests"].sum().to_dict() == {"Unlimited cache": 30, "Your cache": 30}
+    for chart in (
+        pc.curve_chart(curve, analysis.report.prefix_share),
+        pc.replica_chart(replicas),
+        pc.histogram_chart(hist, analysis.report.block_size),
+    ):
+        assert chart.to_dict()
