@@ -290,6 +290,12 @@ def _offer_json(sheet: PriceSheet, offer: Any, as_of: dt.date, history: bool) ->
 
 
 def cmd_sheets(args: argparse.Namespace) -> int:
+    if args.action == "import-genai-prices":
+        from .extras_cli import run_genai_import
+
+        return run_genai_import(args)
+    if args.write or args.model:
+        raise UsageError("sheets: --write and --model go with the action import-genai-prices")
     catalog = load_price_sheets(args.sheets)
     as_of = args.as_of or dt.date.today()
     if args.provider:
@@ -737,6 +743,11 @@ def build_parser() -> argparse.ArgumentParser:
     turn.set_defaults(func=cmd_turn)
 
     sheets = sub.add_parser("sheets", parents=[common], help="list offers and their prices")
+    sheets.add_argument(
+        "action", nargs="?", choices=["import-genai-prices"], help="propose prices from the genai-prices package"
+    )
+    sheets.add_argument("--write", action="store_true", help="with import-genai-prices: append the proposals")
+    sheets.add_argument("--model", action="append", help="with import-genai-prices --write: only these models")
     sheets.add_argument("--kind", choices=["serverless", "dedicated", "gpu_vm"])
     sheets.add_argument("--provider")
     sheets.add_argument("--as-of", type=_date, help="show prices in force on this date (default today)")
@@ -782,6 +793,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_prefix_parser(sub, common)
     add_bench_parser(sub, common)
     add_plan_parsers(sub, common)
+
+    from .extras_cli import add_ttl_parser
+
+    add_ttl_parser(sub, common)
 
     schemas = sub.add_parser("schemas", help="rewrite the JSON Schemas of the data folders (for editors)")
     schemas.set_defaults(func=cmd_schemas)
