@@ -13,7 +13,15 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-__all__ = ["DataFileError", "load_model", "load_model_text", "parse_yaml", "validation_lines"]
+__all__ = [
+    "DataFileError",
+    "item_id_lines",
+    "key_line",
+    "load_model",
+    "load_model_text",
+    "parse_yaml",
+    "validation_lines",
+]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -149,3 +157,37 @@ def load_model_text(text: str, name: str, model: type[M], context: dict[str, Any
         return model.model_validate(data, context=context)
     except ValidationError as exc:
         raise DataFileError(validation_lines(exc, name, text, data)) from exc
+
+
+def _compose(path: Path) -> yaml.Node | None:
+    try:
+        return yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None
+
+
+def key_line(path: Path, key: str) -> int:
+    """1-based line of a top-level key's value (1 when it cannot be found), for cross-file errors."""
+    root = _compose(path)
+    if isinstance(root, yaml.MappingNode):
+        for k, v in root.value:
+            if getattr(k, "value", None) == key:
+                return int(v.start_mark.line) + 1
+    return 1
+
+
+def item_id_lines(path: Path, list_key: str) -> dict[int, int]:
+    """1-based line of each ``list_key[i].id`` value in the file, by index (duplicate-id errors)."""
+    root = _compose(path)
+    lines: dict[int, int] = {}
+    if not isinstance(root, yaml.MappingNode):
+        return lines
+    items = next((v for k, v in root.value if getattr(k, "value", None) == list_key), None)
+    if not isinstance(items, yaml.SequenceNode):
+        return lines
+    for index, item in enumerate(items.value):
+        line = item.start_mark.line + 1
+        if isinstance(item, yaml.MappingNode):
+            line = next((v.start_mark.line + 1 for k, v in item.value if getattr(k, "value", None) == "id"), line)
+        lines[index] = int(line)
+    return lines

@@ -15,10 +15,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from .datafile import DataFileError, load_model
+from .datafile import DataFileError, item_id_lines, key_line, load_model
 from .errors import InputError
 from .prices import Source
 
@@ -243,7 +242,7 @@ def load_gpu_file(path: Path) -> GpuFile:
     """Load and validate one family file; every failure is a DataFileError naming file and line."""
     spec_file = load_model(path, GpuFile)
     if spec_file.family != path.stem:
-        line = _key_line(path, "family")
+        line = key_line(path, "family")
         raise DataFileError([f"{path}:{line}: family: {spec_file.family!r} must match the file name {path.stem!r}"])
     return spec_file
 
@@ -267,7 +266,7 @@ def load_gpu_specs(directory: Path | None = None) -> GpuCatalog:
         except DataFileError as exc:
             problems.extend(exc.lines)
             continue
-        id_lines = _id_lines(path)
+        id_lines = item_id_lines(path, "gpus")
         for index, gpu in enumerate(spec_file.gpus):
             where = f"{path}:{id_lines.get(index, 1)}"
             if gpu.id in first_seen:
@@ -281,37 +280,3 @@ def load_gpu_specs(directory: Path | None = None) -> GpuCatalog:
     if problems:
         raise DataFileError(problems)
     return GpuCatalog(gpus=tuple(gpus))
-
-
-def _compose(path: Path) -> yaml.Node | None:
-    try:
-        return yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return None
-
-
-def _key_line(path: Path, key: str) -> int:
-    """1-based line of a top-level key's value (1 when it cannot be found)."""
-    root = _compose(path)
-    if isinstance(root, yaml.MappingNode):
-        for k, v in root.value:
-            if getattr(k, "value", None) == key:
-                return int(v.start_mark.line) + 1
-    return 1
-
-
-def _id_lines(path: Path) -> dict[int, int]:
-    """1-based line of each ``gpus[i].id`` value in the file, by index."""
-    root = _compose(path)
-    lines: dict[int, int] = {}
-    if not isinstance(root, yaml.MappingNode):
-        return lines
-    gpus = next((v for k, v in root.value if getattr(k, "value", None) == "gpus"), None)
-    if not isinstance(gpus, yaml.SequenceNode):
-        return lines
-    for index, item in enumerate(gpus.value):
-        line = item.start_mark.line + 1
-        if isinstance(item, yaml.MappingNode):
-            line = next((v.start_mark.line + 1 for k, v in item.value if getattr(k, "value", None) == "id"), line)
-        lines[index] = int(line)
-    return lines

@@ -20,10 +20,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from .datafile import DataFileError, load_model, validation_lines
+from .datafile import DataFileError, item_id_lines, key_line, load_model, validation_lines
 from .errors import InputError
 from .prices import Source, canonical_model
 
@@ -338,7 +337,7 @@ def load_model_file(path: Path) -> ModelFile:
     """Load and validate one family file; every failure is a DataFileError naming file and line."""
     model_file = load_model(path, ModelFile)
     if model_file.family != path.stem:
-        line = _key_line(path, "family")
+        line = key_line(path, "family")
         raise DataFileError([f"{path}:{line}: family: {model_file.family!r} must match the file name {path.stem!r}"])
     return model_file
 
@@ -362,7 +361,7 @@ def load_model_specs(directory: Path | None = None) -> ModelCatalog:
         except DataFileError as exc:
             problems.extend(exc.lines)
             continue
-        id_lines = _id_lines(path)
+        id_lines = item_id_lines(path, "models")
         for index, model in enumerate(model_file.models):
             where = f"{path}:{id_lines.get(index, 1)}"
             label = f"models.{index}[{model.id}]"
@@ -385,40 +384,6 @@ def load_model_specs(directory: Path | None = None) -> ModelCatalog:
     if problems:
         raise DataFileError(problems)
     return ModelCatalog(models=tuple(models))
-
-
-def _compose(path: Path) -> yaml.Node | None:
-    try:
-        return yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return None
-
-
-def _key_line(path: Path, key: str) -> int:
-    """1-based line of a top-level key's value (1 when it cannot be found)."""
-    root = _compose(path)
-    if isinstance(root, yaml.MappingNode):
-        for k, v in root.value:
-            if getattr(k, "value", None) == key:
-                return int(v.start_mark.line) + 1
-    return 1
-
-
-def _id_lines(path: Path) -> dict[int, int]:
-    """1-based line of each ``models[i].id`` value in the file, by index."""
-    root = _compose(path)
-    lines: dict[int, int] = {}
-    if not isinstance(root, yaml.MappingNode):
-        return lines
-    items = next((v for k, v in root.value if getattr(k, "value", None) == "models"), None)
-    if not isinstance(items, yaml.SequenceNode):
-        return lines
-    for index, item in enumerate(items.value):
-        line = item.start_mark.line + 1
-        if isinstance(item, yaml.MappingNode):
-            line = next((v.start_mark.line + 1 for k, v in item.value if getattr(k, "value", None) == "id"), line)
-        lines[index] = int(line)
-    return lines
 
 
 # --- import from a Hugging Face config.json -----------------------------------------------------
