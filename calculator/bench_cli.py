@@ -9,13 +9,13 @@ the variable ``--api-key-env`` names) and is never printed or written.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import sys
 from pathlib import Path
 from typing import Any
 
+from . import console, flags
 from .bench import BenchConfig, LevelResult, levels_from, public_url, read_prompt_log, run_benchmark, write_records
 from .errors import InputError
 
@@ -46,46 +46,6 @@ def _float_list(text: str) -> list[float]:
     return values
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text} must be 1 or more")
-    return value
-
-
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text} is negative; give 0 or more")
-    return value
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not (value > 0 and value < float("inf")):
-        raise argparse.ArgumentTypeError(f"{text} must be more than 0 seconds")
-    return value
-
-
-def _share(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number; give a share between 0 and 1") from None
-    if not (0 <= value <= 1):
-        raise argparse.ArgumentTypeError(f"{text} is outside 0..1; give a share (0.1 = 10%)")
-    return value
-
-
 def _env_name(text: str) -> str:
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", text):
         raise argparse.ArgumentTypeError(f"{text!r} is not an environment variable name (give its name, not a key)")
@@ -112,17 +72,23 @@ def add_bench_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.Argu
         default=[],
         help="Poisson arrivals (req/s): one rate, or one per --concurrency level (which then caps requests in flight)",
     )
-    p.add_argument("--requests-per-level", type=_positive_int, help="measured requests per level (default 4x, >= 32)")
-    p.add_argument("--warmup", type=_non_negative_int, default=4, help="requests sent first and not counted (4)")
+    p.add_argument(
+        "--requests-per-level", type=flags.at_least_one, help="measured requests per level (default 4x, >= 32)"
+    )
+    p.add_argument("--warmup", type=flags.count, default=4, help="requests sent first and not counted (4)")
     p.add_argument("--seed", type=int, default=0, help="fixes prompt order, arrivals and the request seed (0)")
-    p.add_argument("--max-tokens", type=_positive_int, help="max_tokens for every request (default: the log's)")
-    p.add_argument("--timeout", type=_seconds, default=300.0, help="per-request limit in seconds (300)")
-    p.add_argument("--workers", type=_positive_int, default=1, help="client processes to spread the streams over (1)")
-    p.add_argument("--max-error-rate", type=_share, default=0.1, help="above it a level is marked unreliable (0.1)")
+    p.add_argument("--max-tokens", type=flags.at_least_one, help="max_tokens for every request (default: the log's)")
+    p.add_argument("--timeout", type=flags.seconds, default=300.0, help="per-request limit in seconds (300)")
+    p.add_argument(
+        "--workers", type=flags.at_least_one, default=1, help="client processes to spread the streams over (1)"
+    )
+    p.add_argument(
+        "--max-error-rate", type=flags.float_share, default=0.1, help="above it a level is marked unreliable (0.1)"
+    )
     p.add_argument("--api-key-env", type=_env_name, default="OPENAI_API_KEY", help="variable holding the API key")
     p.add_argument("--out", type=Path, required=True, help="measurement YAML file to write (atomically)")
     p.add_argument("--gpu", help="GPU id the server runs on (see: gpus); not guessed")
-    p.add_argument("--gpu-count", type=_positive_int, help="GPUs in one replica of the server")
+    p.add_argument("--gpu-count", type=flags.at_least_one, help="GPUs in one replica of the server")
     p.add_argument("--precision", choices=PRECISIONS, help="weight precision the server runs")
     p.add_argument("--engine", default="unknown", help="vllm, sglang, tensorrt-llm, a provider ... (unknown)")
     p.add_argument("--engine-version")
@@ -223,16 +189,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         interrupted = True
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "out": str(out) if written[0] else None,
-                    "records_written": written[0],
-                    "interrupted": interrupted,
-                    "levels": [_level_json(r) for r in done],
-                },
-                indent=2,
-            )
+        console.emit(
+            {
+                "out": str(out) if written[0] else None,
+                "records_written": written[0],
+                "interrupted": interrupted,
+                "levels": [_level_json(r) for r in done],
+            }
         )
     else:
         for result in done:

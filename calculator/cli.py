@@ -21,6 +21,7 @@ from typing import Any, NoReturn
 
 from pydantic import BaseModel, ValidationError
 
+from . import console, flags
 from .compare import OPTION_LABELS, Catalogs, Comparison, break_even_by_prefix_share, compare
 from .datafile import DataFileError, validation_lines
 from .deploy import cents
@@ -46,8 +47,8 @@ from .scenario import (
     dump_scenario,
     list_presets,
     load_preset,
-    load_scenario,
 )
+from .scenario_args import scenario_from_args
 from .turn import TurnCost, TurnShape, compare_turn
 
 __all__ = ["main"]
@@ -62,68 +63,17 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
-# --- argument types: each names what is allowed ------------------------------------------------
-
-
-def _share(text: str) -> Decimal:
-    try:
-        value = Decimal(text)
-    except ArithmeticError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number; give a share between 0 and 1") from None
-    if not (0 <= value <= 1):
-        raise argparse.ArgumentTypeError(f"{text} is outside 0..1; give a share between 0 and 1 (0.9 = 90%)")
-    return value
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text.replace("_", "").replace(",", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number; give 0 or more") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text} is negative; give 0 or more")
-    return value
-
-
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{text} must be greater than 0")
-    return value
-
-
-def _date(text: str) -> dt.date:
-    try:
-        return dt.date.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a date; use YYYY-MM-DD, for example 2026-10-30") from None
-
-
-def _offer_ref(text: str) -> tuple[str, str]:
-    provider, sep, offer = text.partition(":")
-    if not sep or not provider or not offer:
-        raise argparse.ArgumentTypeError(f"{text!r} should be PROVIDER:OFFER, for example lambda:h100-sxm-8x")
-    return provider, offer
-
-
 # --- JSON helpers --------------------------------------------------------------------------------
-
-
-def _num(value: Decimal | float | None) -> float | None:
-    return None if value is None else float(value)
 
 
 def _prices_json(prices: TokenPrices) -> dict[str, Any]:
     return {
-        "input": _num(prices.input),
-        "cached_input": _num(prices.cached_input),
-        "cache_write": _num(prices.write_price()) if prices.cache_write else None,
+        "input": console.num(prices.input),
+        "cached_input": console.num(prices.cached_input),
+        "cache_write": console.num(prices.write_price()) if prices.cache_write else None,
         "cache_write_by_ttl": {k: float(v) for k, v in (prices.cache_write or {}).items()},
-        "output": _num(prices.output),
-        "cache_storage_per_hour": _num(prices.cache_storage_per_hour),
+        "output": console.num(prices.output),
+        "cache_storage_per_hour": console.num(prices.cache_storage_per_hour),
     }
 
 
@@ -132,26 +82,12 @@ def _serverless_version_json(version: ServerlessPriceVersion) -> dict[str, Any]:
         "effective": version.effective.isoformat(),
         "prices": _prices_json(version.prices),
         "long_context": [{"above_tokens": t.above_tokens, **_prices_json(t)} for t in version.long_context],
-        "batch_discount": _num(version.batch_discount),
+        "batch_discount": console.num(version.batch_discount),
         "source": version.source.url or version.source.document,
         "read": version.source.read.isoformat(),
         "note": version.note,
     }
     return data
-
-
-def _emit(data: Any) -> None:
-    json.dump(data, sys.stdout, indent=2, default=str)
-    sys.stdout.write("\n")
-
-
-def _table(rows: list[list[str]], headers: list[str]) -> str:
-    widths = [max(len(str(x)) for x in col) for col in zip(headers, *rows, strict=False)]
-
-    def line(cells: list[str]) -> str:
-        return "  ".join(str(c).ljust(w) for c, w in zip(cells, widths, strict=False)).rstrip()
-
-    return "\n".join([line(headers), line(["-" * w for w in widths]), *[line(r) for r in rows]])
 
 
 # --- commands ------------------------------------------------------------------------------------
@@ -193,7 +129,7 @@ def cmd_turn(args: argparse.Namespace) -> int:
     cur = sheet.currency
     if args.json:
         ref = result.price
-        _emit(
+        console.emit(
             {
                 "provider": sheet.provider,
                 "model": offer.model,
@@ -229,7 +165,11 @@ def cmd_turn(args: argparse.Namespace) -> int:
             ]
         )
     print(f"{offer.model} on {sheet.name}, prices as of {as_of.isoformat()}")
-    print(_table(rows, ["Case", "Input", "Cache write", "Cached input", "Output", "Per turn", f"{args.turns:,} turns"]))
+    print(
+        console.table(
+            rows, ["Case", "Input", "Cache write", "Cached input", "Output", "Per turn", f"{args.turns:,} turns"]
+        )
+    )
     print(f"\nReuse saves {float(result.saving_share):.0%} per turn.")
     print(f"Price version: effective {result.price.effective.isoformat()}, source {result.price.source}")
     print(f"  (read {result.price.read.isoformat()})")
@@ -253,7 +193,7 @@ def _offer_json(sheet: PriceSheet, offer: Any, as_of: dt.date, history: bool) ->
         if version is not None:
             data["prices"] = _prices_json(version.prices)
             data["long_context"] = _serverless_version_json(version)["long_context"]
-            data["batch_discount"] = _num(version.batch_discount)
+            data["batch_discount"] = console.num(version.batch_discount)
         if history:
             data["history"] = [_serverless_version_json(v) for v in offer.versions]
     else:
@@ -264,15 +204,15 @@ def _offer_json(sheet: PriceSheet, offer: Any, as_of: dt.date, history: bool) ->
             data.update(model=offer.model, gpus_per_replica=offer.gpus_per_replica, min_replicas=offer.min_replicas)
         if version is not None:
             data["prices"] = {
-                "per_gpu_hour": _num(getattr(version, "per_gpu_hour", None)),
-                "per_replica_hour": _num(getattr(version, "per_replica_hour", None)),
+                "per_gpu_hour": console.num(getattr(version, "per_gpu_hour", None)),
+                "per_replica_hour": console.num(getattr(version, "per_replica_hour", None)),
             }
         if history:
             data["history"] = [
                 {
                     "effective": v.effective.isoformat(),
-                    "per_gpu_hour": _num(getattr(v, "per_gpu_hour", None)),
-                    "per_replica_hour": _num(getattr(v, "per_replica_hour", None)),
+                    "per_gpu_hour": console.num(getattr(v, "per_gpu_hour", None)),
+                    "per_replica_hour": console.num(getattr(v, "per_replica_hour", None)),
                     "source": v.source.url or v.source.document,
                     "read": v.source.read.isoformat(),
                     "note": v.note,
@@ -306,7 +246,7 @@ def cmd_sheets(args: argparse.Namespace) -> int:
         if not args.provider or sheet.provider == args.provider.lower()
     ]
     if args.json:
-        _emit(rows)
+        console.emit(rows)
         return 0
     table = []
     for r in rows:
@@ -326,7 +266,7 @@ def cmd_sheets(args: argparse.Namespace) -> int:
             for h in r["history"]:
                 hp = h.get("prices") or {"per_gpu_hour": h.get("per_gpu_hour")}
                 table.append(["", "", "", "", "", f"  {json.dumps(hp)}", h["effective"]])
-    print(_table(table, ["Kind", "Provider", "Offer", "Model/GPU", "Cur", "Prices", "Effective"]))
+    print(console.table(table, ["Kind", "Provider", "Offer", "Model/GPU", "Cur", "Prices", "Effective"]))
     print(f"\n{len(rows)} offers, prices in force on {as_of.isoformat()}. Sources: --json.")
     return 0
 
@@ -334,7 +274,7 @@ def cmd_sheets(args: argparse.Namespace) -> int:
 def cmd_gpus(args: argparse.Namespace) -> int:
     catalog = load_gpu_specs(args.gpu_specs)
     if args.json:
-        _emit([g.model_dump(mode="json") for g in catalog.gpus])
+        console.emit([g.model_dump(mode="json") for g in catalog.gpus])
         return 0
     rows = [
         [
@@ -348,7 +288,7 @@ def cmd_gpus(args: argparse.Namespace) -> int:
         ]
         for g in catalog.gpus
     ]
-    print(_table(rows, ["Id", "Name", "GB", "TB/s", "BF16 TFLOP/s", "FP8 TFLOP/s", "Interconnect"]))
+    print(console.table(rows, ["Id", "Name", "GB", "TB/s", "BF16 TFLOP/s", "FP8 TFLOP/s", "Interconnect"]))
     print("\nTFLOP/s are dense (no sparsity). Sources: --json.")
     return 0
 
@@ -356,7 +296,7 @@ def cmd_gpus(args: argparse.Namespace) -> int:
 def cmd_records(args: argparse.Namespace) -> int:
     catalog = load_records(args.records)
     if args.json:
-        _emit([r.model_dump(mode="json") for r in catalog.records])
+        console.emit([r.model_dump(mode="json") for r in catalog.records])
         return 0
     rows = [
         [
@@ -369,14 +309,16 @@ def cmd_records(args: argparse.Namespace) -> int:
         ]
         for r in catalog.records
     ]
-    print(_table(rows, ["Id", "Model", "Precision", "GPUs", "Engine", "Req/s per replica"]))
+    print(console.table(rows, ["Id", "Model", "Precision", "GPUs", "Engine", "Req/s per replica"]))
     return 0
 
 
 def cmd_presets(args: argparse.Namespace) -> int:
     names = list_presets()
     if args.json:
-        _emit([{"name": n, "title": load_preset(n).name, "description": load_preset(n).description} for n in names])
+        console.emit(
+            [{"name": n, "title": load_preset(n).name, "description": load_preset(n).description} for n in names]
+        )
         return 0
     for n in names:
         print(f"{n:24} {load_preset(n).name}")
@@ -388,7 +330,7 @@ def cmd_models(args: argparse.Namespace) -> int:
 
     catalog = load_model_specs(args.models)
     if args.json:
-        _emit([m.model_dump(mode="json") for m in catalog.models])
+        console.emit([m.model_dump(mode="json") for m in catalog.models])
         return 0
     rows = [
         [
@@ -402,7 +344,7 @@ def cmd_models(args: argparse.Namespace) -> int:
         ]
         for m in catalog.models
     ]
-    print(_table(rows, ["Id", "Parameters", "Layers", "Attention", "KV/token (BF16)", "Context", "Source"]))
+    print(console.table(rows, ["Id", "Parameters", "Layers", "Attention", "KV/token (BF16)", "Context", "Source"]))
     return 0
 
 
@@ -416,7 +358,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
         model, gpu, args.precision, args.context, args.gpu_count, args.kv_dtype, float(args.memory_utilisation)
     )
     if args.json:
-        _emit(result.model_dump(mode="json"))
+        console.emit(result.model_dump(mode="json"))
         return 0
     verdict = "fits" if result.fits else "does NOT fit"
     print(f"{model.id} at {result.precision.upper()} on {result.gpus}x {gpu.id}, context {result.context:,}: {verdict}")
@@ -428,7 +370,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
         ["concurrent sequences at the context", f"{result.max_sequences:,}", ""],
         ["tokens the KV cache holds", f"{result.max_cached_tokens:,}", ""],
     ]
-    print(_table(rows, ["", "whole model", "per GPU"]))
+    print(console.table(rows, ["", "whole model", "per GPU"]))
     if result.kv_replicated:
         print("The KV cache is replicated on every GPU (MLA latent, or fewer KV heads than GPUs).")
     if not result.fits:
@@ -452,7 +394,7 @@ def cmd_measurements_import(args: argparse.Namespace) -> int:
     if args.gpu:
         load_gpu_specs(args.gpu_specs).get(args.gpu)  # an unknown GPU id is an error, named
     if args.json:
-        _emit([{**r.model_dump(mode="json"), "complete": r.complete, "missing": r.missing} for r in records])
+        console.emit([{**r.model_dump(mode="json"), "complete": r.complete, "missing": r.missing} for r in records])
         return 0
     rows = [
         [
@@ -466,7 +408,7 @@ def cmd_measurements_import(args: argparse.Namespace) -> int:
         ]
         for r in records
     ]
-    print(_table(rows, ["Record", "Engine", "Load", "Req/s", "Output tok/s", "TTFT p50 ms", "Status"]))
+    print(console.table(rows, ["Record", "Engine", "Load", "Req/s", "Output tok/s", "TTFT p50 ms", "Status"]))
     if any(not r.complete for r in records):
         print("\nThe file does not say everything: give --gpu, --gpu-count, --precision (and --model) to complete it.")
     return 0
@@ -498,14 +440,7 @@ def cmd_schemas(args: argparse.Namespace) -> int:
 
 
 def _scenario_from_args(args: argparse.Namespace) -> Scenario:
-    if args.scenario and args.preset:
-        raise UsageError("compare: give --scenario or --preset, not both")
-    if args.scenario:
-        scenario = load_scenario(Path(args.scenario))
-    elif args.preset:
-        scenario = load_preset(args.preset)
-    else:
-        scenario = None
+    scenario = scenario_from_args(args)
     data: dict[str, Any] = scenario.model_dump() if scenario else {}
     workload = dict(data.get("workload", {}))
     traffic = dict(data.get("traffic", {}))
@@ -578,7 +513,7 @@ def _comparison_json(result: Comparison) -> dict[str, Any]:
                 "offer": o.offer,
                 "model": o.model,
                 "monthly": float(o.monthly),
-                "cost_per_1000_turns": _num(o.cost_per_1000_turns),
+                "cost_per_1000_turns": console.num(o.cost_per_1000_turns),
                 "breakdown": {k: float(v) for k, v in o.breakdown.items()},
                 "replicas": o.replicas,
                 "gpus": o.gpus,
@@ -624,8 +559,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
                         "option": c.option,
                         "offer": f"{c.provider}/{c.offer}",
                         "field": c.field,
-                        "before": _num(c.before),
-                        "after": _num(c.after),
+                        "before": console.num(c.before),
+                        "after": console.num(c.after),
                         "effective_before": c.effective_before.isoformat(),
                         "effective_after": c.effective_after.isoformat(),
                     }
@@ -636,7 +571,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             data["break_even_by_prefix_share"] = [
                 {"prefix_share": s, "break_even": [c.model_dump() for c in found]} for s, found, _ in by_share
             ]
-        _emit(data)
+        console.emit(data)
         return 0
     cur = scenario.currency
     s = scenario
@@ -658,7 +593,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
                 "-" if o.utilisation is None else f"{o.utilisation:.0%}",
             ]
         )
-    print(_table(rows, ["Option", "Offer", "Model", "Per month", "Per 1,000 turns", "GPUs", "Avg. utilisation"]))
+    print(console.table(rows, ["Option", "Offer", "Model", "Per month", "Per 1,000 turns", "GPUs", "Avg. utilisation"]))
     print("* cheapest")
     if result.turn:
         t = result.turn
@@ -694,7 +629,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         for change in repricing.changes:
             moved = f" ({change.change_share:+.1%})" if change.change_share is not None else ""
             where = f"{change.provider}/{change.offer} {change.field}"
-            print(f"  {where}: {_num(change.before)} -> {_num(change.after)}{moved}")
+            print(f"  {where}: {console.num(change.before)} -> {console.num(change.after)}{moved}")
         if not repricing.changes:
             print("  no price it used has changed")
     for w in result.warnings:
@@ -731,13 +666,15 @@ def build_parser() -> argparse.ArgumentParser:
     turn = sub.add_parser("turn", parents=[common], help="price one turn, reused prefix beside no reuse")
     turn.add_argument("--provider", required=True)
     turn.add_argument("--model", required=True)
-    turn.add_argument("--as-of", type=_date, help="price date YYYY-MM-DD (default today)")
-    turn.add_argument("--input-tokens", type=_count, required=True)
-    turn.add_argument("--prefix-share", type=_share, required=True, help="share of input repeating an earlier start")
-    turn.add_argument("--hit-rate", type=_share, default=Decimal(1), help="chance the start is still cached")
-    turn.add_argument("--output-tokens", type=_count, required=True, help="reasoning tokens included")
-    turn.add_argument("--turns", type=_count, default=1000, help="how many turns to total (default 1000)")
-    turn.add_argument("--cache-write-share", type=_share, default=Decimal(1))
+    turn.add_argument("--as-of", type=flags.iso_date, help="price date YYYY-MM-DD (default today)")
+    turn.add_argument("--input-tokens", type=flags.count, required=True)
+    turn.add_argument(
+        "--prefix-share", type=flags.share, required=True, help="share of input repeating an earlier start"
+    )
+    turn.add_argument("--hit-rate", type=flags.share, default=Decimal(1), help="chance the start is still cached")
+    turn.add_argument("--output-tokens", type=flags.count, required=True, help="reasoning tokens included")
+    turn.add_argument("--turns", type=flags.count, default=1000, help="how many turns to total (default 1000)")
+    turn.add_argument("--cache-write-share", type=flags.share, default=Decimal(1))
     turn.add_argument("--cache-ttl", help="cache lifetime where an offer sells several, e.g. 5m or 1h")
     turn.add_argument("--batch", action="store_true", help="apply the offer's batch discount")
     turn.set_defaults(func=cmd_turn)
@@ -750,7 +687,7 @@ def build_parser() -> argparse.ArgumentParser:
     sheets.add_argument("--model", action="append", help="with import-genai-prices --write: only these models")
     sheets.add_argument("--kind", choices=["serverless", "dedicated", "gpu_vm"])
     sheets.add_argument("--provider")
-    sheets.add_argument("--as-of", type=_date, help="show prices in force on this date (default today)")
+    sheets.add_argument("--as-of", type=flags.iso_date, help="show prices in force on this date (default today)")
     sheets.add_argument("--history", action="store_true", help="every price version, with sources")
     sheets.set_defaults(func=cmd_sheets)
 
@@ -768,10 +705,10 @@ def build_parser() -> argparse.ArgumentParser:
     fit_.add_argument("--model", required=True, help="model id (see: models)")
     fit_.add_argument("--gpu", required=True, help="GPU id (see: gpus)")
     fit_.add_argument("--precision", default="bf16", choices=["bf16", "fp16", "fp8", "int8", "int4", "fp4"])
-    fit_.add_argument("--context", type=_count, help="tokens per sequence (default: the model's default context)")
-    fit_.add_argument("--gpus", dest="gpu_count", type=_count, default=1, help="tensor-parallel GPUs (default 1)")
+    fit_.add_argument("--context", type=flags.count, help="tokens per sequence (default: the model's default context)")
+    fit_.add_argument("--gpus", dest="gpu_count", type=flags.count, default=1, help="tensor-parallel GPUs (default 1)")
     fit_.add_argument("--kv-dtype", choices=["bf16", "fp16", "fp8", "int8"], help="KV cache precision")
-    fit_.add_argument("--memory-utilisation", type=_share, default=Decimal("0.9"), help="share of memory (0.9)")
+    fit_.add_argument("--memory-utilisation", type=flags.share, default=Decimal("0.9"), help="share of memory (0.9)")
     fit_.set_defaults(func=cmd_fit)
 
     meas = sub.add_parser("measurements", help="benchmark results as measurement records")
@@ -779,7 +716,7 @@ def build_parser() -> argparse.ArgumentParser:
     imp = meas_sub.add_parser("import", parents=[common], help="read a benchmark tool's result file")
     imp.add_argument("file", type=Path)
     imp.add_argument("--gpu", help="GPU id the run used (files do not say)")
-    imp.add_argument("--gpu-count", type=_count, help="GPUs per replica in the run")
+    imp.add_argument("--gpu-count", type=flags.count, help="GPUs per replica in the run")
     imp.add_argument("--model", help="model the run served, where the file does not say")
     imp.add_argument("--precision", choices=["bf16", "fp16", "fp8", "int8", "int4", "fp4"])
     imp.add_argument("--engine")
@@ -806,27 +743,27 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--preset", help="a bundled scenario (see: presets)")
     cmp_.add_argument("--provider", help="serverless provider")
     cmp_.add_argument("--model", help="serverless model")
-    cmp_.add_argument("--dedicated", type=_offer_ref, help="dedicated offer as PROVIDER:OFFER")
-    cmp_.add_argument("--gpu-vm", type=_offer_ref, help="GPU VM offer as PROVIDER:OFFER")
+    cmp_.add_argument("--dedicated", type=flags.offer_ref, help="dedicated offer as PROVIDER:OFFER")
+    cmp_.add_argument("--gpu-vm", type=flags.offer_ref, help="GPU VM offer as PROVIDER:OFFER")
     cmp_.add_argument("--record", help="throughput record id (see: records)")
-    cmp_.add_argument("--as-of", type=_date)
+    cmp_.add_argument("--as-of", type=flags.iso_date)
     cmp_.add_argument("--currency", choices=["USD", "EUR"])
-    cmp_.add_argument("--usd-per-eur", type=_positive)
-    cmp_.add_argument("--input-tokens", type=_count)
-    cmp_.add_argument("--prefix-share", type=_share)
-    cmp_.add_argument("--hit-rate", type=_share)
-    cmp_.add_argument("--output-tokens", type=_count)
-    cmp_.add_argument("--cache-write-share", type=_share)
+    cmp_.add_argument("--usd-per-eur", type=flags.positive)
+    cmp_.add_argument("--input-tokens", type=flags.count)
+    cmp_.add_argument("--prefix-share", type=flags.share)
+    cmp_.add_argument("--hit-rate", type=flags.share)
+    cmp_.add_argument("--output-tokens", type=flags.count)
+    cmp_.add_argument("--cache-write-share", type=flags.share)
     cmp_.add_argument("--cache-ttl")
     cmp_.add_argument("--batch", action="store_true")
-    cmp_.add_argument("--turns-per-month", type=_count)
-    cmp_.add_argument("--turns-per-day", type=_count)
-    cmp_.add_argument("--peak-to-average", type=_positive)
-    cmp_.add_argument("--active-hours-per-day", type=_positive)
-    cmp_.add_argument("--target-utilisation", type=_share)
-    cmp_.add_argument("--spare-replicas", type=_count)
-    cmp_.add_argument("--engineer-share", type=_positive)
-    cmp_.add_argument("--build-minutes-per-change", type=_positive)
+    cmp_.add_argument("--turns-per-month", type=flags.count)
+    cmp_.add_argument("--turns-per-day", type=flags.count)
+    cmp_.add_argument("--peak-to-average", type=flags.positive)
+    cmp_.add_argument("--active-hours-per-day", type=flags.positive)
+    cmp_.add_argument("--target-utilisation", type=flags.share)
+    cmp_.add_argument("--spare-replicas", type=flags.count)
+    cmp_.add_argument("--engineer-share", type=flags.positive)
+    cmp_.add_argument("--build-minutes-per-change", type=flags.positive)
     cmp_.add_argument("--autoscale", action="store_true", help="scale GPUs down outside the active hours")
     cmp_.add_argument("--by-prefix-share", action="store_true", help="also show break-even by prefix share")
     cmp_.add_argument("--save", help="write the scenario to this YAML file with the prices it used pinned")
@@ -839,9 +776,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = parser.parse_args(argv)
         return int(args.func(args))
-    except UsageError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-    except InputError as exc:
+    except (UsageError, InputError) as exc:
         print(f"error: {exc}", file=sys.stderr)
     except DataFileError as exc:
         print(

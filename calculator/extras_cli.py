@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
-import sys
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from . import console, flags
 from .errors import InputError
 from .genai_import import DiffEntry, ImportReport, WriteResult, diff_sheets, write_proposals
 from .money import format_money, format_small
@@ -38,66 +37,18 @@ __all__ = ["add_ttl_parser", "cmd_ttl", "run_genai_import"]
 # --- argument types --------------------------------------------------------------------------------------
 
 
-def _date(text: str) -> dt.date:
-    try:
-        return dt.date.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a date; use YYYY-MM-DD, for example 2026-10-30") from None
-
-
-def _tokens(text: str) -> int:
-    try:
-        value = int(text.replace("_", "").replace(",", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of tokens") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text} must be 1 or more")
-    return value
-
-
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"{text} must be a number greater than 0")
-    return value
-
-
 def _turns(text: str) -> float:
-    value = _positive(text)
+    value = flags.positive(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text}: a session has at least 1 turn")
     return value
 
 
 def _non_negative(text: str) -> float:
-    try:
-        value = float(text.replace("_", "").replace(",", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    value = flags.number(text, separators=True)
     if not value >= 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"{text} must be 0 or more")
     return value
-
-
-def _emit(data: Any) -> None:
-    json.dump(data, sys.stdout, indent=2, default=str)
-    sys.stdout.write("\n")
-
-
-def _num(value: Decimal | float | None) -> float | None:
-    return None if value is None else float(value)
-
-
-def _table(rows: list[list[str]], headers: list[str]) -> str:
-    widths = [max(len(str(x)) for x in col) for col in zip(headers, *rows, strict=False)]
-
-    def line(cells: list[str]) -> str:
-        return "  ".join(str(c).ljust(w) for c, w in zip(cells, widths, strict=False)).rstrip()
-
-    return "\n".join([line(headers), line(["-" * w for w in widths]), *[line(r) for r in rows]])
 
 
 # --- ttl -------------------------------------------------------------------------------------------------
@@ -116,13 +67,13 @@ def add_ttl_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.Argume
     )
     p.add_argument("--provider", required=True)
     p.add_argument("--model", required=True)
-    p.add_argument("--prefix-tokens", type=_tokens, required=True, help="tokens of the cached prompt start")
+    p.add_argument("--prefix-tokens", type=flags.at_least_one, required=True, help="tokens of the cached prompt start")
     gaps = p.add_mutually_exclusive_group(required=True)
     gaps.add_argument("--gaps-seconds", help="gaps between turns, e.g. 30,120,600 (one session unless --turns-...)")
-    gaps.add_argument("--gap-median-seconds", type=_positive, help="median gap, with --gap-distribution")
+    gaps.add_argument("--gap-median-seconds", type=flags.positive, help="median gap, with --gap-distribution")
     gaps.add_argument("--log", type=Path, help="JSON Lines log (session id + timestamp) or Mooncake trace; .gz ok")
     p.add_argument("--gap-distribution", choices=["lognormal", "exponential"], default="lognormal")
-    p.add_argument("--gap-sigma", type=_positive, default=1.0, help="lognormal spread of ln(gap) (default 1.0)")
+    p.add_argument("--gap-sigma", type=flags.positive, default=1.0, help="lognormal spread of ln(gap) (default 1.0)")
     p.add_argument("--log-format", choices=["auto", "jsonl", "mooncake"], default="auto")
     p.add_argument(
         "--turns-per-session",
@@ -134,7 +85,7 @@ def add_ttl_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.Argume
         type=_non_negative,
         help=f"sessions a month (default: the log's rate, else {DEFAULT_SESSIONS_PER_MONTH:,})",
     )
-    p.add_argument("--as-of", type=_date, help="price date YYYY-MM-DD (default today)")
+    p.add_argument("--as-of", type=flags.iso_date, help="price date YYYY-MM-DD (default today)")
     p.set_defaults(func=cmd_ttl)
     return p
 
@@ -196,7 +147,7 @@ def advice_json(advice: TtlAdvice, log: LogGaps | None = None) -> dict[str, Any]
                 "read_price": float(o.read_price),
                 "cost_per_session": o.cost_per_session,
                 "cost_per_month": o.cost_per_month,
-                "break_even_reads_per_write_vs_no_cache": _num(o.break_even_reads_vs_no_cache),
+                "break_even_reads_per_write_vs_no_cache": console.num(o.break_even_reads_vs_no_cache),
             }
             for o in advice.outcomes
         ],
@@ -212,7 +163,7 @@ def advice_json(advice: TtlAdvice, log: LogGaps | None = None) -> dict[str, Any]
             {
                 "shorter": b.shorter,
                 "longer": b.longer,
-                "reads_per_write": _num(b.reads_per_write),
+                "reads_per_write": console.num(b.reads_per_write),
                 "extra_hit_probability": b.extra_hit_probability,
                 "observed_reads_per_write": b.observed_reads_per_write,
             }
@@ -247,7 +198,7 @@ def cmd_ttl(args: argparse.Namespace) -> int:
     if args.json:
         data = advice_json(advice, log)
         data["as_of"] = as_of.isoformat()
-        _emit(data)
+        console.emit(data)
         return 0
     cur = sheet.currency
     print(f"{offer.model} on {sheet.name}, prices as of {as_of.isoformat()}")
@@ -283,7 +234,7 @@ def cmd_ttl(args: argparse.Namespace) -> int:
         ]
     )
     print()
-    print(_table(rows, ["TTL", "Hit", "Writes/session", "Reads/session", "Per session", "Per month"]))
+    print(console.table(rows, ["TTL", "Hit", "Writes/session", "Reads/session", "Per session", "Per month"]))
     print("* cheaper lifetime" + ("" if advice.caching_pays else "; but not caching at all is cheaper still"))
     for b in advice.break_even:
         if b.reads_per_write is None:
@@ -314,15 +265,15 @@ def _version_prices(version: ServerlessPriceVersion | None) -> dict[str, Any] | 
     return {
         "effective": version.effective.isoformat(),
         "input": float(p.input),
-        "cached_input": _num(p.cached_input),
+        "cached_input": console.num(p.cached_input),
         "cache_write": {k: float(v) for k, v in (p.cache_write or {}).items()},
         "output": float(p.output),
-        "cache_storage_per_hour": _num(p.cache_storage_per_hour),
+        "cache_storage_per_hour": console.num(p.cache_storage_per_hour),
         "long_context": [
             {"above_tokens": t.above_tokens, "input": float(t.input), "output": float(t.output)}
             for t in version.long_context
         ],
-        "batch_discount": _num(version.batch_discount),
+        "batch_discount": console.num(version.batch_discount),
         "batch_applies_to": list(version.batch_applies_to) if version.batch_discount is not None else None,
         "source": version.source.url or version.source.document,
         "read": version.source.read.isoformat(),
@@ -409,7 +360,7 @@ def run_genai_import(args: argparse.Namespace) -> int:
     report = diff_sheets(catalog, as_of, providers=[provider] if provider else None, models=models)
     written = write_proposals(report, sheets_dir) if getattr(args, "write", False) else None
     if getattr(args, "json", False):
-        _emit(report_json(report, written))
+        console.emit(report_json(report, written))
         return 0
     print(f"{report.document} against the sheets in {sheets_dir}, prices in force on {as_of.isoformat()}")
     rows = [
@@ -417,7 +368,7 @@ def run_genai_import(args: argparse.Namespace) -> int:
         for status in ("changed", "same", "missing", "new")
         for e in report.by_status(status)
     ]
-    print(_table(rows, ["Status", "Provider", "Model (ours / new)", "genai-prices id", "Differences"]))
+    print(console.table(rows, ["Status", "Provider", "Model (ours / new)", "genai-prices id", "Differences"]))
     counts = ", ".join(f"{len(report.by_status(s))} {s}" for s in ("same", "changed", "new", "missing"))
     print(f"\n{counts}.")
     if report.providers_without_sheet and not provider:

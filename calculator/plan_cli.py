@@ -9,22 +9,18 @@ and exit status 2.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import json
-import sys
 from collections.abc import Sequence
-from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
+from . import console, flags
 from .compare import OPTION_LABELS, Catalogs, load_catalogs
 from .deploy import OptionCost
-from .errors import InputError
 from .growth import MAX_MONTHS, MIN_MONTHS, GrowthPlan, grow
 from .hybrid import HybridPlan, HybridResult, Owned, hybrid_plan
 from .load_profile import PRESETS, LoadProfile, ProfileCosts, load_profile, profile_costs, profile_from_traffic
 from .money import format_money
-from .scenario import Scenario, load_preset, load_scenario
+from .scenario import Scenario
+from .scenario_args import required_scenario
 
 __all__ = ["add_plan_parsers", "cmd_growth", "cmd_hybrid", "cmd_profile", "main"]
 
@@ -32,91 +28,39 @@ __all__ = ["add_plan_parsers", "cmd_growth", "cmd_hybrid", "cmd_profile", "main"
 # --- argument types ------------------------------------------------------------------------------
 
 
-def _number(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-
-
 def _percentile(text: str) -> float:
-    value = _number(text)
+    value = flags.number(text)
     if not 0 <= value <= 100:
         raise argparse.ArgumentTypeError(f"{text} is outside 0..100 (80 = the p80 hour)")
     return value
 
 
 def _burst(text: str) -> float:
-    value = _number(text)
+    value = flags.number(text)
     if not value >= 1:
         raise argparse.ArgumentTypeError(f"{text} is below 1; the busiest moment is at least the hour's mean")
     return value
 
 
 def _months(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of months") from None
+    value = flags.whole_number(text, "a whole number of months")
     if not MIN_MONTHS <= value <= MAX_MONTHS:
         raise argparse.ArgumentTypeError(f"{text} is outside {MIN_MONTHS}..{MAX_MONTHS}")
     return value
 
 
 def _rate(text: str) -> float:
-    value = _number(text)
+    value = flags.number(text)
     if not -0.5 <= value <= 1:
         raise argparse.ArgumentTypeError(f"{text} is outside -0.5..1 (0.05 = 5% a month)")
-    return value
-
-
-def _date(text: str) -> dt.date:
-    try:
-        return dt.date.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a date; use YYYY-MM-DD, for example 2026-10-30") from None
-
-
-def _turns(text: str) -> int:
-    try:
-        value = int(text.replace("_", "").replace(",", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number; give 0 or more") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text} is negative; give 0 or more")
     return value
 
 
 # --- shared helpers --------------------------------------------------------------------------------
 
 
-def _emit(data: Any) -> None:
-    json.dump(data, sys.stdout, indent=2, default=str)
-    sys.stdout.write("\n")
-
-
-def _table(rows: list[list[str]], headers: list[str]) -> str:
-    widths = [max(len(str(x)) for x in col) for col in zip(headers, *rows, strict=False)]
-
-    def line(cells: list[str]) -> str:
-        return "  ".join(str(c).ljust(w) for c, w in zip(cells, widths, strict=False)).rstrip()
-
-    return "\n".join([line(headers), line(["-" * w for w in widths]), *[line(r) for r in rows]])
-
-
-def _num(value: Decimal | float | None) -> float | None:
-    return None if value is None else float(value)
-
-
 def _scenario(args: argparse.Namespace) -> Scenario:
-    if args.scenario and args.preset:
-        raise InputError("--scenario", "give --scenario or --preset, not both")
-    if args.scenario:
-        scenario = load_scenario(Path(args.scenario))
-    elif args.preset:
-        scenario = load_preset(args.preset)
-    else:
-        raise InputError("--preset", "give --preset NAME or --scenario FILE (see: presets)")
+    scenario = required_scenario(args)
     if getattr(args, "as_of", None):
         scenario = scenario.model_copy(update={"as_of": args.as_of})
     turns = getattr(args, "turns_per_month", None)
@@ -211,7 +155,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
     profile = _profile(args, scenario)
     costs = profile_costs(scenario, _catalogs(args), profile, autoscale=_autoscale(args))
     if args.json:
-        _emit(_costs_json(costs))
+        console.emit(_costs_json(costs))
         return 0
     cur = costs.currency
     print(f"{scenario.name}: {costs.turns_per_month:,} turns a month")
@@ -230,7 +174,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
             ]
         )
     print()
-    print(_table(rows, ["Hour", "Share", "Req/s", "Peak req/s", "Replicas", "Instances (autoscaled)"]))
+    print(console.table(rows, ["Hour", "Share", "Req/s", "Peak req/s", "Replicas", "Instances (autoscaled)"]))
     print()
     options = [
         ("Serverless API", costs.serverless),
@@ -248,7 +192,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
         for label, o in options
         if o is not None
     ]
-    print(_table(table, ["Option", "Per month", "GPUs at peak", "GPU hours"]))
+    print(console.table(table, ["Option", "Per month", "GPUs at peak", "GPU hours"]))
     for w in costs.warnings:
         print(f"\nWarning: {w}")
     return 0
@@ -288,8 +232,10 @@ def _hybrid_json(result: HybridResult) -> dict[str, Any]:
         },
         "pure": {k: float(v) for k, v in result.pure_monthly().items()},
         "pure_self_hosted": {
-            "always_on": _num(result.pure.self_hosted_always_on.monthly if result.pure.self_hosted_always_on else None),
-            "autoscaled": _num(
+            "always_on": console.num(
+                result.pure.self_hosted_always_on.monthly if result.pure.self_hosted_always_on else None
+            ),
+            "autoscaled": console.num(
                 result.pure.self_hosted_autoscaled.monthly if result.pure.self_hosted_autoscaled else None
             ),
         },
@@ -306,7 +252,7 @@ def cmd_hybrid(args: argparse.Namespace) -> int:
         scenario, _catalogs(args), profile, percentile=args.percentile, owned=owned, autoscale=_autoscale(args)
     )
     if args.json:
-        _emit(_hybrid_json(result))
+        console.emit(_hybrid_json(result))
         return 0
     cur = result.currency
     plan = result.plan
@@ -331,7 +277,7 @@ def cmd_hybrid(args: argparse.Namespace) -> int:
         ]
         for h in plan.hours
     ]
-    print(_table(rows, ["Hour", "Req/s", "Peak", "Needs", "Owned", "Owned cap. req/s", "Overflow req/s"]))
+    print(console.table(rows, ["Hour", "Req/s", "Peak", "Needs", "Owned", "Owned cap. req/s", "Overflow req/s"]))
     print()
     table = [
         [
@@ -353,7 +299,7 @@ def cmd_hybrid(args: argparse.Namespace) -> int:
         )
     for name, cost in result.pure.options().items():
         table.append([f"{OPTION_LABELS[name]} only", "", "", format_money(cost.monthly, cur)])
-    print(_table(table, ["Plan", "Owned", "Overflow", "Per month"]))
+    print(console.table(table, ["Plan", "Owned", "Overflow", "Per month"]))
     lo, hi = result.best_percentiles
     span = f"p{lo:g}" if lo == hi else f"p{lo:g}..p{hi:g}"
     print(f"\nCheapest: {span} at {format_money(result.best.monthly, cur)} a month.")
@@ -396,7 +342,7 @@ def cmd_growth(args: argparse.Namespace) -> int:
     scenario = _scenario(args)
     plan = grow(scenario, _catalogs(args), args.months, args.growth_per_month, args.start_turns_per_month)
     if args.json:
-        _emit(_growth_json(plan))
+        console.emit(_growth_json(plan))
         return 0
     cur = plan.currency
     names = list(plan.totals)
@@ -406,10 +352,10 @@ def cmd_growth(args: argparse.Namespace) -> int:
         + [format_money(r.monthly[n], cur) + (" *" if r.cheapest == n else "") for n in names]
         for r in plan.rows
     ]
-    print(_table(rows, ["Month", "Turns"] + [OPTION_LABELS[n] for n in names]))
+    print(console.table(rows, ["Month", "Turns"] + [OPTION_LABELS[n] for n in names]))
     print("* cheapest that month\n")
     print(
-        _table(
+        console.table(
             [
                 [
                     OPTION_LABELS[n],
@@ -440,7 +386,7 @@ def cmd_growth(args: argparse.Namespace) -> int:
 def _add_scenario_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--preset", help="a bundled scenario (see: presets)")
     p.add_argument("--scenario", help="scenario YAML file")
-    p.add_argument("--as-of", type=_date, help="price date YYYY-MM-DD (default: the scenario's, else today)")
+    p.add_argument("--as-of", type=flags.iso_date, help="price date YYYY-MM-DD (default: the scenario's, else today)")
 
 
 def _add_profile_args(p: argparse.ArgumentParser) -> None:
@@ -458,7 +404,7 @@ def _add_profile_args(p: argparse.ArgumentParser) -> None:
         choices=list(PRESETS),
         help="daily shape to use with a log shorter than a day (default flat)",
     )
-    p.add_argument("--turns-per-month", type=_turns, help="monthly volume (default: the scenario's)")
+    p.add_argument("--turns-per-month", type=flags.count, help="monthly volume (default: the scenario's)")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--autoscale", action="store_true", help="self-hosted GPUs follow the hourly load")
     mode.add_argument("--always-on", action="store_true", help="self-hosted GPUs stay up for the busiest hour")
@@ -496,35 +442,15 @@ def add_plan_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     _add_scenario_args(gro)
     gro.add_argument("--months", type=_months, default=24, help=f"{MIN_MONTHS}..{MAX_MONTHS} (default 24)")
     gro.add_argument("--growth-per-month", type=_rate, default=0.05, help="compound rate a month (default 0.05)")
-    gro.add_argument("--start-turns-per-month", type=_turns, help="month 1's volume (default: the scenario's)")
+    gro.add_argument("--start-turns-per-month", type=flags.count, help="month 1's volume (default: the scenario's)")
     gro.set_defaults(func=cmd_growth)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Stand-alone entry (``python -m calculator.plan_cli ...``) until the main command line registers these;
-    the same parser and error handling as ``python -m calculator``."""
-    from .cli import UsageError, _Parser, build_parser
-    from .datafile import DataFileError
+    """``python -m calculator.plan_cli ...``: the main command line (which registers these commands)."""
+    from .cli import main as cli_main
 
-    parser = build_parser()
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    if "hybrid" not in sub.choices:
-        common = _Parser(add_help=False)
-        common.add_argument("--json", action="store_true", help="machine-readable output")
-        common.add_argument("--sheets", type=Path, default=None, help="price sheet folder (default: bundled)")
-        common.add_argument("--gpu-specs", type=Path, default=None, help="GPU spec folder (default: bundled)")
-        common.add_argument("--records", type=Path, default=None, help="throughput record folder (default: bundled)")
-        common.add_argument("--models", type=Path, default=None, help="model spec folder (default: bundled)")
-        add_plan_parsers(sub, common)
-    try:
-        args = parser.parse_args(argv)
-        return int(args.func(args))
-    except (UsageError, InputError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-    except DataFileError as exc:
-        more = f" (and {len(exc.lines) - 1} more)" if len(exc.lines) > 1 else ""
-        print(f"error: {exc.lines[0]}{more}", file=sys.stderr)
-    return 2
+    return cli_main(argv)
 
 
 if __name__ == "__main__":

@@ -7,16 +7,16 @@ command line turns into one line and exit status 2.
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from . import console, flags
 from .errors import InputError
 from .money import format_money
 from .prefix import FORMATS, CacheConfig, PrefixReport, analyse_log, capacity_from_fit
+from .scenario_args import scenario_from_args
 from .tokens import load_tokenizer
 
 __all__ = ["add_prefix_parser", "cmd_prefix"]
@@ -30,38 +30,8 @@ _FLAGS = {
 }
 
 
-def _whole(text: str) -> int:
-    try:
-        value = int(text.replace("_", "").replace(",", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text} is negative; give 0 or more")
-    return value
-
-
-def _at_least_one(text: str) -> int:
-    value = _whole(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text} must be 1 or more")
-    return value
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text} must be greater than 0 seconds")
-    return value
-
-
 def _fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    value = flags.number(text)
     if not value >= 0:
         raise argparse.ArgumentTypeError(f"{text} must be 0 or more (0.2 = 20%)")
     return value
@@ -80,11 +50,11 @@ def add_prefix_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.Arg
     p.add_argument("file", type=Path, help="JSON Lines request log")
     p.add_argument("--format", choices=["auto", *FORMATS], default="auto")
     p.add_argument(
-        "--block-size", type=_at_least_one, help="tokens per cache block (default 16; a Mooncake trace's 512)"
+        "--block-size", type=flags.at_least_one, help="tokens per cache block (default 16; a Mooncake trace's 512)"
     )
     p.add_argument(
         "--capacity-tokens",
-        type=_whole,
+        type=flags.count,
         nargs="+",
         metavar="N",
         help="cache size per replica in tokens; several values give a hit-rate curve, the first is the scenario",
@@ -92,9 +62,11 @@ def add_prefix_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.Arg
     p.add_argument("--gpu", help="derive the capacity from the KV budget of this GPU (with --model)")
     p.add_argument("--model", help="model id for --gpu (see: models)")
     p.add_argument("--precision", default="bf16", choices=["bf16", "fp16", "fp8", "int8", "int4", "fp4"])
-    p.add_argument("--gpus", dest="gpu_count", type=_at_least_one, default=1, help="tensor-parallel GPUs per replica")
-    p.add_argument("--ttl-seconds", type=_seconds, help="drop cached blocks idle longer than this")
-    p.add_argument("--replicas", type=_at_least_one, default=1)
+    p.add_argument(
+        "--gpus", dest="gpu_count", type=flags.at_least_one, default=1, help="tensor-parallel GPUs per replica"
+    )
+    p.add_argument("--ttl-seconds", type=flags.seconds, help="drop cached blocks idle longer than this")
+    p.add_argument("--replicas", type=flags.at_least_one, default=1)
     p.add_argument("--routing", choices=["round_robin", "random", "prefix_aware"], default="round_robin")
     p.add_argument("--balance", type=_fraction, default=0.2, help="prefix-aware load slack, share of the mean (0.2)")
     p.add_argument("--tokenizer", type=Path, help="a model's tokenizer.json for exact counts (default: built-in)")
@@ -186,13 +158,11 @@ def _reuse(scenario: Any) -> dict[str, float]:
 def _bill(args: argparse.Namespace, report: PrefixReport) -> dict[str, Any] | None:
     """Monthly cost of each option with the scenario's guessed reuse, then with the measured one."""
     from .compare import compare, load_catalogs
-    from .scenario import load_preset, load_scenario, with_measured_reuse
+    from .scenario import with_measured_reuse
 
-    if args.preset and args.scenario:
-        raise InputError("--preset", "give --preset or --scenario, not both")
-    if not (args.preset or args.scenario):
+    scenario = scenario_from_args(args)
+    if scenario is None:
         return None
-    scenario = load_preset(args.preset) if args.preset else load_scenario(args.scenario)
     values = report.scenario_values()
     measured = with_measured_reuse(scenario, values["prefix_share"] or 0.0, values["hit_rate"])
     catalogs = load_catalogs()
@@ -226,8 +196,7 @@ def cmd_prefix(args: argparse.Namespace) -> int:
         data["scenario_values"] = report.scenario_values()
         if bill is not None:
             data["monthly_cost"] = bill
-        json.dump(data, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        console.emit(data)
         return 0
     note = None
     if args.gpu:
