@@ -804,17 +804,21 @@ def _shards(cfg: BenchConfig, level: Level, bodies: list[bytes], t0: float) -> l
         if level.request_rate
         else None
     )
+    # Fewer streams than workers: the extra workers get no requests, so concurrency stays as asked
+    # (each worker process still needs a shard, even an empty one).
+    active = n if level.concurrency is None else max(1, min(n, level.concurrency))
     shards = []
     for i in range(n):
-        conc = None if level.concurrency is None else level.concurrency // n + (1 if i < level.concurrency % n else 0)
+        on = i < active
+        conc = None if level.concurrency is None else level.concurrency // active + (i < level.concurrency % active)
         shards.append(
             Shard(
-                bodies=bodies[i::n],
-                concurrency=conc,
-                offsets=None if offsets is None else offsets[i::n],
+                bodies=bodies[i::active] if on else [],
+                concurrency=conc if on else 0,
+                offsets=None if offsets is None else (offsets[i::active] if on else []),
                 t0=t0,
                 ramp_first=i * cfg.ramp_ms / 1000,
-                ramp_step=n * cfg.ramp_ms / 1000,
+                ramp_step=active * cfg.ramp_ms / 1000,
             )
         )
     return shards

@@ -49,6 +49,8 @@ class Config:
 @dataclass
 class Stats:
     requests: int = 0
+    in_flight: int = 0
+    max_in_flight: int = 0
     faults: dict[str, int] = field(default_factory=dict)
     authorized: int = 0
     unauthorized: int = 0
@@ -110,6 +112,7 @@ class Server:
                     "faults": self.stats.faults,
                     "authorized": self.stats.authorized,
                     "unauthorized": self.stats.unauthorized,
+                    "max_in_flight": self.stats.max_in_flight,
                 }
             ).encode()
             self._plain(writer, 200, data)
@@ -120,6 +123,14 @@ class Server:
         if method != "POST" or path != "/v1/chat/completions":
             self._plain(writer, 404, b'{"error": {"message": "not found"}}')
             return True
+        self.stats.in_flight += 1
+        self.stats.max_in_flight = max(self.stats.max_in_flight, self.stats.in_flight)
+        try:
+            return await self._chat(headers, body, writer)
+        finally:
+            self.stats.in_flight -= 1
+
+    async def _chat(self, headers: dict[str, str], body: bytes, writer: asyncio.StreamWriter) -> bool:
         arrival = time.perf_counter()
         if self.cfg.expected_key is not None:
             if headers.get("authorization") != f"Bearer {self.cfg.expected_key}":

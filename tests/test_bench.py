@@ -250,6 +250,18 @@ def test_workers_spread_the_streams_over_processes(
     assert "2 client processes" in (result.record.notes or "")
 
 
+def test_fewer_streams_than_workers_keeps_the_concurrency_asked_for(
+    server: Callable[..., contextlib.AbstractContextManager[str]], prompts: Path
+) -> None:
+    with server("--ttft-ms", "30", "--itl-ms", "2", "--tokens", "4") as url:
+        (result,) = run_benchmark(
+            _cfg(url, [Level(1)], requests_per_level=6, workers=2, warmup=0), read_prompt_log(prompts)
+        )
+        seen = _stats(url)
+    assert result.completed == 6
+    assert seen["max_in_flight"] == 1  # one stream, although two worker processes run
+
+
 def test_event_loop_lag_marks_the_level() -> None:
     from calculator.bench import RequestResult
 
