@@ -17,7 +17,16 @@ from calculator.compare import Catalogs
 from calculator.deploy import DAYS_PER_MONTH
 from calculator.errors import InputError
 from calculator.measurements import ThroughputRecord
-from calculator.prices import DedicatedOffer, GpuVmOffer, ServerlessOffer, Source
+from calculator.memory import WEIGHT_BYTES
+from calculator.prices import (
+    DedicatedOffer,
+    GpuVmOffer,
+    ServerlessOffer,
+    Source,
+    TokenPrices,
+    canonical_model,
+    ttl_minutes,
+)
 from calculator.scenario import Scenario
 
 NONE = "none"
@@ -163,15 +172,180 @@ NUMBERS: dict[str, NumberSpec] = {
             "%.3f",
         ),
         NumberSpec("own_gpus", "GPUs per replica", int, 1, 64, 1, "GPUs in one replica (tensor parallel size)."),
+        # --- the Advanced inputs ---------------------------------------------------------------------
+        NumberSpec(
+            "cws",
+            "Cache write share",
+            float,
+            0.0,
+            1.0,
+            0.05,
+            "Where the offer charges cache writes: the share of what the next turn will read back that this turn "
+            "writes. 1 in an agent loop (each turn writes the history the next one reads); lower when some "
+            "turns end a session and their writes are never read.",
+            "%.2f",
+        ),
+        NumberSpec(
+            "npfx",
+            "Distinct cached prefixes",
+            int,
+            0,
+            10_000_000,
+            1,
+            "For offers that charge cache storage per hour (explicit context caching): how many different "
+            "prefixes (system prompts, documents) are held in the cache at once. 0: no storage charge.",
+        ),
+        NumberSpec(
+            "hold",
+            "Hours held per month",
+            float,
+            0.0,
+            744.0,
+            10.0,
+            "Hours a month those prefixes stay cached (730 = all month; 300 = about 10 hours a day).",
+            "%.0f",
+        ),
+        NumberSpec(
+            "minr",
+            "Minimum replicas when autoscaling",
+            int,
+            0,
+            100,
+            1,
+            "Replicas kept up outside the active hours when autoscaling (0 = scale to zero; the first request "
+            "then waits for a start-up).",
+        ),
+        NumberSpec(
+            "start",
+            "Start-up minutes",
+            float,
+            0.0,
+            600.0,
+            0.5,
+            "Billed time per scale-up before a replica serves: loading the weights (vLLM and SGLang load a 70B "
+            "model in about a minute or two).",
+            "%.1f",
+        ),
+        NumberSpec(
+            "chg",
+            "Model changes per month",
+            float,
+            0.0,
+            100.0,
+            0.5,
+            "How often you move to a new model or version; each change reloads (and for TensorRT-LLM rebuilds) "
+            "the engine.",
+            "%.2f",
+        ),
+        NumberSpec(
+            "build",
+            "Build minutes per change",
+            float,
+            0.0,
+            1440.0,
+            5.0,
+            "One-time engine build per model change on the GPUs (TensorRT-LLM took about 28 minutes for a 70B "
+            "model; 0 for vLLM and SGLang).",
+            "%.0f",
+        ),
+        NumberSpec(
+            "tf_sl",
+            "Token factor: serverless model",
+            float,
+            0.2,
+            5.0,
+            0.01,
+            "Tokens the serverless model's tokenizer counts per token of your workload figures (1.12 = the same "
+            "text is 12% more tokens there). Scales input and output tokens of that option only.",
+            "%.3f",
+        ),
+        NumberSpec(
+            "tf_gpu",
+            "Token factor: GPU options' model",
+            float,
+            0.2,
+            5.0,
+            0.01,
+            "The same for the model the dedicated endpoint and the GPU machines run (the throughput record's "
+            "model, or the estimated one).",
+            "%.3f",
+        ),
+        NumberSpec(
+            "ttft",
+            "Time to first token at most (ms)",
+            float,
+            0.0,
+            600_000.0,
+            100.0,
+            "Latency target for the GPU options: the busiest load level of the record's setup whose time to "
+            "first token at the chosen percentile is at most this. 0: no TTFT target.",
+            "%.0f",
+        ),
+        NumberSpec(
+            "tps",
+            "Tokens/s per user at least",
+            float,
+            0.0,
+            10_000.0,
+            1.0,
+            "Latency target for the GPU options: output speed each user sees (1000 / inter-token latency) at the "
+            "chosen percentile. 0: no speed target.",
+            "%.1f",
+        ),
+        NumberSpec(
+            "e_gpus",
+            "GPUs per replica (estimate)",
+            int,
+            1,
+            64,
+            1,
+            "Tensor-parallel GPUs per engine replica in the roofline estimate.",
+        ),
+        NumberSpec(
+            "e_batch",
+            "Max batch (estimate)",
+            int,
+            1,
+            4096,
+            8,
+            "Most sequences the engine decodes together (its max batch); more throughput, slower per user.",
+        ),
     )
 }
-TOGGLES = ("auto", "own")
+TOGGLES = ("auto", "own", "batch", "est")
+SHORTEST = "shortest"
+"""The ``ttl`` value for the shortest cache lifetime the offer sells (the scenario's ``cache_ttl`` left out)."""
+PERCENTILES = ("p50", "p90", "p95", "p99")
 CHOICES_FIXED = {
     "cur": ("USD", "EUR"),
     "per": ("month", "day"),
     "weights": ("all", "open", "closed"),
     "sweep": ("prefix share", "hit rate"),
+    "pct": PERCENTILES,
+    "e_prec": tuple(WEIGHT_BYTES),
 }
+ADVANCED = (
+    "cws",
+    "ttl",
+    "batch",
+    "npfx",
+    "hold",
+    "minr",
+    "start",
+    "chg",
+    "build",
+    "tf_sl",
+    "tf_gpu",
+    "pct",
+    "ttft",
+    "tps",
+    "est",
+    "e_model",
+    "e_prec",
+    "e_gpus",
+    "e_batch",
+)
+"""Keys of the Advanced inputs (scenario fields the sidebar's main sections leave out)."""
 
 
 def offer_key(provider: str, offer_id: str) -> str:
@@ -194,8 +368,73 @@ def choices(cat: Catalogs, presets: list[str]) -> dict[str, list[str]]:
         "ded": [NONE, *ded],
         "vm": [NONE, *vm],
         "rec": [*cat.records.ids, OWN_RECORD] if cat.records.ids else [OWN_RECORD],
+        "ttl": [SHORTEST, *all_ttls(cat)],
+        "e_model": list(cat.models.ids),
         **{k: list(v) for k, v in CHOICES_FIXED.items()},
     }
+
+
+def all_ttls(cat: Catalogs) -> list[str]:
+    """Every cache lifetime any serverless offer sells, shortest first."""
+    found: set[str] = set()
+    for _, offer in cat.prices.offers("serverless"):
+        assert isinstance(offer, ServerlessOffer)
+        for version in offer.versions:
+            found.update(version.prices.cache_write or {})
+    return sorted(found, key=ttl_minutes)
+
+
+def serverless_prices(cat: Catalogs, key: str, when: dt.date) -> tuple[TokenPrices, Decimal | None] | None:
+    """(prices, batch discount) of a serverless offer key on a date; None when unknown or undated."""
+    if key == NONE:
+        return None
+    provider, offer_id = split_key(key)
+    try:
+        _, offer = cat.prices.serverless(provider, offer_id)
+        version = offer.version_at(when)
+    except InputError:
+        return None
+    return version.prices, version.batch_discount
+
+
+def serverless_model(cat: Catalogs, key: str) -> str | None:
+    """The model name a serverless offer key runs (``GLM-5.3``), or None."""
+    if key == NONE:
+        return None
+    provider, offer_id = split_key(key)
+    try:
+        return cat.prices.serverless(provider, offer_id)[1].model
+    except InputError:
+        return offer_id
+
+
+def gpu_model(cat: Catalogs | None, v: dict[str, Any]) -> str | None:
+    """The model the GPU options run: the estimated one, else the throughput record's."""
+    if v.get("est"):
+        return str(v.get("e_model") or "") or None
+    if v.get("own") or cat is None:
+        return None
+    try:
+        return cat.records.get(v["rec"]).model
+    except (ValueError, KeyError):
+        return None
+
+
+def _record_defaults(cat: Catalogs, record_id: str) -> tuple[str, str, int]:
+    """(model id, precision, GPUs per replica) for the estimate inputs, taken from the measured record."""
+    ids = cat.models.ids
+    model = "llama-3.3-70b" if "llama-3.3-70b" in ids else (ids[0] if ids else "")
+    precision, gpus = "fp8", 1
+    try:
+        record = cat.records.get(record_id)
+    except ValueError:
+        return model, precision, gpus
+    found = cat.models.find(record.model) if record.model else None
+    if found is not None:
+        model = found.id
+    if record.precision and record.precision.lower() in WEIGHT_BYTES:
+        precision = record.precision.lower()
+    return model, precision, record.gpu_count or gpus
 
 
 def regions(cat: Catalogs) -> list[str]:
@@ -204,15 +443,8 @@ def regions(cat: Catalogs) -> list[str]:
 
 def scenario_to_state(s: Scenario, cat: Catalogs) -> dict[str, Any]:
     """Widget values for a scenario (the inverse of :func:`state_to_scenario` for these fields)."""
-    sl = NONE
-    if s.serverless:
-        try:
-            sheet, offer = cat.prices.serverless(s.serverless.provider, s.serverless.model)
-            sl = offer_key(sheet.provider, offer.id)
-        except InputError:
-            sl = offer_key(s.serverless.provider, s.serverless.model.lower())
     return {
-        "sl": sl,
+        "sl": serverless_key(s, cat),
         "ded": offer_key(s.dedicated.provider, s.dedicated.offer) if s.dedicated else NONE,
         "vm": offer_key(s.gpu_vm.provider, s.gpu_vm.offer) if s.gpu_vm else NONE,
         "rec": s.self_hosting.record,
@@ -232,7 +464,48 @@ def scenario_to_state(s: Scenario, cat: Catalogs) -> dict[str, Any]:
         "eng": float(s.self_hosting.engineer_share),
         "engcost": float(s.self_hosting.engineer_monthly_cost),
         "auto": bool(s.self_hosting.autoscale),
+        **_advanced_state(s, cat),
     }
+
+
+def _advanced_state(s: Scenario, cat: Catalogs) -> dict[str, Any]:
+    w, h = s.workload, s.self_hosting
+    target, setup = h.latency_target, h.estimate
+    model, precision, gpus = _record_defaults(cat, h.record)
+    sl_model = serverless_model(cat, serverless_key(s, cat)) if s.serverless else None
+    gpu = setup.model if setup else gpu_model(cat, {"rec": h.record})
+    return {
+        "cws": float(w.cache_write_share),
+        "ttl": w.cache_ttl or SHORTEST,
+        "batch": bool(w.batch),
+        "npfx": int(s.serverless.distinct_prefixes) if s.serverless else 0,
+        "hold": float(s.serverless.prefix_hold_hours) if s.serverless else 730.0,
+        "minr": int(h.min_replicas),
+        "start": float(h.startup_minutes),
+        "chg": float(h.model_changes_per_month),
+        "build": float(h.build_minutes_per_change),
+        "tf_sl": float(s.token_factor(sl_model)),
+        "tf_gpu": float(s.token_factor(gpu)),
+        "pct": target.percentile if target else "p95",
+        "ttft": float(target.ttft_ms or 0) if target else 0.0,
+        "tps": float(target.tokens_per_s_per_user or 0) if target else 0.0,
+        "est": setup is not None,
+        "e_model": setup.model if setup else model,
+        "e_prec": setup.precision.lower() if setup else precision,
+        "e_gpus": int(setup.gpus_per_replica) if setup else gpus,
+        "e_batch": int(setup.max_batch) if setup else 64,
+    }
+
+
+def serverless_key(s: Scenario, cat: Catalogs) -> str:
+    """The ``sl`` key of a scenario's serverless choice."""
+    if not s.serverless:
+        return NONE
+    try:
+        sheet, offer = cat.prices.serverless(s.serverless.provider, s.serverless.model)
+    except InputError:
+        return offer_key(s.serverless.provider, s.serverless.model.lower())
+    return offer_key(sheet.provider, offer.id)
 
 
 def _dec(x: float) -> Decimal:
@@ -243,8 +516,12 @@ def monthly_turns(vol: float, per: str) -> int:
     return int(round(vol * DAYS_PER_MONTH)) if per == "day" else int(vol)
 
 
-def state_to_scenario(base: Scenario, v: dict[str, Any], today: dt.date) -> Scenario:
-    """The base scenario (preset or upload) with the widget values laid over it; validated."""
+def state_to_scenario(base: Scenario, v: dict[str, Any], today: dt.date, cat: Catalogs | None = None) -> Scenario:
+    """The base scenario (preset or upload) with the widget values laid over it; validated.
+
+    The Advanced values are laid over too when present; the token factors need ``cat`` (to name the
+    models they apply to), and a cache lifetime the chosen offer does not sell falls back to its shortest.
+    """
     data = base.model_dump(mode="python")
     data["as_of"] = v.get("asof") or today
     data["currency"] = v["cur"]
@@ -278,7 +555,70 @@ def state_to_scenario(base: Scenario, v: dict[str, Any], today: dt.date) -> Scen
         else:
             provider, offer_id = split_key(v[key])
             data[field] = {"provider": provider, "offer": offer_id}
+    _apply_advanced(data, v, today, cat)
     return Scenario.model_validate(data)
+
+
+def _apply_advanced(data: dict[str, Any], v: dict[str, Any], today: dt.date, cat: Catalogs | None) -> None:
+    work, hosting, sl = data["workload"], data["self_hosting"], data.get("serverless")
+    if v.get("cws") is not None:
+        work["cache_write_share"] = _dec(v["cws"])
+    if v.get("batch") is not None:
+        work["batch"] = bool(v["batch"])
+    if v.get("ttl") is not None:
+        ttl = None if v["ttl"] == SHORTEST else str(v["ttl"])
+        if ttl and cat is not None:
+            found = serverless_prices(cat, v["sl"], v.get("asof") or today)
+            if found is None or ttl not in (found[0].cache_write or {}):
+                ttl = None  # the offer does not sell it: its shortest, as the select shows
+        work["cache_ttl"] = ttl
+    if sl is not None:
+        if v.get("npfx") is not None:
+            sl["distinct_prefixes"] = int(v["npfx"])
+        if v.get("hold") is not None:
+            sl["prefix_hold_hours"] = float(v["hold"])
+    for key, field, kind in (
+        ("minr", "min_replicas", int),
+        ("start", "startup_minutes", float),
+        ("chg", "model_changes_per_month", float),
+        ("build", "build_minutes_per_change", float),
+    ):
+        if v.get(key) is not None:
+            hosting[field] = kind(v[key])
+    if v.get("ttft") is not None or v.get("tps") is not None:
+        ttft, tps = float(v.get("ttft") or 0), float(v.get("tps") or 0)
+        hosting["latency_target"] = (
+            {"percentile": v.get("pct") or "p95", "ttft_ms": ttft or None, "tokens_per_s_per_user": tps or None}
+            if ttft or tps
+            else None
+        )
+    if v.get("est") is not None:
+        hosting["estimate"] = (
+            {
+                "model": v["e_model"],
+                "precision": v["e_prec"],
+                "gpus_per_replica": int(v["e_gpus"]),
+                "max_batch": int(v["e_batch"]),
+            }
+            if v["est"]
+            else None
+        )
+    if cat is not None and (v.get("tf_sl") is not None or v.get("tf_gpu") is not None):
+        factors = dict(data.get("token_factors") or {})
+        sl_name, gpu_name = serverless_model(cat, v["sl"]), gpu_model(cat, v)
+        pairs = [(sl_name, v.get("tf_sl")), (gpu_name, v.get("tf_gpu"))]
+        if sl_name and gpu_name and canonical_model(sl_name) == canonical_model(gpu_name):
+            # one model, one tokenizer: one factor (the serverless one unless only the GPU one was changed)
+            sl_value = float(v.get("tf_sl") or 1)
+            pairs = [(sl_name, sl_value if sl_value != 1 else v.get("tf_gpu"))]
+        for name, value in pairs:
+            if not name or value is None:
+                continue
+            wanted = canonical_model(name)
+            factors = {k: f for k, f in factors.items() if canonical_model(k) != wanted}
+            if float(value) != 1.0:
+                factors[name] = _dec(value)
+        data["token_factors"] = factors
 
 
 def serverless_model_name(cat: Catalogs, s: Scenario) -> Scenario:

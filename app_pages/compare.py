@@ -20,7 +20,9 @@ from calculator.datafile import DataFileError, validation_lines
 from calculator.deploy import DAYS_PER_MONTH
 from calculator.errors import InputError
 from calculator.measurements import RecordCatalog
-from calculator.report import answer_sentences, summary_pdf
+from calculator.pinning import Repricing, pin_prices, reprice
+from calculator.prices import ttl_minutes
+from calculator.report import answer_sentences, price_changes_frame, repricing_sentences, summary_pdf
 from calculator.scenario import Scenario, dump_scenario, load_scenario_text
 
 BIND = "query-params"
@@ -143,6 +145,14 @@ def select(label: str, key: str, options: list[str], default: str, help: str, de
         st.caption(_state.offer_label(cat, chosen))
 
 
+def pick(label: str, key: str, options: list[str], default: str, help: str, **kwargs: object) -> None:
+    """A plain select bound to the URL; a session value the options lack falls back to the default."""
+    if ss.get(key) is not None and ss[key] not in options:
+        ss[key] = default if default in options else options[0]
+    index = options.index(default) if default in options else 0
+    st.selectbox(label, options, index=index, key=key, bind=BIND, help=help, **kwargs)  # type: ignore[arg-type]
+
+
 def offer_filter(key: str) -> list[str]:
     keep = []
     wanted_regions = set(ss.get("region") or [])
@@ -155,6 +165,97 @@ def offer_filter(key: str) -> list[str]:
             continue
         keep.append(_state.offer_key(sheet.provider, offer.id))
     return [_state.NONE, *keep]
+
+
+def advanced_inputs() -> None:
+    """The scenario fields the sections above leave out; each shown where the chosen offers use it."""
+    sl_key = ss.get("sl", defaults["sl"])
+    asof = ss.get("asof") or today
+    found = _state.serverless_prices(cat, sl_key, asof) if sl_key else None
+    prices, batch_discount = found if found else (None, None)
+    st.markdown("**Serverless cache and batch**")
+    unused = []
+    if prices is not None and prices.cache_write:
+        number("cws", defaults["cws"])
+        ttls = sorted(prices.cache_write, key=ttl_minutes)
+        if len(ttls) > 1:
+            shortest = ttls[0]
+            pick(
+                "Cache lifetime (TTL)",
+                "ttl",
+                [_state.SHORTEST, *ttls],
+                defaults["ttl"],
+                "Which cache lifetime to buy: a longer one costs more per write but survives longer gaps between "
+                f"turns. 'shortest' is {shortest}. The Cache TTL page works out which is cheaper for your "
+                "sessions.",
+            )
+    else:
+        unused.append("cache write share and lifetime (no cache-write fee)")
+    if batch_discount is not None:
+        st.toggle(
+            f"Batch requests ({float(batch_discount):.0%} off)",
+            value=defaults["batch"],
+            key="batch",
+            bind=BIND,
+            help="Price the turns as batch requests (answered within hours, not seconds) at the offer's batch "
+            "discount.",
+        )
+    else:
+        unused.append("batch (no batch discount)")
+    if prices is not None and prices.cache_storage_per_hour is not None:
+        number("npfx", defaults["npfx"])
+        number("hold", defaults["hold"])
+    else:
+        unused.append("cache storage (not charged)")
+    if unused and sl_key != _state.NONE:
+        st.caption("Not used by this serverless offer: " + "; ".join(unused) + ".")
+    st.markdown("**Scaling and model changes** (dedicated and self-hosted)")
+    number("minr", defaults["minr"])
+    number("start", defaults["start"])
+    number("chg", defaults["chg"])
+    number("build", defaults["build"])
+    st.markdown("**Token counts**")
+    number("tf_sl", defaults["tf_sl"])
+    number("tf_gpu", defaults["tf_gpu"])
+    sl_model = _state.serverless_model(cat, sl_key) if sl_key else None
+    gpu_name = _state.gpu_model(cat, {k: ss.get(k, defaults.get(k)) for k in ("est", "e_model", "own", "rec")})
+    st.caption(f"Serverless model: {sl_model or '-'} · GPU options' model: {gpu_name or 'your model'}")
+    st.markdown("**Latency target** (GPU options sized from a measured record)")
+    pick(
+        "Percentile",
+        "pct",
+        list(_state.PERCENTILES),
+        defaults["pct"],
+        "The share of requests that must meet the target (p95: all but the slowest 5%).",
+    )
+    number("ttft", defaults["ttft"])
+    number("tps", defaults["tps"])
+    st.markdown("**Estimate instead of a measurement**")
+    st.toggle(
+        "Size the GPUs from a roofline estimate",
+        value=defaults["est"],
+        key="est",
+        bind=BIND,
+        help="No measurement of your model? Estimate a replica's throughput from the model's size, the GPU's "
+        "memory bandwidth and FLOP/s. Labelled an estimate wherever it is used; a measurement beats it.",
+    )
+    if ss.get("est"):
+        pick(
+            "Model",
+            "e_model",
+            allowed["e_model"],
+            defaults["e_model"],
+            "A model from models/ (its layers, heads and parameters drive the estimate).",
+        )
+        pick(
+            "Precision",
+            "e_prec",
+            allowed["e_prec"],
+            defaults["e_prec"],
+            "Weight precision; fp8 halves the memory and bandwidth of bf16.",
+        )
+        number("e_gpus", defaults["e_gpus"])
+        number("e_batch", defaults["e_batch"])
 
 
 # --- inputs (sidebar) -----------------------------------------------------------------------------
@@ -286,6 +387,8 @@ with st.sidebar:
             bind=BIND,
             help="Scale down outside the active hours (per-second billing makes this real) instead of always on.",
         )
+    with st.expander("Advanced", expanded=False, key="adv_box"):
+        advanced_inputs()
     with st.expander("Scenario file (YAML)", expanded=False):
         st.file_uploader(
             "Open a scenario",
@@ -307,11 +410,14 @@ if ss.get("upload_error"):
     st.error("The uploaded scenario could not be used:\n\n" + "\n".join(f"- `{line}`" for line in ss["upload_error"]))
 
 values = {k: ss.get(k, defaults.get(k)) for k in (*defaults, "own", "own_rps", "own_gpus")}
+for key in ("e_model", "e_prec", "e_gpus", "e_batch", "ttl", "pct"):  # a hidden input keeps its default
+    if values[key] is None:
+        values[key] = defaults[key]
 values["own_rps"] = values["own_rps"] or 2.0
 values["own_gpus"] = values["own_gpus"] or 1
 base: Scenario = ss.get("uploaded") or preset_scenario
 try:
-    scenario = _state.serverless_model_name(cat, _state.state_to_scenario(base, values, today))
+    scenario = _state.serverless_model_name(cat, _state.state_to_scenario(base, values, today, cat))
 except ValidationError as exc:
     st.error("These inputs are not allowed:\n\n" + "\n".join(f"- {line}" for line in validation_lines(exc, "input")))
     st.stop()
@@ -381,6 +487,30 @@ for col, opt in zip(cols, result.options, strict=False):
                 extra += f", {opt.utilisation:.0%} average load"
         st.caption(f"{per_1000} per 1,000 turns · runs **{opt.model or 'your model'}** · {opt.provider}{extra}")
 
+uploaded: Scenario | None = ss.get("uploaded")
+if uploaded is not None and uploaded.prices_used:
+    try:
+        repricing: Repricing | None = reprice(uploaded, cat, today)
+    except InputError as exc:
+        repricing = None
+        st.warning(f"The scenario file's saved prices could not be compared with today's: {exc.message}")
+    if repricing is not None:
+        lines = repricing_sentences(repricing, uploaded)
+        changes = price_changes_frame(repricing, uploaded)
+        with st.container(border=True, key="repricing"):
+            st.markdown(
+                "**This scenario file was saved with the prices it used.** The file as saved:\n\n"
+                + "\n".join(f"- {line}" for line in lines)
+            )
+            if changes.empty:
+                st.caption(f"No price it used has changed between {repricing.priced_on} and {repricing.today}.")
+            else:
+                st.dataframe(changes, hide_index=True, width="stretch", key="price_changes")
+                st.caption(
+                    "Each price the saved estimate used that is different today, in the sheet's currency. The "
+                    "figures above keep the saved price date; set the price date to today to price everything now."
+                )
+
 if result.turn is not None:
     t = result.turn
     c1, c2, c3 = st.columns(3)
@@ -411,7 +541,7 @@ for warning in result.warnings:
     st.warning(warning)
 for opt in result.options:
     for note in opt.notes:
-        if "minimum" in note or "estimate" in note:
+        if "minimum" in note or "estimate" in note.lower():
             st.info(f"{OPTION_LABELS[opt.option]}: {note}")
 
 # --- charts -------------------------------------------------------------------------------------------
@@ -466,12 +596,13 @@ d1.download_button(
 )
 d2.download_button(
     "Scenario (YAML)",
-    data=dump_scenario(scenario),
+    data=dump_scenario(pin_prices(scenario, work_cat, result)),
     file_name=f"{preset_now if not ss.get('uploaded') else 'scenario'}.yaml",
     mime="application/x-yaml",
     on_click="ignore",
     key="dl_yaml",
-    help="Reopen it here (sidebar, Scenario file) or run `python -m calculator compare --scenario FILE`.",
+    help="Saved with the price versions and monthly costs it used, so reopening it later says what changed. "
+    "Reopen it here (sidebar, Scenario file) or run `python -m calculator compare --scenario FILE`.",
 )
 
 

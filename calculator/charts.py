@@ -9,10 +9,13 @@ Pure functions: they take calculator results (or plain DataFrames built from the
     utilisation_chart    cost per million tokens against GPU utilisation
     sensitivity_chart    low and high values of the inputs that move the answer most (a tornado)
     price_history_chart  one offer's price versions as a step chart
+    ttl_chart            cost per session of each cache lifetime against the median gap between turns
 """
 
 from __future__ import annotations
 
+import bisect
+import dataclasses
 import math
 from decimal import Decimal
 from typing import Any, Literal, cast
@@ -22,8 +25,18 @@ import numpy as np
 import pandas as pd
 
 from .compare import OPTION_LABELS, Catalogs, Comparison, CostFn, cost_curves
-from .prices import DedicatedOffer, GpuVmOffer
+from .prices import (
+    DedicatedOffer,
+    GpuVmOffer,
+    Offer,
+    PriceCatalog,
+    PriceSheet,
+    ServerlessOffer,
+    ServerlessPriceVersion,
+    TokenPrices,
+)
 from .scenario import Scenario
+from .ttl import EmpiricalGaps, ExponentialGaps, GapDistribution, LognormalGaps, advise_ttl
 from .turn import TurnComparison
 
 __all__ = [
@@ -36,12 +49,15 @@ __all__ = [
     "fmt_volume",
     "option_color_scale",
     "price_history_chart",
+    "scaled_prices",
     "sensitivity_chart",
     "sensitivity_frame",
     "share_sweep_frame",
     "share_sweep_chart",
     "turn_parts_chart",
     "turn_parts_frame",
+    "ttl_chart",
+    "ttl_sweep_frame",
     "utilisation_chart",
     "utilisation_frame",
     "volume_chart",
@@ -299,7 +315,11 @@ def utilisation_chart(
         .mark_line()
         .encode(
             x=alt.X("utilisation:Q", title="Average GPU utilisation", axis=alt.Axis(format="%")),
-            y=alt.Y("per_million:Q", title=f"Cost per million tokens ({sym}, log scale)", scale=alt.Scale(type="log")),
+            y=alt.Y(
+                "per_million:Q",
+                title=f"Per 1M tokens ({sym}, log)",  # longer than the plot is tall, it hid the chart title
+                scale=alt.Scale(type="log"),
+            ),
             color=alt.Color(
                 "option:N", title="Option", scale=option_color_scale(options), legend=alt.Legend(orient="bottom")
             ),
@@ -501,26 +521,86 @@ def _half_up(x: float) -> float:
     return min(1.0, x + (1.0 - x) / 2)
 
 
+def _scale_tokens(p: TokenPrices, f: Decimal) -> TokenPrices:
+    update: dict[str, Any] = {"input": p.input * f, "output": p.output * f}
+    if p.cached_input is not None:
+        update["cached_input"] = p.cached_input * f
+    if p.cache_write:
+        update["cache_write"] = {ttl: price * f for ttl, price in p.cache_write.items()}
+    if p.cache_storage_per_hour is not None:
+        update["cache_storage_per_hour"] = p.cache_storage_per_hour * f
+    return p.model_copy(update=update)
+
+
+def _scale_offer(offer: Any, f: Decimal) -> Any:
+    versions: list[Any] = []
+    for v in offer.versions:
+        if isinstance(v, ServerlessPriceVersion):
+            versions.append(
+                v.model_copy(
+                    update={
+                        "prices": _scale_tokens(v.prices, f),
+                        "long_context": tuple(_scale_tokens(t, f) for t in v.long_context),
+                    }
+                )
+            )
+        else:
+            update = {k: getattr(v, k) * f for k in ("per_gpu_hour", "per_replica_hour") if getattr(v, k, None)}
+            versions.append(v.model_copy(update=update))
+    return offer.model_copy(update={"versions": tuple(versions)})
+
+
+def scaled_prices(cat: Catalogs, scenario: Scenario, which: Literal["serverless", "gpu"], factor: float) -> Catalogs:
+    """The catalogs with the scenario's serverless prices (``serverless``) or its dedicated and GPU-VM hour
+    prices (``gpu``) multiplied by ``factor``, every version alike; other offers unchanged."""
+    targets: set[tuple[str, str, str]] = set()
+    if which == "serverless" and scenario.serverless:
+        sheet, offer = cat.prices.serverless(scenario.serverless.provider, scenario.serverless.model)
+        targets.add((sheet.provider, offer.kind, offer.id))
+    if which == "gpu":
+        for choice, kind in ((scenario.dedicated, "dedicated"), (scenario.gpu_vm, "gpu_vm")):
+            if choice is not None:
+                sheet, found = cat.prices.offer(choice.provider, choice.offer, kind)
+                targets.add((sheet.provider, found.kind, found.id))
+    f = Decimal(repr(factor))
+    sheets: list[PriceSheet] = []
+    for sheet in cat.prices.sheets:
+        offers: tuple[Offer, ...] = tuple(
+            _scale_offer(o, f) if (sheet.provider, o.kind, o.id) in targets else o for o in sheet.offers
+        )
+        sheets.append(sheet.model_copy(update={"offers": offers}))
+    return dataclasses.replace(cat, prices=PriceCatalog(sheets=tuple(sheets)))
+
+
+PRICE_SWING = 0.2
+"""Prices move this share down and up in the sensitivity chart (±20%)."""
+
+
 def sensitivity_frame(scenario: Scenario, cat: Catalogs, option: str) -> tuple[pd.DataFrame, float]:
     """The option's monthly cost with each input set low and high (others unchanged), and the base cost.
 
-    Shares go to half their value and halfway to 1; counts and volume to half and double.
-    ``cheapest_low``/``cheapest_high`` name the cheapest option at each setting.
+    Shares go to half their value and halfway to 1; counts and volume to half and double; the serverless
+    prices and the GPU-hour prices (dedicated and GPU VMs together) 20% down and up.
+    ``cheapest_low``/``cheapest_high`` name the cheapest option at each setting. A price row is kept when
+    it moves the option's cost or changes which option is cheapest.
     """
     w, t, h = scenario.workload, scenario.traffic, scenario.self_hosting
     volume = float(t.turns_per_month)
 
-    def evaluate(s: Scenario, vol: float = volume) -> tuple[float, str]:
-        curves = cost_curves(s, cat)
+    def evaluate(s: Scenario, vol: float = volume, c: Catalogs = cat) -> tuple[float, str]:
+        curves = cost_curves(s, c)
         values = {k: float(fn(np.array([vol]))[0]) for k, fn in curves.items()}
         return values.get(option, float("nan")), OPTION_LABELS[min(values, key=lambda k: values[k])]
 
-    base, _ = evaluate(scenario)
+    base, base_cheapest = evaluate(scenario)
     s_share, h_rate = float(w.prefix_share), float(w.hit_rate)
-    cases: list[tuple[str, str, Scenario, float, str, Scenario, float]] = []
+    Setting = tuple[str, Scenario, float, Catalogs]
+    cases: list[tuple[str, Setting, Setting, bool]] = []
 
-    def add(name: str, low: tuple[str, Scenario, float], high: tuple[str, Scenario, float]) -> None:
-        cases.append((name, *low, *high))
+    def add(
+        name: str, low: tuple[str, Scenario, float], high: tuple[str, Scenario, float], optional: bool = False
+    ) -> None:
+        cases.append((name, (*low, cat), (*high, cat), optional))
 
     add("Turns per month", (f"{volume / 2:,.0f}", scenario, volume / 2), (f"{volume * 2:,.0f}", scenario, volume * 2))
     for name, field, value in (("Prefix share", "prefix_share", s_share), ("Cache hit rate", "hit_rate", h_rate)):
@@ -563,10 +643,29 @@ def sensitivity_frame(scenario: Scenario, cat: Catalogs, option: str) -> tuple[p
             (f"{share / 2:g}", _with(scenario, "self_hosting", engineer_share=share / 2), volume),
             (f"{min(5.0, share * 2):g}", _with(scenario, "self_hosting", engineer_share=min(5.0, share * 2)), volume),
         )
+    lo_f, hi_f = 1 - PRICE_SWING, 1 + PRICE_SWING
+    for name, which, present in (
+        ("Serverless prices", "serverless", scenario.serverless is not None),
+        ("GPU-hour prices", "gpu", scenario.dedicated is not None or scenario.gpu_vm is not None),
+    ):
+        if not present:
+            continue
+        kind = cast(Literal["serverless", "gpu"], which)
+        cases.append(
+            (
+                name,
+                (f"-{PRICE_SWING:.0%}", scenario, volume, scaled_prices(cat, scenario, kind, lo_f)),
+                (f"+{PRICE_SWING:.0%}", scenario, volume, scaled_prices(cat, scenario, kind, hi_f)),
+                True,
+            )
+        )
     rows = []
-    for name, lo_label, lo_s, lo_vol, hi_label, hi_s, hi_vol in cases:
-        low, cheap_low = evaluate(lo_s, lo_vol)
-        high, cheap_high = evaluate(hi_s, hi_vol)
+    for name, (lo_label, lo_s, lo_vol, lo_cat), (hi_label, hi_s, hi_vol, hi_cat), optional in cases:
+        low, cheap_low = evaluate(lo_s, lo_vol, lo_cat)
+        high, cheap_high = evaluate(hi_s, hi_vol, hi_cat)
+        moves = not (math.isclose(low, base) and math.isclose(high, base))
+        if optional and not moves and cheap_low == base_cheapest and cheap_high == base_cheapest:
+            continue
         rows.append(
             {
                 "input": name,
@@ -579,3 +678,177 @@ def sensitivity_frame(scenario: Scenario, cat: Catalogs, option: str) -> tuple[p
             }
         )
     return pd.DataFrame(rows), base
+
+
+# --- cache lifetimes (the TTL advisor) -------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class _ScaledGaps(GapDistribution):
+    """Listed gaps all multiplied by ``factor`` (the same pattern, faster or slower); cdf by bisection."""
+
+    ordered: tuple[float, ...]
+    factor: float
+    kind: str = "list"
+
+    def cdf(self, seconds: float) -> float:
+        return bisect.bisect_right(self.ordered, seconds / self.factor) / len(self.ordered)
+
+    def describe(self) -> str:
+        return f"{len(self.ordered):,} gaps scaled by {self.factor:g}"
+
+
+def gap_median(gaps: GapDistribution) -> float:
+    """The median gap in seconds of a distribution the advisor accepts."""
+    median = getattr(gaps, "median", None)
+    if median is None:
+        raise TypeError(f"no median for {type(gaps).__name__}")
+    return float(median)
+
+
+def _at_median(gaps: GapDistribution, median: float, ordered: tuple[float, ...] | None) -> GapDistribution:
+    if isinstance(gaps, LognormalGaps):
+        return LognormalGaps(median, gaps.sigma)
+    if isinstance(gaps, ExponentialGaps):
+        return ExponentialGaps(median)
+    assert isinstance(gaps, EmpiricalGaps) and ordered is not None
+    base = gaps.median
+    return _ScaledGaps(ordered, median / base if base > 0 else 1.0)
+
+
+NO_CACHE = "No cache"
+
+
+def ttl_sweep_frame(
+    sheet: PriceSheet,
+    offer: ServerlessOffer,
+    version: ServerlessPriceVersion,
+    *,
+    prefix_tokens: int,
+    gaps: GapDistribution,
+    turns_per_session: float,
+    points: int = 61,
+) -> pd.DataFrame:
+    """Cost per session of each cache lifetime and of no caching as the median gap runs from 10 seconds to
+    a day (or wider, to include the current median); the distribution keeps its shape (a list of gaps is
+    scaled as a whole). Columns: ``median_min``, ``series``, ``cost``, ``ttl_seconds`` (None for no cache)."""
+    current = gap_median(gaps)
+    lo = min(10.0, current / 3) if current > 0 else 10.0
+    hi = max(86_400.0, current * 3)
+    grid = np.geomspace(lo, hi, points)
+    ordered = tuple(sorted(gaps.gaps)) if isinstance(gaps, EmpiricalGaps) else None
+    rows = []
+    for median in grid:
+        advice = advise_ttl(
+            sheet,
+            offer,
+            version,
+            prefix_tokens=prefix_tokens,
+            gaps=_at_median(gaps, float(median), ordered),
+            turns_per_session=turns_per_session,
+            sessions_per_month=1,
+        )
+        for o in advice.outcomes:
+            rows.append(
+                {"median_min": median / 60, "series": o.ttl, "cost": o.cost_per_session, "ttl_seconds": o.ttl_seconds}
+            )
+        rows.append(
+            {
+                "median_min": median / 60,
+                "series": NO_CACHE,
+                "cost": advice.no_cache_cost_per_session,
+                "ttl_seconds": None,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+TTL_COLORS = ["#1f6feb", "#8250df", "#bf8700", "#1a7f37"]
+
+
+def ttl_chart(
+    df: pd.DataFrame, current_median_s: float, today: dict[str, float], currency: str = "USD"
+) -> alt.LayerChart:
+    """Cost per session against the median gap (log scale) for each lifetime and no caching, today marked.
+
+    ``today`` maps each series (``5m``, ``1h``, ``No cache``) to its cost per session at the current median."""
+    df = df.copy()
+    df["cost_label"] = [fmt_turn_cost(v, currency) for v in df["cost"]]
+    df["gap_label"] = [_minutes(m) for m in df["median_min"]]
+    series = list(dict.fromkeys(df["series"]))
+    colors = [*TTL_COLORS[: len(series) - 1], "#6e7781"] if NO_CACHE in series else TTL_COLORS[: len(series)]
+    sym = CURRENCY_SYMBOL.get(currency, "")
+    color = alt.Color(
+        "series:N",
+        title="Cache lifetime",
+        scale=alt.Scale(domain=series, range=colors),
+        legend=alt.Legend(orient="bottom"),
+    )
+    domain = [float(df["median_min"].min()), float(df["median_min"].max())]
+    x = alt.X(
+        "median_min:Q",
+        title="Median gap between turns (minutes, log scale)",
+        scale=alt.Scale(type="log", domain=domain, nice=False),
+    )
+    y = alt.Y("cost:Q", title=f"Cost per session ({sym})")
+    lines = (
+        alt.Chart(df)
+        .mark_line(strokeWidth=2.5)
+        .encode(
+            x=x,
+            y=y,
+            color=color,
+            strokeDash=alt.condition(alt.datum.series == NO_CACHE, alt.value([5, 4]), alt.value([1, 0])),
+            tooltip=[
+                alt.Tooltip("series:N", title="Lifetime"),
+                alt.Tooltip("gap_label:N", title="Median gap"),
+                alt.Tooltip("cost_label:N", title="Per session"),
+            ],
+        )
+    )
+    current_min = current_median_s / 60
+    now = pd.DataFrame(
+        [
+            {
+                "median_min": current_min,
+                "series": name,
+                "cost": cost,
+                "cost_label": fmt_turn_cost(cost, currency),
+                "gap_label": _minutes(current_min),
+            }
+            for name, cost in today.items()
+        ]
+    )
+    rule = (
+        alt.Chart(pd.DataFrame({"median_min": [current_min], "label": [f"Yours: {_minutes(current_min)}"]}))
+        .mark_rule(strokeDash=[6, 4], color="#6e7781")
+        .encode(x="median_min:Q", tooltip=[alt.Tooltip("label:N", title="Median gap")])
+    )
+    points = (
+        alt.Chart(now)
+        .mark_point(size=130, filled=True)
+        .encode(
+            x="median_min:Q",
+            y="cost:Q",
+            color=alt.Color("series:N", scale=alt.Scale(domain=series, range=colors), legend=None),
+            tooltip=[
+                alt.Tooltip("series:N", title="Today"),
+                alt.Tooltip("gap_label:N", title="Median gap"),
+                alt.Tooltip("cost_label:N", title="Per session"),
+            ],
+        )
+    )
+    return cast(
+        alt.LayerChart,
+        alt.layer(lines, rule, points).properties(
+            title="Cost per session against the median gap between turns", width=WIDTH, height=HEIGHT + 100
+        ),
+    )
+
+
+def _minutes(m: float) -> str:
+    if m < 2:
+        return f"{m * 60:.0f} s"
+    if m < 120:
+        return f"{m:.3g} min"
+    return f"{m / 60:.3g} h"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import re
+from decimal import Decimal
 from pathlib import Path
 
 import pandas as pd
@@ -17,8 +18,10 @@ from fpdf import FPDF
 from . import charts
 from .compare import OPTION_LABELS, Catalogs, Comparison, cost_curves
 from .deploy import DAYS_PER_MONTH
+from .pinning import Repricing
+from .scenario import Scenario
 
-__all__ = ["answer_sentences", "summary_pdf"]
+__all__ = ["answer_sentences", "price_changes_frame", "repricing_sentences", "summary_pdf"]
 
 FONT_DIRS = (Path("/usr/share/fonts/truetype/dejavu"), Path("/usr/share/fonts/dejavu"))
 
@@ -61,6 +64,76 @@ def answer_sentences(result: Comparison, switches: list[tuple[float, str, str]] 
         else:
             out.append("At this volume the prefix share (0 to 100%) does not change which option is cheapest.")
     return out
+
+
+def _more_or_less(then: Decimal, now: Decimal) -> str:
+    if not then:
+        return "no saved cost to compare with"
+    share = float(now / then - 1)
+    if abs(share) < 0.0005:
+        return "the same"
+    return f"{abs(share):.1%} {'more' if share > 0 else 'less'}"
+
+
+def repricing_sentences(repricing: Repricing, scenario: Scenario) -> list[str]:
+    """Per option of a pinned scenario: "priced with the sheets of D; with today's prices it costs X (Y% less)"."""
+    cur = scenario.currency
+    offers: dict[str, str] = {p.option: f"{p.provider} {p.offer}" for p in scenario.prices_used}
+    out = []
+    for option, then in repricing.monthly_then.items():
+        now = repricing.monthly_now.get(option)
+        label = f"{OPTION_LABELS.get(option, option)} ({offers.get(option, '')})"
+        if now is None:
+            out.append(
+                f"{label}: priced with the sheets of {repricing.priced_on.isoformat()} at "
+                f"{charts.fmt_money(then, cur)} a month; not priced today (the option is no longer chosen)."
+            )
+            continue
+        out.append(
+            f"{label}: priced with the sheets of **{repricing.priced_on.isoformat()}** at "
+            f"{charts.fmt_money(then, cur)} a month; with today's prices ({repricing.today.isoformat()}) it costs "
+            f"**{charts.fmt_money(now, cur)}** ({_more_or_less(then, now)})."
+        )
+    return out
+
+
+FIELD_LABELS = {
+    "input": "input per 1M tokens",
+    "cached_input": "cached input per 1M tokens",
+    "output": "output per 1M tokens",
+    "cache_storage_per_hour": "cache storage per 1M tokens per hour",
+    "per_gpu_hour": "per GPU-hour",
+    "per_replica_hour": "per replica-hour",
+}
+
+
+def _field_label(field: str) -> str:
+    if field.startswith("cache_write_"):
+        return f"cache write ({field.removeprefix('cache_write_')}) per 1M tokens"
+    return FIELD_LABELS.get(field, field.replace("_", " "))
+
+
+def price_changes_frame(repricing: Repricing, scenario: Scenario) -> pd.DataFrame:
+    """One row per price that changed since the scenario was pinned, in the sheet's currency."""
+    currency: dict[tuple[str, str, str], str] = {
+        (p.option, p.provider, p.offer): p.currency for p in scenario.prices_used
+    }
+    rows = []
+    for c in repricing.changes:
+        cur = currency.get((c.option, c.provider, c.offer), scenario.currency)
+        share = c.change_share
+        rows.append(
+            {
+                "Option": OPTION_LABELS.get(c.option, c.option),
+                "Offer": f"{c.provider} {c.offer}",
+                "Price": _field_label(c.field),
+                "Then": charts.fmt_price(c.before, cur) if c.before is not None else "-",
+                "Now": charts.fmt_price(c.after, cur) if c.after is not None else "-",
+                "Change": f"{share:+.1%}" if share is not None else ("new" if c.before is None else "removed"),
+                "Versions": f"{c.effective_before.isoformat()} -> {c.effective_after.isoformat()}",
+            }
+        )
+    return pd.DataFrame(rows, columns=["Option", "Offer", "Price", "Then", "Now", "Change", "Versions"])
 
 
 class _Pdf(FPDF):

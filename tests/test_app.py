@@ -179,3 +179,215 @@ def test_own_throughput_figures() -> None:
     assert not at.error, [e.value for e in at.error]
     table = at.dataframe[0].value
     assert table["Value"].str.contains("your engine").any()
+
+
+# --- pinned scenarios ---------------------------------------------------------------------------------
+
+
+def _pinned_yaml() -> bytes:
+    import datetime as dt
+
+    from calculator.compare import load_catalogs
+    from calculator.pinning import pin_prices
+    from calculator.scenario import dump_scenario, load_preset
+
+    scenario = load_preset("coding-agent").model_copy(update={"as_of": dt.date(2026, 10, 4)})
+    return dump_scenario(pin_prices(scenario, load_catalogs())).encode()
+
+
+def test_pinned_upload_says_what_changed_since() -> None:
+    import datetime as dt
+
+    at = _app(**SEED_URL)
+    at.file_uploader(key="upload").set_value(("q3.yaml", _pinned_yaml(), "application/x-yaml")).run()
+    assert not at.exception
+    assert not at.error, [e.value for e in at.error]
+    assert at.date_input(key="asof").value == dt.date(2026, 10, 4)  # reopening keeps the pinned date
+    text = " ".join(m.value for m in at.markdown)
+    assert "priced with the sheets of **2026-10-04** at $13,670.00" in text
+    assert "it costs **$9,680.00** (29.2% less)" in text  # 1,000,000 seed turns at today's GLM-5.3 prices
+    changes = next(d.value for d in at.dataframe if "Then" in d.value.columns)
+    glm_input = changes[(changes["Offer"] == "lyceum glm-5.3") & (changes["Price"] == "input per 1M tokens")]
+    assert list(glm_input["Then"]) == ["$1.75"] and list(glm_input["Now"]) == ["$1.40"]
+    assert list(glm_input["Change"]) == ["-20.0%"]
+    # the answers keep the saved date: 0.01367 a turn before the 2026-10-05 price change
+    assert _metrics(at)["Reused-prefix turn"] == "$0.0137"
+
+
+def test_unpinned_upload_shows_no_repricing() -> None:
+    from calculator.scenario import dump_scenario, load_preset
+
+    at = _app(**SEED_URL)
+    plain = dump_scenario(load_preset("coding-agent")).encode()
+    at.file_uploader(key="upload").set_value(("plain.yaml", plain, "application/x-yaml")).run()
+    assert not at.exception
+    assert "priced with the sheets of" not in " ".join(m.value for m in at.markdown)
+
+
+# --- the Advanced inputs ------------------------------------------------------------------------------
+
+ADVANCED_URL = {
+    **SEED_URL,
+    "sl": "anthropic/claude-sonnet-4-5",
+    "rec": "sglang-llama-3.3-70b-bf16-4xh200-rate8",
+    "cws": "0.5",
+    "ttl": "1h",
+    "batch": "true",
+    "tf_sl": "1.1",
+    "tf_gpu": "1.2",
+    "auto": "true",
+    "minr": "0",
+    "start": "5",
+    "chg": "2",
+    "build": "30",
+    "pct": "p50",
+    "tps": "30",
+}
+ESTIMATE_URL = {
+    **SEED_URL,
+    "sl": "google/gemini-2.5-flash",
+    "npfx": "10",
+    "hold": "300",
+    "est": "true",
+    "e_model": "llama-3.3-70b",
+    "e_prec": "fp8",
+    "e_gpus": "2",
+    "e_batch": "128",
+}
+
+
+def _expected(update: dict[str, object]) -> object:
+    import datetime as dt
+
+    from calculator.scenario import Scenario, load_preset
+
+    data = load_preset("coding-agent").model_dump()
+    data["as_of"] = dt.date(2026, 10, 30)
+    for path, value in update.items():
+        *parents, leaf = path.split(".")
+        node = data
+        for part in parents:
+            node = node[part]
+        node[leaf] = value
+    return Scenario.model_validate(data)
+
+
+def _monthly(scenario: object) -> dict[str, str]:
+    from calculator import charts
+    from calculator.compare import OPTION_LABELS, compare, load_catalogs
+
+    result = compare(scenario, load_catalogs())  # type: ignore[arg-type]
+    return {
+        OPTION_LABELS[o.option] + (" (cheapest)" if o.option == result.cheapest else ""): charts.fmt_money(
+            o.monthly,
+            scenario.currency,  # type: ignore[attr-defined]
+        )
+        for o in result.options
+    }
+
+
+def test_advanced_inputs_from_a_link_reach_the_scenario() -> None:
+    at = _app(**ADVANCED_URL)
+    assert not at.exception
+    assert not at.error, [e.value for e in at.error]
+    assert at.number_input(key="cws").value == 0.5
+    assert at.selectbox(key="ttl").value == "1h"
+    assert at.toggle(key="batch").value is True
+    assert at.selectbox(key="pct").value == "p50"
+    assert at.number_input(key="tps").value == 30
+    expected = _expected(
+        {
+            "serverless": {"provider": "anthropic", "model": "claude-sonnet-4-5"},
+            "workload.cache_write_share": "0.5",
+            "workload.cache_ttl": "1h",
+            "workload.batch": True,
+            "token_factors": {"claude-sonnet-4-5": "1.1", "llama-3.3-70b": "1.2"},
+            "self_hosting.record": "sglang-llama-3.3-70b-bf16-4xh200-rate8",
+            "self_hosting.autoscale": True,
+            "self_hosting.min_replicas": 0,
+            "self_hosting.startup_minutes": 5,
+            "self_hosting.model_changes_per_month": 2,
+            "self_hosting.build_minutes_per_change": 30,
+            "self_hosting.latency_target": {"percentile": "p50", "tokens_per_s_per_user": 30},
+        }
+    )
+    shown = {k: v for k, v in _metrics(at).items() if k in _monthly(expected)}
+    assert shown == _monthly(expected)
+    assert _monthly(expected) != _monthly(_expected({}))  # the inputs moved the answer
+    # the same link opened again shows the same numbers
+    assert _metrics(_app(**ADVANCED_URL)) == _metrics(at)
+
+
+def test_estimate_and_cache_storage_from_a_link() -> None:
+    at = _app(**ESTIMATE_URL)
+    assert not at.exception
+    assert not at.error, [e.value for e in at.error]
+    assert at.toggle(key="est").value is True
+    assert at.selectbox(key="e_model").value == "llama-3.3-70b"
+    assert at.number_input(key="e_gpus").value == 2
+    assert at.number_input(key="npfx").value == 10
+    expected = _expected(
+        {
+            "serverless": {
+                "provider": "google",
+                "model": "gemini-2.5-flash",
+                "distinct_prefixes": 10,
+                "prefix_hold_hours": 300,
+            },
+            "self_hosting.estimate": {
+                "model": "llama-3.3-70b",
+                "precision": "fp8",
+                "gpus_per_replica": 2,
+                "max_batch": 128,
+            },
+        }
+    )
+    shown = {k: v for k, v in _metrics(at).items() if k in _monthly(expected)}
+    assert shown == _monthly(expected)
+    assert any("ESTIMATE" in i.value for i in at.info)  # labelled an estimate
+
+
+def test_advanced_values_round_trip_through_yaml_and_the_state_mapping() -> None:
+    import datetime as dt
+
+    from app_pages import _state
+    from calculator.compare import load_catalogs
+    from calculator.scenario import dump_scenario
+
+    cat = load_catalogs()
+    expected = _expected(
+        {
+            "serverless": {"provider": "anthropic", "model": "claude-sonnet-4-5"},
+            "workload.cache_write_share": "0.5",
+            "workload.cache_ttl": "1h",
+            "token_factors": {"claude-sonnet-4-5": "1.1"},
+            "self_hosting.min_replicas": 3,
+            "self_hosting.latency_target": {"percentile": "p50", "ttft_ms": 150},
+        }
+    )
+    values = _state.scenario_to_state(expected, cat)
+    assert {k: values[k] for k in ("cws", "ttl", "tf_sl", "tf_gpu", "minr", "pct", "ttft", "tps", "est")} == {
+        "cws": 0.5,
+        "ttl": "1h",
+        "tf_sl": 1.1,
+        "tf_gpu": 1.0,
+        "minr": 3,
+        "pct": "p50",
+        "ttft": 150.0,
+        "tps": 0.0,
+        "est": False,
+    }
+    assert _state.state_to_scenario(expected, values, dt.date(2026, 10, 30), cat) == expected
+    # a YAML file with them sets the same inputs
+    at = _app(**SEED_URL)
+    at.file_uploader(key="upload").set_value(("adv.yaml", dump_scenario(expected).encode(), "text/yaml")).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.selectbox(key="ttl").value == "1h" and at.number_input(key="minr").value == 3
+    assert at.number_input(key="tf_sl").value == 1.1 and at.number_input(key="ttft").value == 150
+
+
+def test_bad_advanced_url_values_are_named() -> None:
+    at = _app(**{**SEED_URL, "cws": "3", "ttl": "2d", "tf_sl": "0.1", "est": "maybe"})
+    assert not at.exception
+    errors = " ".join(e.value for e in at.error)
+    assert "`cws`" in errors and "`ttl`" in errors and "`tf_sl`" in errors and "`est`" in errors

@@ -158,3 +158,49 @@ def test_summary_pdf_is_one_page(seed: tuple[Scenario, Comparison], catalogs: Ca
     pdf = summary_pdf(result, catalogs, table, generated=SEED_DATE)
     assert pdf.startswith(b"%PDF")
     assert b"/Count 1" in pdf  # one page
+
+
+def test_sensitivity_moves_the_prices_by_a_fifth(catalogs: Catalogs, seed: tuple[Scenario, Comparison]) -> None:
+    scenario, result = seed
+    df, base = charts.sensitivity_frame(scenario, catalogs, "serverless")
+    row = df[df["input"] == "Serverless prices"].iloc[0]
+    assert (row["low_label"], row["high_label"]) == ("-20%", "+20%")
+    assert row["low"] == pytest.approx(base * 0.8) and row["high"] == pytest.approx(base * 1.2)
+    gpu, gpu_base = charts.sensitivity_frame(scenario, catalogs, "self_hosted")
+    hours = gpu[gpu["input"] == "GPU-hour prices"].iloc[0]
+    assert hours["low"] < gpu_base < hours["high"]
+    # the scaled catalogs leave every other offer alone
+    scaled = charts.scaled_prices(catalogs, scenario, "serverless", 1.2)
+    assert scaled.prices.serverless("lyceum", "GLM-5.3")[1].version_at(SEED_DATE).prices.input == Decimal("1.68")
+    assert scaled.prices.serverless("zai", "glm-5.3")[1] == catalogs.prices.serverless("zai", "glm-5.3")[1]
+
+
+def test_utilisation_axis_title_fits(catalogs: Catalogs, seed: tuple[Scenario, Comparison]) -> None:
+    _, result = seed
+    spec = charts.utilisation_chart(charts.utilisation_frame(result, catalogs)).to_dict()
+    title = spec["layer"][0]["encoding"]["y"]["title"]
+    assert len(title) <= 24  # a longer y title overflowed the plot and pushed the chart title out of view
+    assert spec["title"] == "Cost per million tokens against GPU utilisation"
+
+
+def test_ttl_sweep_and_chart(catalogs: Catalogs) -> None:
+    from calculator.ttl import EmpiricalGaps, LognormalGaps
+
+    sheet, offer = catalogs.prices.serverless("anthropic", "claude-sonnet-4-5")
+    version = offer.version_at(SEED_DATE)
+    df = charts.ttl_sweep_frame(
+        sheet, offer, version, prefix_tokens=20_000, gaps=LognormalGaps(180, 1.0), turns_per_session=10, points=21
+    )
+    assert set(df["series"]) == {"5m", "1h", charts.NO_CACHE}
+    short = df[df["series"] == "5m"].sort_values("median_min")
+    assert short["cost"].iloc[0] == pytest.approx(0.02 * (3.75 + 9 * 0.30), rel=1e-2)  # nearly every gap within 5m
+    # a list of gaps is scaled as a whole: at 10-second gaps every turn reads, at a day every turn rewrites
+    listed = charts.ttl_sweep_frame(
+        sheet, offer, version, prefix_tokens=20_000, gaps=EmpiricalGaps((1800.0,) * 9), turns_per_session=10
+    )
+    one_hour = listed[listed["series"] == "1h"].sort_values("median_min")["cost"]
+    assert one_hour.iloc[0] == pytest.approx(0.02 * (6 + 9 * 0.30))
+    assert one_hour.iloc[-1] == pytest.approx(0.02 * 10 * 6)
+    spec = charts.ttl_chart(df, 180, {"5m": 0.3, "1h": 0.17, charts.NO_CACHE: 0.6}).to_dict()
+    assert spec["layer"][0]["encoding"]["x"]["scale"]["type"] == "log"
+    assert any(row.get("series") == charts.NO_CACHE and row["cost"] == 0.6 for row in _datasets(spec))

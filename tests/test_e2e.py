@@ -176,4 +176,15 @@ def test_changed_inputs_reopen_from_the_link(app_url: str, browser: Any) -> None
         assert download.value.suggested_filename == name
         path = download.value.path()
         assert path is not None and Path(path).stat().st_size > 0
+        if name.endswith(".yaml"):  # a saved scenario records the prices it used
+            assert "prices_used:" in Path(path).read_text(encoding="utf-8")
     second.close()
+
+
+def test_cache_ttl_page_answers(app_url: str, page: Any) -> None:
+    from playwright.sync_api import expect
+
+    page.goto(f"{app_url}/cache_ttl?t_src=gap+list&t_gaps=1800%2C1800%2C1800")
+    _wait_idle(page)
+    expect(page.get_by_test_id("stMetricValue").first).to_have_text("1h", timeout=30_000)
+    expect(page.get_by_test_id("stVegaLiteChart").first).to_be_visible(timeout=30_000)

@@ -1,0 +1,96 @@
+"""The Cache TTL page through AppTest: the cheaper lifetime for short and long gaps, logs, bad inputs."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+SONNET = "anthropic/claude-sonnet-4-5"
+
+
+@pytest.fixture(autouse=True)
+def _clear_caches() -> Iterator[None]:
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield
+
+
+def _page(**params: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    for key, value in params.items():
+        at.query_params[key] = value
+    at.run()
+    at.switch_page("app_pages/cache_ttl.py").run()
+    assert not at.exception
+    return at
+
+
+def _metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def _text(at: AppTest) -> str:
+    return " ".join(m.value for m in at.markdown)
+
+
+def test_thirty_minute_gaps_buy_the_one_hour_cache() -> None:
+    at = _page(t_offer=SONNET, t_src="gap list", t_gaps=",".join(["1800"] * 9), t_pfx="20000", t_sess="10000")
+    assert not at.error, [e.value for e in at.error]
+    metrics = _metrics(at)
+    assert metrics["Cheaper cache lifetime"] == "1h"
+    # 20,000 tokens x (1 write x $6 + 9 reads x $0.30) per 1M = $0.174 a session, x 10,000 sessions
+    assert metrics["1h cache, per month"] == "$1,740.00"
+    assert metrics["5m cache, per month"] == "$7,500.00"  # every turn rewrites: 10 x $3.75 x 0.02
+    assert metrics["No cache, per month"] == "$6,000.00"
+    text = _text(at)
+    assert "Buy the **1h** cache" in text
+    assert "**0.65 times**" in text  # (6 - 3.75) / (3.75 - 0.30) reads per 1h write break even
+    assert len(at.get("vega_lite_chart")) == 1
+
+
+def test_two_minute_gaps_buy_the_five_minute_cache() -> None:
+    at = _page(t_offer=SONNET, t_src="gap list", t_gaps=",".join(["120"] * 9))
+    assert not at.error, [e.value for e in at.error]
+    assert _metrics(at)["Cheaper cache lifetime"] == "5m"
+    assert "Buy the **5m** cache" in _text(at)
+
+
+def test_median_and_distribution() -> None:
+    at = _page(t_offer=SONNET, t_med="30", t_shape="exponential")
+    assert _metrics(at)["Cheaper cache lifetime"] == "1h"
+    at = _page(t_offer=SONNET, t_med="0.5", t_shape="lognormal", t_sigma="0.3")
+    assert _metrics(at)["Cheaper cache lifetime"] == "5m"
+
+
+def test_uploaded_session_log() -> None:
+    lines = []
+    for session in range(20):
+        for turn in range(6):
+            lines.append(
+                json.dumps({"session_id": f"s{session}", "timestamp": 1_700_000_000 + session * 7200 + turn * 90})
+            )
+    lines.append("not json")
+    at = _page(t_offer=SONNET, t_src="session log")
+    at.file_uploader(key="t_log").set_value(("sessions.jsonl", "\n".join(lines).encode(), "application/json")).run()
+    assert not at.exception
+    assert not at.error, [e.value for e in at.error]
+    assert _metrics(at)["Cheaper cache lifetime"] == "5m"  # 90-second gaps
+    captions = " ".join(c.value for c in at.caption)
+    assert "20 sessions, 120 requests" in captions and "1 lines skipped" in captions
+    assert any("sessions.jsonl:121" in w.value for w in at.warning)
+
+
+def test_bad_inputs_are_named() -> None:
+    at = _page(t_offer="nowhere/x", t_pfx="-5")
+    errors = " ".join(e.value for e in at.error)
+    assert "`t_offer`" in errors and "`t_pfx`" in errors
+    at = _page(t_offer=SONNET, t_src="gap list", t_gaps="30, soon")
+    assert "'soon' is not a number" in " ".join(e.value for e in at.error)
+    at = _page(t_offer=SONNET, t_pfx="500")  # below Sonnet's minimum cacheable prompt
+    assert "minimum cacheable" in " ".join(e.value for e in at.error)
