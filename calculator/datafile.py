@@ -63,8 +63,9 @@ _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
 
 def parse_yaml(text: str, name: str) -> Any:
     """Parse YAML text safely; a syntax error becomes a DataFileError naming ``name`` and the line."""
+    loader = _UniqueKeyLoader(text)  # a SafeLoader: only plain YAML types, never Python objects
     try:
-        return yaml.load(text, Loader=_UniqueKeyLoader)
+        return loader.get_single_data()
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = f":{mark.line + 1}" if mark is not None else ""
@@ -72,6 +73,8 @@ def parse_yaml(text: str, name: str) -> Any:
         raise DataFileError([f"{name}{line}: YAML syntax error: {problem}"]) from exc
     except yaml.YAMLError as exc:
         raise DataFileError([f"{name}: YAML syntax error: {exc}"]) from exc
+    finally:
+        loader.dispose()
 
 
 def _node_at(node: yaml.Node, loc: tuple[int | str, ...]) -> yaml.Node:

@@ -151,3 +151,10 @@ def test_every_broken_sheet_is_reported_at_once(tmp_path: Path) -> None:
     (tmp_path / "beta.yaml").write_text(GOOD.replace("provider: acme", "provider: beta").replace("name: Acme", ""))
     message = _load(tmp_path, (tmp_path / "acme.yaml").read_text())
     assert "acme.yaml" in message and "beta.yaml" in message
+
+
+def test_yaml_python_tags_are_refused_not_executed(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    text = GOOD.replace("name: Acme", f"name: !!python/object/apply:os.system ['touch {marker}']")
+    message = _load(tmp_path, text)
+    assert "acme.yaml:3: YAML syntax error" in message and not marker.exists()
