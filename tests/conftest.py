@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
 
 import pytest
 
@@ -19,3 +20,13 @@ def catalog() -> PriceCatalog:
 @pytest.fixture(scope="session")
 def catalogs() -> Catalogs:
     return load_catalogs()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_streamlit_caches() -> Iterator[None]:
+    """Each app test starts from cold caches, so one test's data cannot leak into the next."""
+    import streamlit as st
+
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield

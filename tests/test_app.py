@@ -2,24 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from calculator.scenario import load_scenario_text
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 SEED_URL = {"preset": "coding-agent", "asof": "2026-10-30", "in": "20000", "pfx": "0.9", "hit": "1.0", "out": "500"}
-
-
-@pytest.fixture(autouse=True)
-def _clear_caches() -> Iterator[None]:
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
 
 
 def _app(**params: str) -> AppTest:

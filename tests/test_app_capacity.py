@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from calculator import capacity_charts as cc
 from calculator.capacity import LatencyTarget
 from calculator.compare import Catalogs
 from calculator.memory import fit
+
+from .apptest import open_page
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 SGLANG = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "bench" / "sglang"
@@ -34,21 +34,8 @@ LLAMA_LIKE = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _clear_caches() -> Iterator[None]:
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-
-
 def _page(page: str, **params: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    for key, value in params.items():
-        at.query_params[key] = value
-    at.run()
-    at.switch_page(f"app_pages/{page}.py").run()
-    assert not at.exception
-    return at
+    return open_page(page, **params)
 
 
 def _metrics(at: AppTest) -> dict[str, str]:

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
-import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from calculator import plan_charts as pc
@@ -18,24 +15,13 @@ from calculator.load_profile import preset_profile, profile_from_traffic
 from calculator.money import format_money
 from calculator.scenario import load_preset
 
+from .apptest import open_page
+
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
 
-@pytest.fixture(autouse=True)
-def _clear_caches() -> Iterator[None]:
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-
-
 def _page(**params: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    for key, value in params.items():
-        at.query_params[key] = value
-    at.run()
-    at.switch_page("app_pages/plan.py").run()
-    assert not at.exception
-    return at
+    return open_page("plan", 60, **params)
 
 
 def _metrics(at: AppTest) -> dict[str, str]:

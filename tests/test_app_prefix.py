@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import IO
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from calculator import prefix_charts as pc
@@ -20,6 +19,8 @@ from calculator.datafile import DataFileError
 from calculator.prefix import CacheConfig, analyse_log
 from calculator.scenario import load_preset, with_measured_reuse
 
+from .apptest import open_page
+
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 MOONCAKE = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "traces" / "mooncake"
 SYNTHETIC = MOONCAKE / "synthetic_trace.jsonl"
@@ -27,21 +28,8 @@ needs_traces = pytest.mark.skipif(not SYNTHETIC.exists(), reason=f"no Mooncake t
 SYSTEM = "You are a careful assistant for a tax office. Answer in short sentences and cite the rule. " * 12
 
 
-@pytest.fixture(autouse=True)
-def _clear_caches() -> Iterator[None]:
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-
-
 def _page(**params: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    for key, value in params.items():
-        at.query_params[key] = value
-    at.run()
-    at.switch_page("app_pages/prefix_analysis.py").run()
-    assert not at.exception
-    return at
+    return open_page("prefix_analysis", 120, **params)
 
 
 def _metrics(at: AppTest) -> dict[str, str]:

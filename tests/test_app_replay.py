@@ -11,12 +11,12 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-import streamlit as st
 import yaml
 from streamlit.testing.v1 import AppTest
 
 from calculator.measurements import MeasurementFile
+
+from .apptest import open_page
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 SERVER = Path(__file__).resolve().parent / "bench_server.py"
@@ -28,13 +28,6 @@ PROMPTS = "\n".join(
         *(json.dumps({"prompt": f"question number {i} about words"}) for i in range(8)),
     ]
 ).encode()
-
-
-@pytest.fixture(autouse=True)
-def _clear_caches() -> Iterator[None]:
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
 
 
 @contextlib.contextmanager
@@ -62,11 +55,7 @@ def _server(*args: str, env: dict[str, str] | None = None) -> Iterator[str]:
 
 
 def _page() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.run()
-    at.switch_page("app_pages/replay.py").run()
-    assert not at.exception
-    return at
+    return open_page("replay")
 
 
 def _fill(at: AppTest, url: str, *, key: str = "", levels: str = "1, 4", requests: int = 16) -> AppTest:

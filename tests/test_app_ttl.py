@@ -3,32 +3,18 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
+
+from .apptest import open_page
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 SONNET = "anthropic/claude-sonnet-4-5"
 
 
-@pytest.fixture(autouse=True)
-def _clear_caches() -> Iterator[None]:
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-
-
 def _page(**params: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    for key, value in params.items():
-        at.query_params[key] = value
-    at.run()
-    at.switch_page("app_pages/cache_ttl.py").run()
-    assert not at.exception
-    return at
+    return open_page("cache_ttl", 120, **params)
 
 
 def _metrics(at: AppTest) -> dict[str, str]:

@@ -1,0 +1,24 @@
+"""Opening one page of the app in Streamlit's AppTest, as every page test does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+
+
+def open_page(page: str, timeout: float = 60, **params: str) -> AppTest:
+    """Run the app with ``params`` in the URL, switch to ``app_pages/<page>.py`` and check it ran clean."""
+    at = AppTest.from_file(APP, default_timeout=timeout)
+    for key, value in params.items():
+        at.query_params[key] = value
+    at.run()
+    at.switch_page(f"app_pages/{page}.py").run()
+    assert not at.exception
+    return at
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
