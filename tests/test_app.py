@@ -9,7 +9,8 @@ from streamlit.testing.v1 import AppTest
 
 from calculator.scenario import load_scenario_text
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
+from .apptest import APP
+
 SEED_URL = {"preset": "coding-agent", "asof": "2026-10-30", "in": "20000", "pfx": "0.9", "hit": "1.0", "out": "500"}
 
 

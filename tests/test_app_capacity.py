@@ -15,7 +15,6 @@ from calculator.memory import fit
 
 from .apptest import open_page
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
 SGLANG = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "bench" / "sglang"
 ONLINE = SGLANG / "h200_llama_3_3_70b_online_output.jsonl"
 needs_fixture = pytest.mark.skipif(not ONLINE.exists(), reason=f"no SGLang fixture at {ONLINE}")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
@@ -16,8 +14,6 @@ from calculator.money import format_money
 from calculator.scenario import load_preset
 
 from .apptest import open_page
-
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
 
 def _page(**params: str) -> AppTest:

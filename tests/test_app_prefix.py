@@ -19,9 +19,8 @@ from calculator.datafile import DataFileError
 from calculator.prefix import CacheConfig, analyse_log
 from calculator.scenario import load_preset, with_measured_reuse
 
-from .apptest import open_page
+from .apptest import APP, open_page
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
 MOONCAKE = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "traces" / "mooncake"
 SYNTHETIC = MOONCAKE / "synthetic_trace.jsonl"
 needs_traces = pytest.mark.skipif(not SYNTHETIC.exists(), reason=f"no Mooncake traces at {MOONCAKE}")

@@ -18,7 +18,6 @@ from calculator.measurements import MeasurementFile
 
 from .apptest import open_page
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
 SERVER = Path(__file__).resolve().parent / "bench_server.py"
 SECRET = "sk-test-DO-NOT-LEAK-77c1e0"
 PROMPTS = "\n".join(

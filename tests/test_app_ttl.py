@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
 from .apptest import open_page
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
 SONNET = "anthropic/claude-sonnet-4-5"
 
 
