@@ -215,7 +215,7 @@ def cost_curves(scenario: Scenario, cat: Catalogs, shape: TurnShape | None = Non
         choice = scenario.serverless
         s_shape = shape.scaled(scenario.token_factor(s_offer.model))
         storage = storage_monthly(
-            s_offer.version_at(as_of), s_shape, choice.distinct_prefixes, choice.prefix_hold_hours
+            s_offer, s_offer.version_at(as_of), s_shape, choice.distinct_prefixes, choice.prefix_hold_hours
         )
         storage_f = float(storage or 0)
         factor = fx.factor(sheet.currency, currency)

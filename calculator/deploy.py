@@ -32,7 +32,7 @@ from .prices import (
     ServerlessOffer,
     ServerlessPriceVersion,
 )
-from .turn import PriceRef, TurnShape, price_ref, price_turn
+from .turn import PriceRef, TurnShape, cacheable_prefix, price_ref, price_turn
 
 __all__ = [
     "DAYS_PER_MONTH",
@@ -44,6 +44,7 @@ __all__ = [
     "as_decimal",
     "billed_hours",
     "cents",
+    "parts_adding_up",
     "dedicated_units",
     "self_hosted_gpu_hours",
     "storage_monthly",
@@ -58,6 +59,19 @@ CENT = Decimal("0.01")
 
 def cents(value: Decimal) -> Decimal:
     return value.quantize(CENT, rounding=ROUND_HALF_UP)
+
+
+def parts_adding_up(parts: dict[str, Decimal], total: Decimal) -> dict[str, Decimal]:
+    """Each part to the cent so that they add up to ``total`` exactly (largest remainder first).
+
+    Rounding each part on its own can leave the breakdown a cent or two off the total a user sees.
+    """
+    floored = {k: v.quantize(CENT, rounding="ROUND_FLOOR") for k, v in parts.items()}
+    missing = int((total - sum(floored.values(), Decimal(0))) / CENT)
+    by_remainder = sorted(parts, key=lambda k: parts[k] - floored[k], reverse=True)
+    for key in by_remainder[: max(missing, 0)]:
+        floored[key] += CENT
+    return floored
 
 
 def as_decimal(x: float) -> Decimal:
@@ -195,7 +209,7 @@ def self_hosted_gpu_hours(
 
 
 def storage_monthly(
-    version: ServerlessPriceVersion, shape: TurnShape, distinct_prefixes: int, hold_hours: float
+    offer: ServerlessOffer, version: ServerlessPriceVersion, shape: TurnShape, distinct_prefixes: int, hold_hours: float
 ) -> Decimal | None:
     """Monthly cache storage: distinct prefixes held x their tokens x hours x price per 1M per hour.
 
@@ -205,7 +219,7 @@ def storage_monthly(
     price = version.prices_for_prompt(shape.input_tokens).cache_storage_per_hour
     if price is None:
         return None
-    prefix_tokens = Decimal(shape.input_tokens) * Decimal(shape.prefix_share)
+    prefix_tokens = cacheable_prefix(offer, Decimal(shape.input_tokens), Decimal(shape.prefix_share))
     return price * prefix_tokens / Decimal(1_000_000) * distinct_prefixes * as_decimal(hold_hours)
 
 
@@ -279,7 +293,7 @@ def serverless_option(
         "output": turn.parts.output * traffic.turns_per_month,
     }
     notes = []
-    storage = storage_monthly(version, shape, distinct_prefixes, prefix_hold_hours)
+    storage = storage_monthly(offer, version, shape, distinct_prefixes, prefix_hold_hours)
     if storage is not None and distinct_prefixes > 0:
         breakdown["cache_storage"] = storage
         notes.append(
@@ -290,8 +304,8 @@ def serverless_option(
         notes.append("this offer charges cache storage per hour; set the distinct prefixes held to include it")
     storage = storage or Decimal(0)
     total = tokens + storage
-    converted = {k: cents(fx.convert(v, sheet.currency, currency)) for k, v in breakdown.items()}
     monthly = cents(fx.convert(total, sheet.currency, currency))
+    converted = parts_adding_up({k: fx.convert(v, sheet.currency, currency) for k, v in breakdown.items()}, monthly)
     per_1000 = fx.convert(turn.parts.total * 1000, sheet.currency, currency)
     return OptionCost(
         option="serverless",

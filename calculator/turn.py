@@ -37,6 +37,7 @@ __all__ = [
     "compare_turn",
     "cost_parts",
     "cache_rules",
+    "cacheable_prefix",
     "check_shape_values",
     "price_ref",
     "price_turn",
@@ -162,14 +163,17 @@ def price_ref(sheet: PriceSheet, offer: ServerlessOffer, version: ServerlessPric
 
 
 def _rate(prices: TokenPrices, part: str, version: ServerlessPriceVersion, batch: bool, ttl: str | None) -> Decimal:
-    if part == "cached_input":
-        value = prices.cached_input if prices.cached_input is not None else prices.input
-    elif part == "cache_write":
-        written = prices.write_price(ttl)
-        value = written if written is not None else prices.input
+    # A part the offer does not price separately is billed as plain input, batch discount included:
+    # otherwise a batch turn with reuse could cost more than the same turn without it.
+    billed_as = part
+    if part == "cached_input" and prices.cached_input is None or part == "cache_write" and not prices.cache_write:
+        billed_as = "input"
+    if billed_as == "cache_write":
+        value = prices.write_price(ttl)
+        assert value is not None
     else:
-        value = getattr(prices, part)
-    if batch and version.batch_discount is not None and part in version.batch_applies_to:
+        value = getattr(prices, billed_as)
+    if batch and version.batch_discount is not None and billed_as in version.batch_applies_to:
         value = value * (1 - version.batch_discount)
     return Decimal(value)
 
@@ -207,11 +211,7 @@ def cost_parts(
         i = Decimal(shape.input_tokens)
         s, h, o = Decimal(shape.prefix_share), Decimal(shape.hit_rate), Decimal(shape.output_tokens)
         w = Decimal(shape.cache_write_share)
-        prefix = i * s
-        if offer.cache_increment_tokens > 1:
-            prefix = (prefix // offer.cache_increment_tokens) * offer.cache_increment_tokens
-        if prefix < offer.min_cacheable_tokens:
-            prefix = Decimal(0)
+        prefix = cacheable_prefix(offer, i, s)
         cached = prefix * h
         uncached = i - cached
         written = w * min(uncached, prefix) if charges_writes else Decimal(0)
@@ -252,6 +252,14 @@ def cost_parts(
         "output": fo * chosen[..., 3] / 1e6,
     }
     return {"cached": fcached, "uncached": funcached, "written": fwritten}, fparts, ftier
+
+
+def cacheable_prefix(offer: ServerlessOffer, input_tokens: Decimal, prefix_share: Decimal) -> Decimal:
+    """The repeated start the offer can cache: whole cache blocks, none below its minimum length."""
+    prefix = input_tokens * prefix_share
+    if offer.cache_increment_tokens > 1:
+        prefix = (prefix // offer.cache_increment_tokens) * offer.cache_increment_tokens
+    return prefix if prefix >= offer.min_cacheable_tokens else Decimal(0)
 
 
 def price_turn(offer: ServerlessOffer, version: ServerlessPriceVersion, shape: TurnShape) -> TurnCost:
