@@ -26,7 +26,6 @@ from .capacity import EstimateSetup, LatencyTarget, ReplicaCapacity
 from .measurements import ThroughputRecord
 from .prices import (
     DedicatedOffer,
-    DedicatedPriceVersion,
     GpuVmOffer,
     PriceSheet,
     ServerlessOffer,
@@ -174,16 +173,14 @@ def engine_replicas(traffic: Traffic, volume: float | Arr, capacity_rps: float, 
     return np.ceil(np.round(peak / (capacity_rps * utilisation), 9))
 
 
-def dedicated_units(
-    offer: DedicatedOffer, version: DedicatedPriceVersion, record: ThroughputRecord, replicas: Arr
-) -> tuple[Arr, float]:
-    """Billing units (replicas as the provider counts them) and GPUs per unit.
+def dedicated_units(offer: DedicatedOffer, record: ThroughputRecord, replicas: Arr) -> tuple[Arr, float]:
+    """Billing units (replicas as the provider counts them, each of ``gpus_per_replica`` GPUs) and GPUs per unit.
 
-    Priced per replica-hour, a unit is the provider's replica of ``gpus_per_replica`` GPUs; priced per
-    GPU-hour, a unit is one engine replica of the record's GPU count.
+    The engine replicas' GPUs are packed into the provider's replicas whether it prices per replica-hour
+    or per GPU-hour; its minimum counts its own replicas.
     """
-    unit_gpus = float(offer.gpus_per_replica) if version.per_replica_hour is not None else float(record.replica_gpus)
-    units = np.ceil(replicas * record.replica_gpus / unit_gpus)
+    unit_gpus = float(offer.gpus_per_replica)
+    units = np.ceil(np.round(replicas * record.replica_gpus / unit_gpus, 9))
     return np.maximum(units, offer.min_replicas), unit_gpus
 
 
@@ -245,7 +242,7 @@ def dedicated_monthly_array(
 ) -> Arr:
     replicas = engine_replicas(traffic, volume, capacity_rps, hosting.target_utilisation)
     version = offer.version_at(as_of)
-    units, unit_gpus = dedicated_units(offer, version, record, replicas)
+    units, unit_gpus = dedicated_units(offer, record, replicas)
     unit_price = float(version.per_replica_hour or (version.per_gpu_hour or 0) * Decimal(unit_gpus))
     hours = np.maximum(units * HOURS_PER_MONTH, offer.min_billed_hours)
     return hours * unit_price * fx_factor
@@ -358,7 +355,7 @@ def dedicated_option(
     volume = np.array([float(traffic.turns_per_month)])
     replicas = engine_replicas(traffic, volume, capacity.requests_per_s, hosting.target_utilisation)
     version = offer.version_at(as_of)
-    units, unit_gpus = dedicated_units(offer, version, record, replicas)
+    units, unit_gpus = dedicated_units(offer, record, replicas)
     n_units = int(units[0])
     unit_price = version.per_replica_hour or (version.per_gpu_hour or Decimal(0)) * as_decimal(unit_gpus)
     hours = max(as_decimal(n_units * HOURS_PER_MONTH), Decimal(offer.min_billed_hours))
@@ -376,7 +373,7 @@ def dedicated_option(
         monthly=cost,
         cost_per_1000_turns=cost / traffic.turns_per_month * 1000 if traffic.turns_per_month else None,
         breakdown={"gpu_hours": cost},
-        replicas=n_units,
+        replicas=int(n_units * unit_gpus // record.replica_gpus),
         gpus=int(n_units * unit_gpus),
         gpu_hours=float(n_units * unit_gpus * HOURS_PER_MONTH),
         utilisation=_avg_utilisation(traffic, capacity.requests_per_s, engine_replica_hours),

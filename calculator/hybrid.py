@@ -132,7 +132,7 @@ def _dedicated_cost(scenario: Scenario, setup: OwnedSetup, replicas: int, turns:
     offer = setup.offer
     assert isinstance(offer, DedicatedOffer)
     version = offer.version_at(scenario.price_date)
-    units, unit_gpus = dedicated_units(offer, version, setup.record, np.array([float(replicas)]))
+    units, unit_gpus = dedicated_units(offer, setup.record, np.array([float(replicas)]))
     n_units = int(units[0])
     unit_price = version.per_replica_hour or (version.per_gpu_hour or Decimal(0)) * as_decimal(unit_gpus)
     hours = max(as_decimal(n_units * HOURS_PER_MONTH), Decimal(offer.min_billed_hours))

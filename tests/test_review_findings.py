@@ -266,11 +266,6 @@ def test_no_cache_storage_for_a_prefix_too_short_to_cache() -> None:
     assert storage in (None, D(0))  # code: 1,000 x 4.50 / 1e6 x 730 = $3.285
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="deploy.dedicated_units ignores gpus_per_replica (and counts min_replicas in engine replicas) for "
-    "per-GPU-hour offers: a provider replica of 8 GPUs is billed as the record's 4",
-)
 def test_per_gpu_hour_endpoint_bills_the_providers_whole_replica() -> None:
     offer = _dedicated(gpus_per_replica=8, min_replicas=1)  # $2 per GPU-hour, replicas of 8 GPUs
     record = _record(gpus=4)
