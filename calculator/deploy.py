@@ -42,6 +42,7 @@ __all__ = [
     "Traffic",
     "as_decimal",
     "billed_hours",
+    "billed_seconds",
     "cents",
     "parts_adding_up",
     "dedicated_units",
@@ -53,6 +54,7 @@ Arr = npt.NDArray[np.float64]
 HOURS_PER_MONTH = 730.0
 """8,760 hours a year over 12 months, as cloud providers bill a month."""
 DAYS_PER_MONTH = 365.0 / 12
+DAYS_PER_MONTH_EXACT = Decimal(365) / Decimal(12)
 CENT = Decimal("0.01")
 
 
@@ -184,25 +186,35 @@ def dedicated_units(offer: DedicatedOffer, record: ThroughputRecord, replicas: A
     return np.maximum(units, offer.min_replicas), unit_gpus
 
 
-def billed_hours(hours: float, offer: GpuVmOffer) -> float:
+def billed_seconds(hours: float, offer: GpuVmOffer) -> int:
+    """One period of use as billed: at least the minimum, rounded up to the billing unit (whole seconds)."""
     seconds = max(hours * 3600, offer.min_billed_seconds)
-    return math.ceil(round(seconds / offer.billing_seconds, 9)) * offer.billing_seconds / 3600
+    return math.ceil(round(seconds / offer.billing_seconds, 9)) * offer.billing_seconds
+
+
+def billed_hours(hours: float, offer: GpuVmOffer) -> float:
+    return billed_seconds(hours, offer) / 3600
 
 
 def self_hosted_gpu_hours(
     offer: GpuVmOffer, record: ThroughputRecord, hosting: SelfHosting, traffic: Traffic, replicas: Arr
 ) -> tuple[Arr, Arr]:
-    """(instances at peak, GPU hours per month) for arrays of peak replica counts."""
+    """(instances at peak, GPU hours per month, GPU seconds per day) for arrays of peak replica counts.
+
+    The GPU seconds a day are whole numbers, so the exact path can price a month of them to the cent.
+    """
     gpi = offer.gpus_per_instance
     total_replicas = np.maximum(replicas, 1) + hosting.spare_replicas
     instances = np.ceil(total_replicas * record.replica_gpus / gpi)
     if not hosting.autoscale or traffic.active_hours_per_day >= 24:
-        return instances, instances * gpi * HOURS_PER_MONTH
-    floor = math.ceil(hosting.min_replicas * record.replica_gpus / gpi)
-    floor_arr = np.minimum(instances, floor)
-    window = billed_hours(traffic.active_hours_per_day + hosting.startup_minutes / 60, offer)
-    per_day = floor_arr * 24 + (instances - floor_arr) * min(window, 24.0)
-    return instances, per_day * gpi * DAYS_PER_MONTH
+        per_day = instances * 86400
+    else:
+        floor = math.ceil(hosting.min_replicas * record.replica_gpus / gpi)
+        floor_arr = np.minimum(instances, floor)
+        window = billed_seconds(traffic.active_hours_per_day + hosting.startup_minutes / 60, offer)
+        per_day = floor_arr * 86400 + (instances - floor_arr) * min(window, 86400)
+    gpu_seconds = per_day * gpi
+    return instances, gpu_seconds / 3600 * DAYS_PER_MONTH, gpu_seconds
 
 
 def storage_monthly(
@@ -260,7 +272,7 @@ def self_hosted_monthly_array(
     people_monthly: float,
 ) -> Arr:
     replicas = engine_replicas(traffic, volume, capacity_rps, hosting.target_utilisation)
-    _, gpu_hours = self_hosted_gpu_hours(offer, record, hosting, traffic, replicas)
+    _, gpu_hours, _ = self_hosted_gpu_hours(offer, record, hosting, traffic, replicas)
     price = float(offer.version_at(as_of).per_gpu_hour)
     builds = hosting.model_changes_per_month * hosting.build_minutes_per_change / 60 * record.replica_gpus
     return (gpu_hours + builds) * price * fx_factor + people_monthly
@@ -396,9 +408,11 @@ def self_hosted_option(
 ) -> OptionCost:
     volume = np.array([float(traffic.turns_per_month)])
     replicas = engine_replicas(traffic, volume, capacity.requests_per_s, hosting.target_utilisation)
-    instances, gpu_hours = self_hosted_gpu_hours(offer, record, hosting, traffic, replicas)
+    instances, gpu_hours, gpu_seconds = self_hosted_gpu_hours(offer, record, hosting, traffic, replicas)
     price = offer.version_at(as_of).per_gpu_hour
-    gpu_cost = as_decimal(float(gpu_hours[0])) * price
+    # whole GPU seconds a day times 365/12 days, in Decimal: a month of autoscaled hours is exact to
+    # the cent, not cut at a float's ninth decimal
+    gpu_cost = Decimal(int(gpu_seconds[0])) / 3600 * DAYS_PER_MONTH_EXACT * price
     build_hours = as_decimal(
         hosting.model_changes_per_month * hosting.build_minutes_per_change / 60 * record.replica_gpus
     )

@@ -166,11 +166,6 @@ def test_longer_context_lowers_capacity_at_the_same_uncached_tokens() -> None:
     assert long.requests_per_s < short.requests_per_s
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="deploy.self_hosted_option: as_decimal(float GPU hours) cuts 365/12's repeating decimal at 9 places, so "
-    "an exact half cent rounds down; the array path (and growth) round it up: the two paths disagree by a cent",
-)
 def test_autoscaled_self_hosting_is_exact_to_the_cent_and_agrees_with_the_sweep() -> None:
     # 1 replica of 4 GPUs for the peak + 1 spare = 8 one-GPU instances for the 16 active hours (+2 min start-up,
     # per-second billing); 1 replica (4 instances) overnight.
@@ -190,11 +185,6 @@ def test_autoscaled_self_hosting_is_exact_to_the_cent_and_agrees_with_the_sweep(
     assert D(repr(float(sweep[0]))).quantize(D("0.01")) == cost.monthly
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="same root cause seen by a user: growth at 0%/month does not reproduce compare's autoscaled self-hosted "
-    "monthly (25,481.62 vs 25,481.61 on the multi-turn-chat preset at 999 turns)",
-)
 def test_growth_at_zero_reproduces_compare_for_autoscaled_self_hosting(catalogs: Catalogs) -> None:
     preset = load_preset("multi-turn-chat")
     scenario = preset.model_copy(
