@@ -198,7 +198,7 @@ def billed_hours(hours: float, offer: GpuVmOffer) -> float:
 
 def self_hosted_gpu_hours(
     offer: GpuVmOffer, record: ThroughputRecord, hosting: SelfHosting, traffic: Traffic, replicas: Arr
-) -> tuple[Arr, Arr]:
+) -> tuple[Arr, Arr, Arr]:
     """(instances at peak, GPU hours per month, GPU seconds per day) for arrays of peak replica counts.
 
     The GPU seconds a day are whole numbers, so the exact path can price a month of them to the cent.
@@ -213,7 +213,7 @@ def self_hosted_gpu_hours(
         floor_arr = np.minimum(instances, floor)
         window = billed_seconds(traffic.active_hours_per_day + hosting.startup_minutes / 60, offer)
         per_day = floor_arr * 86400 + (instances - floor_arr) * min(window, 86400)
-    gpu_seconds = per_day * gpi
+    gpu_seconds: Arr = np.asarray(per_day * gpi, dtype=np.float64)
     return instances, gpu_seconds / 3600 * DAYS_PER_MONTH, gpu_seconds
 
 
