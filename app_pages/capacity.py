@@ -205,7 +205,8 @@ st.caption(
     + (f", {model.sliding_window.layers} sliding-window layers" if model.sliding_window else "")
     + (f", {model.experts.total} experts ({model.experts.active} per token)" if model.experts else "")
     + f"; {result.kv_bytes_per_token / 1e3:,.0f} kB of KV per token at {result.kv_dtype.upper()}. "
-    f"Source: {model.source.label}. **{gpu.label}**: {gpu.memory_gb:g} GB, {gpu.memory_bandwidth_tbs:g} TB/s."
+    f"Source: {model.source.label}. **{gpu.label}**: {gpu.memory_gb:g} GiB ({result.memory_per_gpu_gb:.1f} GB), "
+    f"{gpu.memory_bandwidth_tbs:g} TB/s."
 )
 if model.notes:
     st.caption(model.notes)

@@ -30,6 +30,8 @@ DEFAULT_UTILISATION = 0.9
 DEFAULT_RESERVE_GB = 2.0
 """Activations, CUDA graphs and the engine's own buffers per GPU: an assumption, shown as one."""
 GB = 1e9
+GIB = 2**30
+"""GPU memory is sold in binary units: an "80 GB" H100 holds 80 GiB (85.9 GB; nvidia-smi shows 81,559 MiB)."""
 
 
 def _bytes_of(table: dict[str, float], value: str, field: str) -> float:
@@ -101,7 +103,7 @@ def _fit_once(
     per_token = model.kv_bytes_per_token(kv_bytes, context)
     ways, replicated = kv_split(model, gpus)
     per_sequence_gpu = per_token * context / ways
-    usable = gpu.memory_gb * GB * utilisation
+    usable = gpu.memory_gb * GIB * utilisation
     weights_gpu = weights / gpus
     budget = usable - weights_gpu - reserve_gb * GB
     sequences = max(0, math.floor(budget / per_sequence_gpu)) if per_sequence_gpu > 0 else 0
@@ -114,7 +116,7 @@ def _fit_once(
         precision=precision.lower(),
         kv_dtype=kv_dtype.lower(),
         context=context,
-        memory_per_gpu_gb=gpu.memory_gb,
+        memory_per_gpu_gb=gpu.memory_gb * GIB / GB,
         utilisation=utilisation,
         reserve_gb=reserve_gb,
         weights_gb=weights / GB,
@@ -129,7 +131,7 @@ def _fit_once(
         shortfall_gb=max(shortfall, 0.0),
         suggestions=(),
         assumptions=(
-            f"engine may use {utilisation:.0%} of each GPU's {gpu.memory_gb:g} GB",
+            f"engine may use {utilisation:.0%} of each GPU's {gpu.memory_gb:g} GiB ({gpu.memory_gb * GIB / GB:.1f} GB)",
             f"{reserve_gb:g} GB per GPU reserved for activations and buffers",
             "tensor parallel: weights split evenly; KV cache split across KV heads only",
         ),

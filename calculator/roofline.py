@@ -23,7 +23,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from .gpus import GpuSpec
-from .memory import KV_DTYPE_BYTES, WEIGHT_BYTES
+from .memory import KV_DTYPE_BYTES, WEIGHT_BYTES, kv_split
 from .models import ModelSpec
 
 __all__ = ["DecodePoint", "RooflineAssumptions", "decode", "expert_share_read", "prefill_tokens_per_s"]
@@ -102,8 +102,11 @@ def decode(
     """One decode step for ``batch`` sequences at a mean context of ``context`` tokens."""
     a = assumptions or RooflineAssumptions()
     kv = model.kv_bytes_per_token(KV_DTYPE_BYTES[kv_dtype.lower()], int(context) or None)
-    moved = weights_read_bytes(model, precision, batch) + batch * context * kv
-    memory_s = moved / (gpu.memory_bandwidth_tbs * 1e12 * gpus * a.bandwidth_efficiency)
+    # each GPU reads its slice of the weights and its share of the KV cache, which splits only across
+    # KV heads: an MLA latent (or fewer KV heads than GPUs) is read in full by every GPU
+    ways, _ = kv_split(model, gpus)
+    per_gpu = weights_read_bytes(model, precision, batch) / gpus + batch * context * kv / ways
+    memory_s = per_gpu / (gpu.memory_bandwidth_tbs * 1e12 * a.bandwidth_efficiency)
     flops = (2 * model.params_active_b * 1e9 + attention_flops_per_token(model, context)) * batch
     compute_s = flops / (gpu.dense_tflops(precision) * 1e12 * gpus * a.decode_flops_efficiency)
     step = max(memory_s, compute_s) * (1 + (a.tp_overhead if gpus > 1 else 0)) / a.speculative_speedup

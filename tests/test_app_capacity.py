@@ -48,8 +48,8 @@ def _text(elements: object) -> str:
 # --- Capacity -------------------------------------------------------------------------------------
 
 
-def test_70b_fp8_does_not_fit_one_h100_and_fits_two(catalogs: Catalogs) -> None:
-    at = _page("capacity", c_model="llama-3.3-70b", c_gpu="h100-sxm", c_prec="fp8", c_ctx="8192", c_n="1")
+def test_70b_fp8_does_not_fit_one_h100_at_32k_and_fits_two(catalogs: Catalogs) -> None:
+    at = _page("capacity", c_model="llama-3.3-70b", c_gpu="h100-sxm", c_prec="fp8", c_ctx="32768", c_n="1")
     assert not at.error, [e.value for e in at.error]
     assert _metrics(at)["Fits?"] == "Does not fit"
     answer = _text(at.warning)
@@ -57,7 +57,7 @@ def test_70b_fp8_does_not_fit_one_h100_and_fits_two(catalogs: Catalogs) -> None:
 
     at.number_input(key="c_n").set_value(2).run()
     assert not at.exception
-    expected = fit(catalogs.models.get("llama-3.3-70b"), catalogs.gpus.get("h100-sxm"), "fp8", 8192, 2)
+    expected = fit(catalogs.models.get("llama-3.3-70b"), catalogs.gpus.get("h100-sxm"), "fp8", 32768, 2)
     assert expected.fits and expected.max_sequences > 0
     metrics = _metrics(at)
     assert metrics["Fits?"] == "Yes"
@@ -101,12 +101,12 @@ def test_a_broken_config_names_its_line() -> None:
 
 def test_memory_frame_adds_up_and_shows_the_shortfall(catalogs: Catalogs) -> None:
     model, gpu = catalogs.models.get("llama-3.3-70b"), catalogs.gpus.get("h100-sxm")
-    fits = fit(model, gpu, "fp8", 8192, 2)
+    fits = fit(model, gpu, "fp8", 32768, 2)
     df = cc.memory_frame(fits)
-    assert df["gb"].sum() == pytest.approx(gpu.memory_gb)
-    short = fit(model, gpu, "fp8", 8192, 1)
+    assert df["gb"].sum() == pytest.approx(fits.memory_per_gpu_gb)  # 80 GiB = 85.9 GB
+    short = fit(model, gpu, "fp8", 32768, 1)
     df = cc.memory_frame(short)
-    assert df["gb"].sum() - gpu.memory_gb == pytest.approx(short.shortfall_gb)
+    assert df["gb"].sum() - short.memory_per_gpu_gb == pytest.approx(short.shortfall_gb)
     assert "KV for one sequence (missing)" in set(df["part"])
     spec = cc.memory_chart(short, gpu.id).to_dict()
     colour = spec["layer"][0]["encoding"]["color"]["scale"]["domain"]

@@ -23,20 +23,23 @@ def test_weights_of_a_mixture_of_experts_count_every_expert() -> None:
     assert weight_bytes(mixtral, "int4") == pytest.approx(mixtral.params_total_b * 0.5e9)
 
 
-def test_70b_at_fp8_fills_an_h100_and_does_not_fit_at_8k_context() -> None:
-    # 70.6 GB of FP8 weights + 2 GB reserve leave no room in 90% of 80 GB for one 8k sequence (1.34 GB)
-    result = fit(MODELS.get("llama-3.3-70b"), GPUS.get("h100-sxm"), "fp8", 8192)
+def test_70b_at_fp8_fills_an_h100_and_does_not_fit_at_32k_context() -> None:
+    # an "80 GB" H100 holds 80 GiB: 90% of it is 77.31 GB; 70.6 GB of FP8 weights and 2 GB reserve leave
+    # 4.71 GB, short of one 32k sequence (32,768 x 160 KiB = 5.37 GB)
+    result = fit(MODELS.get("llama-3.3-70b"), GPUS.get("h100-sxm"), "fp8", 32768)
     assert not result.fits and result.max_sequences == 0
     assert result.kv_bytes_per_token == 163_840  # 2 x 80 layers x 8 KV heads x 128 x 1 byte
-    assert result.shortfall_gb == pytest.approx(1.34 - (72 - 70.6 - 2), abs=0.01)
+    budget = 0.9 * 80 * 2**30 / 1e9 - 70.6 - 2
+    assert result.shortfall_gb == pytest.approx(32768 * 163_840 / 1e9 - budget, abs=0.01)
     assert any("2 GPUs" in s for s in result.suggestions)
+    assert fit(MODELS.get("llama-3.3-70b"), GPUS.get("h100-sxm"), "fp8", 8192).max_sequences == 3
 
 
 def test_kv_budget_gives_the_number_of_sequences() -> None:
-    # Llama-3.1-8B BF16 on an H100: 72 - 16.06 - 2 = 53.94 GB; 8k tokens x 128 KiB = 1.07 GB a sequence
+    # Llama-3.1-8B BF16 on an H100: 0.9 x 80 GiB - 16.06 GB - 2 GB; 8k tokens x 128 KiB a sequence
     result = fit(MODELS.get("llama-3.1-8b"), GPUS.get("h100-sxm"), "bf16", 8192)
     assert result.fits
-    assert result.max_sequences == int(53.94e9 // (8192 * 131_072))
+    assert result.max_sequences == int((0.9 * 80 * 2**30 - 16.06e9 - 2e9) // (8192 * 131_072))
 
 
 def test_tensor_parallel_splits_kv_across_kv_heads_only() -> None:

@@ -199,7 +199,7 @@ def test_models_json_lists_ids_and_sources(capsys: pytest.CaptureFixture[str]) -
 
 
 def test_fit_answers_does_not_fit_with_exit_0(capsys: pytest.CaptureFixture[str]) -> None:
-    args = ["fit", "--model", "llama-3.3-70b", "--gpu", "h100-sxm", "--precision", "fp8", "--context", "8192"]
+    args = ["fit", "--model", "llama-3.3-70b", "--gpu", "h100-sxm", "--precision", "fp8", "--context", "32768"]
     code, out, _ = run(capsys, *args, "--json")
     data = json.loads(out)
     assert code == 0 and data["fits"] is False and data["kv_bytes_per_token"] == 163840.0

@@ -209,11 +209,6 @@ def test_serverless_breakdown_adds_up_to_the_monthly_total() -> None:
     assert sum(cost.breakdown.values()) == cost.monthly  # code: 0.01 + 0.01 = 0.02
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="roofline.decode divides the KV read by the bandwidth of all g GPUs, but an MLA latent is replicated on "
-    "every GPU (DESIGN, memory.kv_split): each GPU reads all of it; DeepSeek-V3 on 8 GPUs decodes ~1.8x too fast",
-)
 def test_mla_latent_is_read_in_full_by_every_tensor_parallel_gpu() -> None:
     model = load_model_specs().get("deepseek-v3")
     gpu = load_gpu_specs().get("h200-sxm")
@@ -229,11 +224,6 @@ def test_mla_latent_is_read_in_full_by_every_tensor_parallel_gpu() -> None:
     assert point.step_ms == pytest.approx(hand_ms, rel=1e-6)  # hand ~47.1 ms, code ~26.4 ms
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="memory.GB = 1e9 applied to datasheet HBM sizes that are GiB (an 80 GB H100 holds 80 x 2^30 B): ~7% "
-    "less memory, so the bundled measured setup (70B FP8 on one H100) is reported as not fitting",
-)
 def test_an_80_gb_h100_holds_80_gib_so_70b_fp8_fits_at_short_context() -> None:
     model = load_model_specs().get("llama-3.3-70b")
     gpu = load_gpu_specs().get("h100-sxm")
