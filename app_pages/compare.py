@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from app_pages import _assumptions, _state
 from app_pages._data import catalogs, presets
 from calculator import charts
-from calculator.compare import OPTION_LABELS, Catalogs, Comparison, compare, cost_curves
+from calculator.compare import OPTION_LABELS, Catalogs, Comparison, compare, cost_curves, without_unpriceable
 from calculator.datafile import DataFileError, validation_lines
 from calculator.deploy import DAYS_PER_MONTH
 from calculator.errors import InputError
@@ -431,21 +431,17 @@ if values["own"]:
         st.stop()
     work_cat = Catalogs(cat.prices, cat.gpus, RecordCatalog(records=(*cat.records.records, record)))
 
-# An option whose offer has no price version on the chosen date is left out (and said so), not the page.
-undated = []
-for field, kind in (("serverless", "serverless"), ("dedicated", "dedicated"), ("gpu_vm", "gpu_vm")):
-    choice = getattr(scenario, field)
-    if choice is None:
-        continue
-    try:
-        if kind == "serverless":
-            _, found = cat.prices.serverless(choice.provider, choice.model)
-        else:
-            _, found = cat.prices.offer(choice.provider, choice.offer, kind)
-        found.version_at(scenario.price_date)
-    except InputError as exc:
-        undated.append(f"Price date (`asof`): the {field} option is left out: {exc.message}")
-        scenario = scenario.model_copy(update={field: None})
+# An option that cannot be priced as set (no price version on the date, a GPU setup that cannot hold
+# the model) is left out and said so, not the page.
+scenario, dropped = without_unpriceable(scenario, work_cat)
+undated = [
+    (
+        f"Price date (`asof`): the {field} option is left out: {exc.message}"
+        if exc.field == "as_of"
+        else f"The {field} option is left out: **{exc.field}**: {exc.message}"
+    )
+    for field, exc in dropped
+]
 nothing_left = not (scenario.serverless or scenario.dedicated or scenario.gpu_vm)
 for message in undated:
     (st.error if nothing_left else st.warning)(message)

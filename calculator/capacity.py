@@ -32,6 +32,7 @@ from .roofline import RooflineAssumptions, decode, prefill_tokens_per_s
 __all__ = [
     "BYTES_PER_PARAM",
     "check_usable",
+    "context_decode_factor",
     "Efficiency",
     "ReplicaCapacity",
     "prefill_decode_ratio",
@@ -112,19 +113,56 @@ def uncached_tokens(input_tokens: float | Arr, prefix_share: float | Arr, hit_ra
 def replica_rate(
     record: ThroughputRecord,
     ratio: float,
+    input_tokens: float | Arr,
     uncached: float | Arr,
     output_tokens: float | Arr,
+    decode_factor: float = 1.0,
 ) -> tuple[Arr, npt.NDArray[np.bool_]]:
-    """Requests/s per replica for arrays of scenario shapes, and whether each applied directly."""
+    """Requests/s per replica for arrays of scenario shapes, and whether each applied directly.
+
+    Direct: input, uncached input and output all within 25% of the record's. Otherwise
+    ``t = U / prefill + O / decode`` with both rates calibrated on the record, and decode scaled by
+    ``decode_factor`` (the roofline's decode speed at the scenario's context over the record's).
+    """
+    i = np.asarray(input_tokens, dtype=np.float64)
     u = np.asarray(uncached, dtype=np.float64)
     o = np.asarray(output_tokens, dtype=np.float64)
     record_uncached = record.input_tokens * (1 - record.prefix_share)
     decode_rate = record.requests_per_s * (record_uncached / ratio + record.output_tokens)
-    converted = decode_rate / np.maximum(u / ratio + o, 1e-9)
-    direct = (np.abs(u - record_uncached) <= DIRECT_TOLERANCE * record_uncached) & (
-        np.abs(o - record.output_tokens) <= DIRECT_TOLERANCE * record.output_tokens
-    )
+    prefill_rate = decode_rate * ratio
+    converted = 1 / np.maximum(u / prefill_rate + o / (decode_rate * decode_factor), 1e-12)
+
+    def near(value: Arr, measured: float) -> npt.NDArray[np.bool_]:
+        return np.asarray(np.abs(value - measured) <= DIRECT_TOLERANCE * measured)
+
+    direct = near(i, record.input_tokens) & near(u, record_uncached) & near(o, record.output_tokens)
     return np.where(direct, record.requests_per_s, converted), direct
+
+
+def context_decode_factor(
+    record: ThroughputRecord, model: ModelSpec, gpu: GpuSpec, input_tokens: float, output_tokens: float
+) -> tuple[float, int]:
+    """Decode speed of the replica at the scenario's context over the record's, and the batch that fits.
+
+    Longer contexts read more KV cache every step and fewer sequences fit in memory, so a measured
+    decode rate does not carry over to a ten times longer prompt (prefix caching does not help decode).
+    """
+    precision = (record.precision or "bf16").lower()
+    kv_dtype = "fp8" if precision in {"fp8", "fp4", "int4"} else "bf16"
+    gpus = record.replica_gpus
+    batch = max(1, round(record.in_flight or DEFAULT_IN_FLIGHT))
+    room = fit(model, gpu, precision, max(int(input_tokens + output_tokens), 1), gpus, kv_dtype)
+    if not room.fits:
+        raise InputError(
+            "self_hosting.record",
+            f"{model.id} at {precision.upper()} on {gpus}x {gpu.id} cannot hold one sequence of "
+            f"{int(input_tokens + output_tokens):,} tokens (short by {room.shortfall_gb:.1f} GB per GPU); "
+            f"would fit: {'; or '.join(room.suggestions)}",
+        )
+    fitting = min(batch, room.max_sequences)
+    measured = decode(model, gpu, precision, batch, record.input_tokens + record.output_tokens / 2, gpus, kv_dtype)
+    scenario = decode(model, gpu, precision, fitting, input_tokens + output_tokens / 2, gpus, kv_dtype)
+    return scenario.tokens_per_s_total / measured.tokens_per_s_total, fitting
 
 
 def replica_capacity(
@@ -136,20 +174,44 @@ def replica_capacity(
     output_tokens: float,
     target_gpu: GpuSpec | None = None,
     eff: Efficiency | None = None,
+    model: ModelSpec | None = None,
 ) -> ReplicaCapacity:
+    """Requests/s one replica sustains for the scenario's shape; ``model`` (its architecture) lets the
+    conversion account for context length and memory, and checks the model fits a different GPU."""
     ratio = prefill_decode_ratio(record, record_gpu, eff)
     u = float(uncached_tokens(input_tokens, prefix_share, hit_rate))
-    rate, direct = replica_rate(record, ratio, u, output_tokens)
-    scale = 1.0
-    notes = []
+    factor, notes = 1.0, []
+    if model is not None:
+        factor, batch = context_decode_factor(record, model, record_gpu, input_tokens, output_tokens)
+        if abs(factor - 1) > 0.01:
+            notes.append(
+                f"decode at {input_tokens + output_tokens:,.0f} tokens of context runs x{factor:.2f} the measured "
+                f"speed (roofline, batch {batch})"
+            )
+    rate, direct = replica_rate(record, ratio, input_tokens, u, output_tokens, factor)
     if bool(direct):
-        notes.append(f"measured shape ({record.input_tokens:.0f} in / {record.output_tokens:.0f} out) applies directly")
-    else:
-        notes.append(
-            f"converted from the measured {record.input_tokens:.0f} in / {record.output_tokens:.0f} out to "
-            f"{u:.0f} uncached in / {output_tokens:.0f} out (prefill:decode speed ratio {ratio:.2f}, roofline)"
+        notes.insert(
+            0, f"measured shape ({record.input_tokens:.0f} in / {record.output_tokens:.0f} out) applies directly"
         )
+    else:
+        notes.insert(
+            0,
+            f"converted from the measured {record.input_tokens:.0f} in / {record.output_tokens:.0f} out to "
+            f"{input_tokens:.0f} in ({u:.0f} uncached) / {output_tokens:.0f} out "
+            f"(prefill:decode speed ratio {ratio:.2f}, roofline)",
+        )
+    scale = 1.0
     if target_gpu is not None and target_gpu.id != record_gpu.id:
+        if model is not None:
+            precision = (record.precision or "bf16").lower()
+            room = fit(model, target_gpu, precision, max(int(input_tokens + output_tokens), 1), record.replica_gpus)
+            if not room.fits:
+                raise InputError(
+                    "offer",
+                    f"{model.id} at {precision.upper()} on {record.replica_gpus}x {target_gpu.id} (the record's "
+                    f"setup on the offer's GPU) does not fit: short by {room.shortfall_gb:.1f} GB per GPU; "
+                    f"would fit: {'; or '.join(room.suggestions)}",
+                )
         scale = target_gpu.memory_bandwidth_tbs / record_gpu.memory_bandwidth_tbs
         notes.append(
             f"estimate: measured on {record_gpu.id}, scaled by memory bandwidth to {target_gpu.id} (x{scale:.2f})"

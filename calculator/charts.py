@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from .compare import OPTION_LABELS, Catalogs, Comparison, CostFn, cost_curves
+from .errors import InputError
 from .prices import (
     DedicatedOffer,
     GpuVmOffer,
@@ -588,7 +589,10 @@ def sensitivity_frame(scenario: Scenario, cat: Catalogs, option: str) -> tuple[p
     volume = float(t.turns_per_month)
 
     def evaluate(s: Scenario, vol: float = volume, c: Catalogs = cat) -> tuple[float, str]:
-        curves = cost_curves(s, c)
+        try:
+            curves = cost_curves(s, c)
+        except InputError:
+            return float("nan"), "n/a: the setup does not fit"  # e.g. twice the tokens no longer fit in memory
         values = {k: float(fn(np.array([vol]))[0]) for k, fn in curves.items()}
         return values.get(option, float("nan")), OPTION_LABELS[min(values, key=lambda k: values[k])]
 

@@ -47,6 +47,7 @@ __all__ = [
     "crossings",
     "load_catalogs",
     "owned_capacity",
+    "without_unpriceable",
 ]
 
 Arr = npt.NDArray[np.float64]
@@ -174,6 +175,7 @@ def _capacity(
         float(shape.hit_rate),
         float(shape.output_tokens),
         target_gpu=cat.gpus.get(gpu_id),
+        model=cat.models.find(record.model) if record.model else None,
     )
     if setup is not None:
         capacity = capacity.model_copy(update={"note": f"{record.notes} (roofline, not a measurement)"})
@@ -196,6 +198,34 @@ def owned_capacity(
     sheet, offer = pair
     record, capacity = _capacity(cat, scenario, res, scenario.workload, offer.gpu)
     return sheet, offer, record, capacity
+
+
+def without_unpriceable(scenario: Scenario, cat: Catalogs) -> tuple[Scenario, list[tuple[str, InputError]]]:
+    """The scenario less the options that cannot be priced as set, and why each was left out.
+
+    An offer with no price version on the price date, or a GPU setup that cannot hold the model, is
+    an answer about that option, not a reason to refuse the others.
+    """
+    dropped: list[tuple[str, InputError]] = []
+    for option in ("serverless", "dedicated", "gpu_vm"):
+        if getattr(scenario, option) is None:
+            continue
+        alone = scenario.model_copy(
+            update={other: None for other in ("serverless", "dedicated", "gpu_vm") if other != option}
+        )
+        try:
+            res = _resolve(alone, cat)
+            pair = res.serverless or res.dedicated or res.gpu_vm
+            assert pair is not None
+            offer = pair[1]
+            offer.version_at(alone.price_date)
+            if option != "serverless":
+                assert isinstance(offer, DedicatedOffer | GpuVmOffer)
+                _capacity(cat, alone, res, alone.workload, offer.gpu)
+        except InputError as exc:
+            dropped.append((option, exc))
+            scenario = scenario.model_copy(update={option: None})
+    return scenario, dropped
 
 
 def cost_curves(scenario: Scenario, cat: Catalogs, shape: TurnShape | None = None) -> dict[str, CostFn]:

@@ -62,11 +62,11 @@ def test_owning_nothing_is_said_in_words_on_the_default_preset(catalogs: Catalog
 
 
 def test_growth_month_in_words_matches_grow(catalogs: Catalogs) -> None:
-    params = {"pl_sc": "coding-agent", "pl_vol": "1000000", "pl_prof": "consumer evenings", "pl_m": "36", "pl_g": "15"}
+    params = {"pl_sc": "multi-turn-chat", "pl_vol": "100000", "pl_prof": "flat", "pl_m": "36", "pl_g": "25"}
     at = _page(**params)
     assert not at.error, [e.value for e in at.error]
-    scenario, profile = load_preset("coding-agent"), preset_profile("consumer_evenings")
-    plan = grow(pc.growth_scenario(scenario, profile, 1_000_000), catalogs, 36, 0.15, 1_000_000)
+    scenario, profile = load_preset("multi-turn-chat"), preset_profile("flat")
+    plan = grow(pc.growth_scenario(scenario, profile, 100_000), catalogs, 36, 0.25, 100_000)
     month = plan.becomes_cheapest["self_hosted"]
     assert month is not None and month > 1
     words = _text(at.info)

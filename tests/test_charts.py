@@ -26,8 +26,8 @@ def seed(catalogs: Catalogs) -> tuple[Scenario, Comparison]:
             "workload": {"input_tokens": 20000, "prefix_share": "0.9", "hit_rate": "1", "output_tokens": 500},
             "traffic": {"turns_per_month": 1_000_000},
             "serverless": {"provider": "lyceum", "model": "GLM-5.3"},
-            "gpu_vm": {"provider": "runpod", "offer": "h100-sxm-secure"},
-            "self_hosting": {"record": "vllm-llama-3.3-70b-fp8-1xh100-c50"},
+            "gpu_vm": {"provider": "runpod", "offer": "h200-community"},
+            "self_hosting": {"record": "sglang-llama-3.3-70b-bf16-4xh200-rate8"},
         }
     )
     return scenario, compare(scenario, catalogs)

@@ -95,7 +95,7 @@ def test_prefix_caching_raises_capacity_by_shrinking_prefill_only() -> None:
     # t = U/(k d) + O/d: the ratio of rates is the inverse ratio of request times
     expected = (10_000 / k + 200) / (1_000 / k + 200)
     assert cached.requests_per_s / base.requests_per_s == pytest.approx(expected)
-    assert base.method == "converted" and cached.method == "direct"  # 1,000 uncached in, as measured
+    assert base.method == cached.method == "converted"  # 10,000 in is not the record's 1,000, cached or not
 
 
 def test_always_on_self_hosting_is_sized_for_the_peak_in_whole_instances() -> None:
@@ -259,3 +259,14 @@ def test_estimate_sizes_gpus_without_a_measurement_and_says_so(catalogs: Catalog
     assert hosted is not None and hosted.capacity is not None
     assert "ESTIMATE" in hosted.capacity.note and "not a measurement" in hosted.capacity.note
     assert hosted.gpus is not None and hosted.gpus % 2 == 0  # whole 2-GPU replicas on 1-GPU instances
+
+
+def test_an_option_that_cannot_hold_the_model_is_left_out_with_the_reason(catalogs: Catalogs) -> None:
+    from calculator.compare import without_unpriceable
+    from calculator.scenario import load_preset
+
+    preset = load_preset("coding-agent").model_copy(update={"gpu_vm": GpuVmChoice(provider="lambda", offer="a10-1x")})
+    kept, dropped = without_unpriceable(preset, catalogs)
+    assert kept.gpu_vm is None and kept.serverless is not None and kept.dedicated is not None
+    ((option, error),) = dropped
+    assert option == "gpu_vm" and "does not fit" in error.message and "would fit" in error.message
