@@ -243,7 +243,7 @@ def cost_curves(scenario: Scenario, cat: Catalogs, shape: TurnShape | None = Non
     if res.serverless and scenario.serverless:
         sheet, s_offer = res.serverless
         choice = scenario.serverless
-        s_shape = shape.scaled(scenario.token_factor(s_offer.model))
+        s_shape = shape.scaled(scenario.token_factor(s_offer.model, s_offer.base_model))
         storage = storage_monthly(
             s_offer, s_offer.version_at(as_of), s_shape, choice.distinct_prefixes, choice.prefix_hold_hours
         )
@@ -361,7 +361,7 @@ def compare(scenario: Scenario, cat: Catalogs) -> Comparison:
     turn = None
     if res.serverless and scenario.serverless:
         sheet, offer = res.serverless
-        s_shape = shape.scaled(scenario.token_factor(offer.model))
+        s_shape = shape.scaled(scenario.token_factor(offer.model, offer.base_model))
         turn = compare_turn(sheet, offer, as_of, s_shape)
         options.append(
             serverless_option(

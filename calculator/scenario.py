@@ -106,12 +106,11 @@ class Scenario(_Frozen):
                 raise ValueError(f"{name}: a factor of {factor} is outside 0.2..5 (tokens per workload token)")
         return v
 
-    def token_factor(self, model: str | None) -> Decimal:
-        if not model or not self.token_factors:
-            return Decimal(1)
-        wanted = canonical_model(model)
+    def token_factor(self, *names: str | None) -> Decimal:
+        """The factor set for a model under any of its names (provider's name, common name)."""
+        wanted = {canonical_model(n) for n in names if n}
         for name, factor in self.token_factors.items():
-            if canonical_model(name) == wanted:
+            if canonical_model(name) in wanted:
                 return factor
         return Decimal(1)
 

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import IO, Any, Literal, cast
 
 from .datafile import DataFileError
+from .deploy import DAYS_PER_MONTH  # one month length everywhere: 365/12 days, as GPUs are billed
 from .errors import InputError
 from .prices import PriceSheet, ServerlessOffer, ServerlessPriceVersion, ttl_minutes
 from .turn import PriceRef, price_ref
@@ -68,8 +69,6 @@ __all__ = [
 ]
 
 MILLION = 1_000_000
-DAYS_PER_MONTH = 365.25 / 12
-"""Days in an average month, to turn a log's session rate into sessions per month."""
 DEFAULT_SESSIONS_PER_MONTH = 1000
 SESSION_KEYS = ("session_id", "session", "conversation_id", "thread_id", "chat_id")
 """Keys read as the session id of a JSON Lines log, first found wins."""
