@@ -343,6 +343,13 @@ def _model_warnings(res: _Resolved, options: list[OptionCost], scenario: Scenari
             f"{res.serverless[1].model} is a closed model: it cannot be self-hosted, so the GPU options "
             "price a different (open) model."
         )
+    if res.serverless and scenario.workload.prefix_share > 0:
+        version = res.serverless[1].version_at(scenario.price_date)
+        if version.prices.cached_input is None:
+            warnings.append(
+                f"{res.serverless[1].model} on {res.serverless[0].name} bills cached input at the full input price: "
+                "the repeated prompt start saves nothing on this API (it still saves prefill on your own GPUs)."
+            )
     if scenario.workload.hit_rate == 1 and scenario.workload.prefix_share > 0:
         warnings.append(
             "Hit rate 1 is the best case, not a measured rate: caches evict and requests routed to a replica "

@@ -270,3 +270,11 @@ def test_an_option_that_cannot_hold_the_model_is_left_out_with_the_reason(catalo
     assert kept.gpu_vm is None and kept.serverless is not None and kept.dedicated is not None
     ((option, error),) = dropped
     assert option == "gpu_vm" and "does not fit" in error.message and "would fit" in error.message
+
+
+def test_an_api_without_a_cache_discount_is_named_in_the_warnings(catalogs: Catalogs) -> None:
+    from calculator.scenario import load_preset
+
+    result = compare(load_preset("rag-chatbot"), catalogs)  # Together's Llama 3.3 70B has no cached price
+    assert any("bills cached input at the full input price" in w for w in result.warnings)
+    assert result.turn is not None and result.turn.reused.cost_per_turn == result.turn.no_reuse.cost_per_turn
