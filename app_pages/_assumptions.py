@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from decimal import Decimal
 
 import pandas as pd
 
+from app_pages._state import OWN_RECORD
+from calculator.capacity import LatencyTarget
 from calculator.charts import fmt_money, fmt_price, fmt_turn_cost
 from calculator.compare import OPTION_LABELS, Catalogs, Comparison
 from calculator.prices import DedicatedOffer, GpuVmOffer, ServerlessOffer
@@ -14,14 +17,21 @@ from calculator.turn import PriceRef
 COLUMNS = ["Section", "Assumption", "Value", "Price version", "Source", "Read"]
 
 
-def _row(section: str, name: str, value: object, ref: PriceRef | None = None, source: str = "") -> dict[str, str]:
+def _row(
+    section: str,
+    name: str,
+    value: object,
+    ref: PriceRef | None = None,
+    source: str = "",
+    read: dt.date | None = None,
+) -> dict[str, str]:
     return {
         "Section": section,
         "Assumption": name,
         "Value": str(value),
         "Price version": ref.effective.isoformat() if ref else "",
         "Source": ref.source if ref else source,
-        "Read": ref.read.isoformat() if ref else "",
+        "Read": ref.read.isoformat() if ref else (read.isoformat() if read else ""),
     }
 
 
@@ -29,9 +39,132 @@ def _per_m(value: Decimal | None, currency: str) -> str:
     return "-" if value is None else f"{fmt_price(value, currency)} per 1M tokens"
 
 
+def _serverless_rows(result: Comparison, cat: Catalogs) -> list[dict[str, str]]:
+    """Cache write share and lifetime, batch pricing and cache storage: each where the offer charges it."""
+    s = result.scenario
+    w = s.workload
+    opt = result.option("serverless")
+    if opt is None or not opt.prices or s.serverless is None:
+        return []
+    ref = opt.prices[0]
+    _, offer = cat.prices.offer(ref.provider, ref.offer, "serverless")
+    assert isinstance(offer, ServerlessOffer)
+    version = offer.version_at(result.as_of)
+    p = version.prices
+    section = "Serverless cache and batch"
+    rows = []
+    if p.cache_write:
+        rows.append(_row(section, "Cache write share", f"{float(w.cache_write_share):g}"))
+        ttl = w.cache_ttl or f"shortest sold ({p.default_ttl})"
+        rows.append(_row(section, "Cache lifetime (TTL)", ttl))
+    if version.batch_discount is not None:
+        discount = f"{float(version.batch_discount):.0%} off"
+        rows.append(
+            _row(section, "Batch pricing", f"yes ({discount})" if w.batch else f"no (the offer sells {discount})")
+        )
+    elif w.batch:
+        rows.append(_row(section, "Batch pricing", "asked for, but this offer has no batch discount (not applied)"))
+    if p.cache_storage_per_hour is not None:
+        held = s.serverless.distinct_prefixes
+        rows += [
+            _row(section, "Distinct cached prefixes", f"{held:,}" + ("" if held else " (no storage charged)")),
+            _row(section, "Hours held per month", f"{s.serverless.prefix_hold_hours:g}"),
+        ]
+    return rows
+
+
+def _latency_target(target: LatencyTarget) -> str:
+    parts = []
+    if target.ttft_ms is not None:
+        parts.append(f"time to first token at most {target.ttft_ms:g} ms")
+    if target.tokens_per_s_per_user is not None:
+        parts.append(f"at least {target.tokens_per_s_per_user:g} tokens/s per user")
+    return f"{target.percentile}: " + " and ".join(parts)
+
+
+def _capacity_rows(result: Comparison, cat: Catalogs) -> list[dict[str, str]]:
+    """How the GPU options are sized: a measured record (its source and date) or a roofline estimate."""
+    s = result.scenario
+    h, t = s.self_hosting, s.traffic
+    rows = []
+    if h.estimate is not None:
+        e = h.estimate
+        rows += [
+            _row("Capacity", "Sizing", "roofline estimate, not a measurement"),
+            _row("Capacity", "Estimate: model", f"{e.model} (estimate, not a measurement)"),
+            _row("Capacity", "Estimate: precision", e.precision),
+            _row("Capacity", "Estimate: GPUs per replica", e.gpus_per_replica),
+            _row("Capacity", "Estimate: max batch", e.max_batch),
+        ]
+        if h.latency_target is not None:
+            rows.append(
+                _row(
+                    "Capacity",
+                    "Latency target",
+                    _latency_target(h.latency_target) + " (not used: the estimate sizes the GPUs)",
+                )
+            )
+    else:
+        try:
+            record = cat.records.get(h.record)
+        except ValueError:
+            rows.append(_row("Capacity", "Throughput record", h.record))
+        else:
+            src = record.source
+            where = src.url or src.document or ""
+            own = record.id == OWN_RECORD
+            rows += [
+                _row("Capacity", "Sizing", "your own throughput figures" if own else "measured throughput record"),
+                _row("Capacity", "Throughput record", record.label, source=where, read=src.read),
+                _row(
+                    "Capacity",
+                    "Throughput record source",
+                    where + (f" ({src.note})" if src.note else ""),
+                    source=where,
+                    read=src.read,
+                ),
+                _row(
+                    "Capacity",
+                    "Throughput record measured",
+                    record.measured.isoformat() if record.measured else "not stated in the record",
+                    source=where,
+                    read=src.read,
+                ),
+            ]
+        if h.latency_target is not None:
+            rows.append(
+                _row(
+                    "Capacity",
+                    "Latency target",
+                    _latency_target(h.latency_target) + " (the busiest load level of the record's setup that "
+                    "meets it sizes the GPUs; the notes name it)",
+                )
+            )
+    rows += [
+        _row("Capacity", "Utilisation target", f"{h.target_utilisation:g}"),
+        _row("Self-hosting", "Spare replicas", h.spare_replicas),
+    ]
+    if h.autoscale:
+        always_on = " (no effect: the traffic runs 24 hours a day)" if t.active_hours_per_day >= 24 else ""
+        rows += [
+            _row("Self-hosting", "Autoscale", "yes, outside the active hours" + always_on),
+            _row("Self-hosting", "Minimum replicas outside active hours", h.min_replicas),
+            _row("Self-hosting", "Start-up minutes per scale-up", f"{h.startup_minutes:g}"),
+        ]
+    else:
+        rows.append(_row("Self-hosting", "Autoscale", "no (always on for the peak)"))
+    rows += [
+        _row("Self-hosting", "Engineer share", f"{h.engineer_share:g}"),
+        _row("Self-hosting", "Engineer monthly cost", fmt_money(h.engineer_monthly_cost, s.currency)),
+        _row("Self-hosting", "Model changes per month", f"{h.model_changes_per_month:g}"),
+        _row("Self-hosting", "Engine build minutes per change", f"{h.build_minutes_per_change:g}"),
+    ]
+    return rows
+
+
 def assumptions_frame(result: Comparison, cat: Catalogs) -> pd.DataFrame:
     s = result.scenario
-    w, t, h = s.workload, s.traffic, s.self_hosting
+    w, t = s.workload, s.traffic
     rows = [
         _row("Scenario", "Name", s.name),
         _row("Scenario", "Price date (as of)", result.as_of.isoformat()),
@@ -41,28 +174,20 @@ def assumptions_frame(result: Comparison, cat: Catalogs) -> pd.DataFrame:
         _row("Turn", "Prefix share", f"{float(w.prefix_share):g}"),
         _row("Turn", "Cache hit rate", f"{float(w.hit_rate):g}"),
         _row("Turn", "Output tokens", f"{w.output_tokens:,}"),
-        _row("Turn", "Cache write share", f"{float(w.cache_write_share):g}"),
-        _row("Turn", "Batch pricing", "yes" if w.batch else "no"),
+    ]
+    rows += [
+        _row("Turn", f"Token factor: {name}", f"x{float(factor):g} tokens per workload token (its tokenizer)")
+        for name, factor in s.token_factors.items()
+    ]
+    rows += _serverless_rows(result, cat)
+    rows += [
         _row("Traffic", "Turns per month", f"{t.turns_per_month:,}"),
         _row("Traffic", "Active hours per day", f"{t.active_hours_per_day:g}"),
         _row("Traffic", "Peak-to-average", f"{t.peak_to_average:g}"),
         _row("Traffic", "Peak request rate", f"{float(t.peak_rps(float(t.turns_per_month))):.2f} req/s"),
     ]
     if s.dedicated or s.gpu_vm:
-        try:
-            record = cat.records.get(h.record)
-            rows.append(_row("Capacity", "Throughput record", record.label, source=record.source.label))
-        except ValueError:
-            rows.append(_row("Capacity", "Throughput record", h.record))
-        rows += [
-            _row("Capacity", "Utilisation target", f"{h.target_utilisation:g}"),
-            _row("Self-hosting", "Spare replicas", h.spare_replicas),
-            _row("Self-hosting", "Autoscale", "yes" if h.autoscale else "no (always on for the peak)"),
-            _row("Self-hosting", "Engineer share", f"{h.engineer_share:g}"),
-            _row("Self-hosting", "Engineer monthly cost", fmt_money(h.engineer_monthly_cost, s.currency)),
-            _row("Self-hosting", "Model changes per month", f"{h.model_changes_per_month:g}"),
-            _row("Self-hosting", "Engine build minutes per change", f"{h.build_minutes_per_change:g}"),
-        ]
+        rows += _capacity_rows(result, cat)
     for opt in result.options:
         section = f"Prices: {OPTION_LABELS[opt.option]}"
         for ref in opt.prices:

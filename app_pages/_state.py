@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from pydantic import ValidationError
+
 from calculator.compare import Catalogs
 from calculator.deploy import DAYS_PER_MONTH
 from calculator.errors import InputError
-from calculator.measurements import ThroughputRecord
+from calculator.measurements import RecordCatalog, ThroughputRecord
 from calculator.memory import WEIGHT_BYTES
 from calculator.prices import (
     DedicatedOffer,
@@ -32,6 +35,12 @@ from calculator.scenario import Scenario
 NONE = "none"
 OWN_RECORD = "own-figures"
 """Record id used for the user's own throughput figures."""
+DEFAULT_PRESET = "coding-agent"
+"""The Compare page's preset when neither the session nor the URL names one."""
+OWN_FIGURES = "Your own throughput figures"
+"""The field an error in the user's own throughput figures names."""
+HIDDEN = ("e_model", "e_prec", "e_gpus", "e_batch", "ttl", "pct")
+"""Inputs the Compare page shows only in some cases; while hidden they keep their default."""
 
 
 @dataclass(frozen=True)
@@ -715,3 +724,72 @@ def offer_label(cat: Catalogs, key: str) -> str:
             count = offer.gpus_per_instance if isinstance(offer, GpuVmOffer) else offer.gpus_per_replica
             return f"{sheet.name}: {offer.id} ({count}x {offer.gpu}){region}"
     return key
+
+
+# --- the Compare page's scenario, for every page that prices it -----------------------------------------
+
+
+def compare_preset(session_state: Mapping[Any, Any], presets: Mapping[str, Scenario], wanted: str | None = None) -> str:
+    """The Compare page's preset: the session's, else ``wanted`` (the URL's), else coding-agent or the first."""
+    for name in (session_state.get("preset"), wanted):
+        if name in presets:
+            return str(name)
+    return default_preset(presets)
+
+
+def default_preset(presets: Mapping[str, Scenario]) -> str:
+    return DEFAULT_PRESET if DEFAULT_PRESET in presets else next(iter(presets))
+
+
+def compare_defaults(cat: Catalogs, presets: Mapping[str, Scenario], preset: str) -> dict[str, Any]:
+    """The Compare page's widget defaults for a preset; an offer or record the sheets lack falls back to
+    the first choice (none for offers)."""
+    allowed = choices(cat, list(presets))
+    defaults = scenario_to_state(presets[preset], cat)
+    for key in ("sl", "ded", "vm", "rec"):
+        if defaults[key] not in allowed[key]:
+            defaults[key] = allowed[key][0]
+    return defaults
+
+
+def compare_values(
+    session_state: Mapping[Any, Any], cat: Catalogs, presets: Mapping[str, Scenario], today: dt.date
+) -> tuple[str, dict[str, Any]]:
+    """(preset, input values) of the Compare page now: the session's values over the preset's defaults."""
+    preset = compare_preset(session_state, presets)
+    defaults = compare_defaults(cat, presets, preset)
+    values = {k: session_state.get(k, defaults.get(k)) for k in (*defaults, "own", "own_rps", "own_gpus")}
+    for key in HIDDEN:
+        if values[key] is None:
+            values[key] = defaults[key]
+    values["own"], values["auto"] = bool(values["own"]), bool(values["auto"])
+    values["own_rps"] = values["own_rps"] or 2.0
+    values["own_gpus"] = values["own_gpus"] or 1
+    # the page sets the date before it prices; an emptied date input means today
+    asof = session_state["asof"] if "asof" in session_state else presets[preset].as_of
+    values["asof"] = asof or today
+    return preset, values
+
+
+def current_compare_scenario(
+    session_state: Mapping[Any, Any], cat: Catalogs, presets: Mapping[str, Scenario], today: dt.date
+) -> tuple[Scenario, Catalogs]:
+    """The scenario the Compare page prices now, and the catalogs it prices it with (the user's own
+    throughput record added when chosen). The one place that rule lives: the Compare page and the pages
+    that price "as on the Compare page" call it.
+
+    The base is a scenario file opened on the Compare page, else its preset; the page's inputs (the
+    Advanced ones and the token factors included) are laid over it. Raises ``ValidationError`` for inputs
+    the scenario does not allow, and :class:`InputError` naming :data:`OWN_FIGURES` for unusable own figures.
+    """
+    preset, values = compare_values(session_state, cat, presets, today)
+    base: Scenario = session_state.get("uploaded") or presets[preset]
+    scenario = serverless_model_name(cat, state_to_scenario(base, values, today, cat))
+    if not values["own"]:
+        return scenario, cat
+    try:
+        record = own_record(cat, scenario, float(values["own_rps"]), int(values["own_gpus"]))
+    except (InputError, ValidationError) as exc:
+        raise InputError(OWN_FIGURES, str(exc)) from exc
+    records = RecordCatalog(records=(*cat.records.records, record))
+    return scenario, Catalogs(cat.prices, cat.gpus, records, cat.models)

@@ -19,7 +19,6 @@ from calculator.compare import OPTION_LABELS, Catalogs, Comparison, compare, cos
 from calculator.datafile import DataFileError, validation_lines
 from calculator.deploy import DAYS_PER_MONTH
 from calculator.errors import InputError
-from calculator.measurements import RecordCatalog
 from calculator.pinning import Repricing, pin_prices, reprice
 from calculator.prices import ttl_minutes
 from calculator.report import answer_sentences, price_changes_frame, repricing_sentences, summary_pdf
@@ -37,6 +36,11 @@ SEED = Scenario.model_validate(
         "self_hosting": {"record": "vllm-llama-3.3-70b-fp8-1xh100-c50"},
     }
 )
+CORE_FACTOR_HINT = "set token_factors in the scenario to count it."
+APP_FACTOR_HINT = (
+    "set the token factors in the sidebar under **Advanced**, *Token counts* (one for the serverless model, "
+    "one for the GPU options' model), to count it."
+)
 DATE_MIN, DATE_MAX = dt.date(2020, 1, 1), dt.date(2035, 12, 31)
 
 cat = catalogs()
@@ -53,13 +57,10 @@ url_problems = _state.validate_params(url, allowed, region_list)
 for r in st.query_params.get_all("region"):
     url_problems += _state.validate_params({"region": r}, allowed, region_list)
 
-default_preset = "coding-agent" if "coding-agent" in preset_map else preset_names[0]
-preset_now = ss.get("preset") or (url["preset"] if url.get("preset") in preset_map else default_preset)
+default_preset = _state.default_preset(preset_map)
+preset_now = _state.compare_preset(ss, preset_map, url.get("preset"))
 preset_scenario = preset_map[preset_now]
-defaults = _state.scenario_to_state(preset_scenario, cat)
-for key in ("sl", "ded", "vm", "rec"):  # a preset naming an offer the sheets lack falls back to none
-    if defaults[key] not in allowed[key]:
-        defaults[key] = allowed[key][0]
+defaults = _state.compare_defaults(cat, preset_map, preset_now)  # an offer the sheets lack: none
 if "asof" not in ss and "asof" not in url:
     ss["asof"] = preset_scenario.as_of or today
 
@@ -258,6 +259,11 @@ def advanced_inputs() -> None:
         number("e_batch", defaults["e_batch"])
 
 
+def in_app_words(warning: str) -> str:
+    """A core warning as this page says it: the scenario field it names is an input in the sidebar."""
+    return warning.replace(CORE_FACTOR_HINT, APP_FACTOR_HINT)
+
+
 # --- inputs (sidebar) -----------------------------------------------------------------------------
 with st.sidebar:
     st.selectbox(
@@ -409,27 +415,15 @@ for problem in url_problems:
 if ss.get("upload_error"):
     st.error("The uploaded scenario could not be used:\n\n" + "\n".join(f"- `{line}`" for line in ss["upload_error"]))
 
-values = {k: ss.get(k, defaults.get(k)) for k in (*defaults, "own", "own_rps", "own_gpus")}
-for key in ("e_model", "e_prec", "e_gpus", "e_batch", "ttl", "pct"):  # a hidden input keeps its default
-    if values[key] is None:
-        values[key] = defaults[key]
-values["own_rps"] = values["own_rps"] or 2.0
-values["own_gpus"] = values["own_gpus"] or 1
-base: Scenario = ss.get("uploaded") or preset_scenario
-try:
-    scenario = _state.serverless_model_name(cat, _state.state_to_scenario(base, values, today, cat))
+work_cat: Catalogs
+try:  # the same rule the Prefix analysis page prices "as on the Compare page" with
+    scenario, work_cat = _state.current_compare_scenario(ss, cat, preset_map, today)
 except ValidationError as exc:
     st.error("These inputs are not allowed:\n\n" + "\n".join(f"- {line}" for line in validation_lines(exc, "input")))
     st.stop()
-
-work_cat: Catalogs = cat
-if values["own"]:
-    try:
-        record = _state.own_record(cat, scenario, float(values["own_rps"]), int(values["own_gpus"]))
-    except (InputError, ValidationError) as exc:
-        st.error(f"Your own throughput figures: {exc}")
-        st.stop()
-    work_cat = Catalogs(cat.prices, cat.gpus, RecordCatalog(records=(*cat.records.records, record)))
+except InputError as exc:
+    st.error(f"{exc.field}: {exc.message}")
+    st.stop()
 
 # An option that cannot be priced as set (no price version on the date, a GPU setup that cannot hold
 # the model) is left out and said so, not the page.
@@ -534,7 +528,7 @@ sweep_pfx = charts.share_sweep_frame(scenario, work_cat, "prefix_share")
 sentences = answer_sentences(result, charts.cheapest_switch(sweep_pfx))
 st.markdown("\n".join(f"- {s}" for s in sentences))
 for warning in result.warnings:
-    st.warning(warning)
+    st.warning(in_app_words(warning))
 for opt in result.options:
     for note in opt.notes:
         if "minimum" in note or "estimate" in note.lower():

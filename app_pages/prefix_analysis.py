@@ -22,10 +22,9 @@ from app_pages import _state
 from app_pages._data import catalogs, presets
 from calculator import capacity_charts as cc
 from calculator import prefix_charts as pc
-from calculator.compare import Catalogs, Comparison, compare
+from calculator.compare import Catalogs, Comparison, compare, without_unpriceable
 from calculator.datafile import DataFileError, validation_lines
 from calculator.errors import InputError
-from calculator.measurements import RecordCatalog
 from calculator.memory import WEIGHT_BYTES, fit
 from calculator.prefix import FORMATS, CacheConfig, capacity_from_fit
 from calculator.scenario import Scenario, with_measured_reuse
@@ -377,24 +376,10 @@ st.subheader("What the measured reuse does to the bill")
 
 
 def compare_page_state() -> tuple[Scenario, Catalogs, dict[str, Any]]:
-    """The scenario the Compare page shows now (its inputs live in the session), as it prices it."""
-    preset = ss.get("preset") if ss.get("preset") in preset_map else "coding-agent"
-    preset = preset if preset in preset_map else next(iter(preset_map))
-    allowed = _state.choices(cat, list(preset_map))
-    defaults = _state.scenario_to_state(preset_map[preset], cat)
-    for k in ("sl", "ded", "vm", "rec"):
-        if defaults[k] not in allowed[k]:
-            defaults[k] = allowed[k][0]
-    values = {k: ss.get(k, defaults.get(k)) for k in (*defaults, "own", "own_rps", "own_gpus")}
-    values["asof"] = values["asof"] or preset_map[preset].as_of or today
-    values["own"], values["auto"] = bool(values["own"]), bool(values["auto"])
-    values["own_rps"] = values["own_rps"] or 2.0
-    values["own_gpus"] = values["own_gpus"] or 1
-    scenario = _state.state_to_scenario(ss.get("uploaded") or preset_map[preset], values, today)
-    work = cat
-    if values["own"]:
-        record = _state.own_record(cat, scenario, float(values["own_rps"]), int(values["own_gpus"]))
-        work = Catalogs(cat.prices, cat.gpus, RecordCatalog(records=(*cat.records.records, record)), cat.models)
+    """The scenario the Compare page shows now (its inputs live in the session), as it prices it, and
+    its inputs (for the link back)."""
+    scenario, work = _state.current_compare_scenario(ss, cat, preset_map, today)
+    preset, values = _state.compare_values(ss, cat, preset_map, today)
     return scenario, work, {"preset": preset, **values}
 
 
@@ -422,6 +407,12 @@ try:
     else:
         base, work_cat = preset_map[base_name], cat
         params = {"preset": base_name, **_state.scenario_to_state(base, cat)}
+    base, dropped = without_unpriceable(base, work_cat)  # left out and said so, as on the Compare page
+    for option, why in dropped:
+        st.warning(f"The {option} option is left out: **{why.field}**: {why.message}")
+    if not (base.serverless or base.dedicated or base.gpu_vm):
+        st.info("No option of this scenario can be priced; choose another one, or change it on the Compare page.")
+        st.stop()
     measured_values = report.scenario_values()
     measured = with_measured_reuse(base, measured_values["prefix_share"], measured_values["hit_rate"])
     before: Comparison = compare(base, work_cat)
@@ -440,6 +431,11 @@ st.caption(
     f"tokens. Assumed: prefix share "
     f"{float(w.prefix_share):.1%}, hit rate {float(w.hit_rate):.1%}. Measured: prefix share "
     f"{measured_values['prefix_share']:.1%}, hit rate {measured_values['hit_rate']:.1%}."
+    + (
+        " Token factors: " + ", ".join(f"{name} x{float(f):g}" for name, f in base.token_factors.items()) + "."
+        if base.token_factors
+        else ""
+    )
 )
 params.update(pfx=measured_values["prefix_share"], hit=measured_values["hit_rate"])
 if st.button(

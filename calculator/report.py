@@ -258,8 +258,8 @@ def summary_pdf(
     # assumptions
     pdf.set_font(f, "B", 9)
     pdf.cell(w, 5, "Assumptions and price versions", new_x="LMARGIN", new_y="NEXT")
-    widths = [0.13, 0.30, 0.27, 0.09, 0.21]
-    cols = ["Section", "Assumption", "Value", "Price version", "Source"]
+    widths = [0.12, 0.27, 0.26, 0.08, 0.19, 0.08]
+    cols = ["Section", "Assumption", "Value", "Price version", "Source", "Read"]
     pdf.set_font(f, "B", 6)
     for col, frac in zip(cols, widths, strict=True):
         pdf.cell(w * frac, 3.2, col, border="B")
@@ -273,7 +273,7 @@ def summary_pdf(
             break
         for col, frac in zip(cols, widths, strict=True):
             limit = int(w * frac / 1.05)
-            text = str(row[col])
+            text = str(row[col]) if col in row else ""
             text = text if len(text) <= limit else text[: limit - 1] + "…"
             pdf.cell(w * frac, 2.8, pdf.text_ok(text))
         pdf.ln(2.8)

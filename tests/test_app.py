@@ -383,3 +383,69 @@ def test_bad_advanced_url_values_are_named() -> None:
     assert not at.exception
     errors = " ".join(e.value for e in at.error)
     assert "`cws`" in errors and "`ttl`" in errors and "`tf_sl`" in errors and "`est`" in errors
+
+
+def _rows(at: AppTest) -> dict[str, dict[str, str]]:
+    """The assumptions table (the first one on the page) by assumption name."""
+    table = at.dataframe[0].value
+    return {row["Assumption"]: row.to_dict() for _, row in table.iterrows()}
+
+
+def test_assumptions_list_the_advanced_settings_when_set() -> None:
+    from calculator.compare import load_catalogs
+
+    at = _app(**ADVANCED_URL, ttft="2000")
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    rows = _rows(at)
+    assert rows["Latency target"]["Value"].startswith(
+        "p50: time to first token at most 2000 ms and at least 30 tokens/s per user"
+    )
+    assert rows["Token factor: claude-sonnet-4-5"]["Value"].startswith("x1.1 tokens per workload token")
+    assert rows["Token factor: llama-3.3-70b"]["Value"].startswith("x1.2 tokens per workload token")
+    assert rows["Cache write share"]["Value"] == "0.5"
+    assert rows["Cache lifetime (TTL)"]["Value"] == "1h"
+    assert rows["Batch pricing"]["Value"].startswith("yes (")
+    assert rows["Autoscale"]["Value"].startswith("yes")
+    assert rows["Minimum replicas outside active hours"]["Value"] == "0"
+    assert rows["Start-up minutes per scale-up"]["Value"] == "5"
+    record = load_catalogs().records.get("sglang-llama-3.3-70b-bf16-4xh200-rate8")
+    assert record.source.url
+    for name in ("Throughput record", "Throughput record source", "Throughput record measured"):
+        assert rows[name]["Source"] == record.source.url
+        assert rows[name]["Read"] == record.source.read.isoformat()
+    assert rows["Throughput record source"]["Value"].startswith(record.source.url)
+    measured = record.measured.isoformat() if record.measured else "not stated in the record"
+    assert rows["Throughput record measured"]["Value"] == measured
+    assert rows["Sizing"]["Value"] == "measured throughput record"
+
+
+def test_assumptions_list_the_estimate_and_cache_storage() -> None:
+    at = _app(**ESTIMATE_URL)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    rows = _rows(at)
+    assert rows["Sizing"]["Value"] == "roofline estimate, not a measurement"
+    assert rows["Estimate: model"]["Value"] == "llama-3.3-70b (estimate, not a measurement)"
+    assert rows["Estimate: precision"]["Value"] == "fp8"
+    assert rows["Estimate: GPUs per replica"]["Value"] == "2"
+    assert rows["Estimate: max batch"]["Value"] == "128"
+    assert "Throughput record" not in rows  # the estimate, not the record, sizes the GPUs
+    assert rows["Distinct cached prefixes"]["Value"] == "10"
+    assert rows["Hours held per month"]["Value"] == "300"
+
+
+def test_assumptions_leave_out_settings_not_set_or_not_charged() -> None:
+    at = _app(**SEED_URL)
+    rows = _rows(at)
+    for name in ("Latency target", "Minimum replicas outside active hours", "Distinct cached prefixes"):
+        assert name not in rows
+    assert not any(name.startswith(("Token factor", "Estimate:")) for name in rows)
+    assert rows["Autoscale"]["Value"] == "no (always on for the peak)"
+
+
+def test_the_token_factor_hint_points_to_the_advanced_inputs() -> None:
+    at = _app(**{**SEED_URL, "sl": "anthropic/claude-sonnet-4-5"})
+    assert not at.exception
+    warnings = " ".join(w.value for w in at.warning)
+    assert "another model's tokenizer" in warnings
+    assert "**Advanced**" in warnings and "Token counts" in warnings
+    assert "token_factors" not in warnings

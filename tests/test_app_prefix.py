@@ -287,3 +287,40 @@ def test_frames_and_charts_build() -> None:
         pc.histogram_chart(hist, analysis.report.block_size),
     ):
         assert chart.to_dict()
+
+
+def test_the_compare_pages_scenario_is_the_one_priced() -> None:
+    """'As on the Compare page' prices the Compare page's scenario, its Advanced inputs included."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["preset"] = "coding-agent"
+    at.query_params["asof"] = "2026-10-30"
+    at.run()
+    at.number_input(key="in").set_value(12345).run()
+    at.number_input(key="tf_sl").set_value(1.2).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    shown = {m.label.removesuffix(" (cheapest)"): m.value for m in at.metric}
+    at.switch_page("app_pages/prefix_analysis.py").run()
+    _upload(at, "chats.jsonl", _chat_log(12))
+    assert not at.error, [e.value for e in at.error]
+    assert at.selectbox(key="p_base").value == "as on the Compare page"
+    table = at.dataframe[-1].value
+    assumed = dict(zip(table["Option"], table["Assumed"], strict=True))
+    assert assumed and assumed == {k: v for k, v in shown.items() if k in assumed}
+    caption = _text(at.caption)
+    assert "12,345 input tokens" in caption and "Token factors: GLM-5.3 x1.2" in caption
+
+    # the shared rule builds the same scenario the Compare page priced, factor included
+    import datetime as dt
+
+    from app_pages import _state
+    from calculator.compare import load_catalogs
+    from calculator.scenario import list_presets
+
+    cat = load_catalogs()
+    presets = {name: load_preset(name) for name in list_presets()}
+    scenario, _ = _state.current_compare_scenario(at.session_state, cat, presets, dt.date(2026, 10, 30))
+    assert scenario.workload.input_tokens == 12345
+    assert float(scenario.token_factor("GLM-5.3")) == 1.2
+    without = scenario.model_copy(update={"token_factors": {}})
+    serverless = assumed["Serverless API"]
+    assert f"${compare(without, cat).option('serverless').monthly:,.2f}" != serverless  # type: ignore[union-attr]
