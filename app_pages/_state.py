@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from app_pages._params import check_params
 from calculator.compare import Catalogs
 from calculator.deploy import DAYS_PER_MONTH
 from calculator.errors import InputError
@@ -677,26 +678,11 @@ def own_record(cat: Catalogs, s: Scenario, rps: float, gpus: int) -> ThroughputR
 
 def validate_params(params: dict[str, str], allowed: dict[str, list[str]], region_list: list[str]) -> list[str]:
     """Problems with values read from the URL, each naming the parameter; unknown parameters are ignored."""
-    problems: list[str] = []
+    problems = check_params(params, NUMBERS, allowed)
     for key, raw in params.items():
-        if key in NUMBERS:
-            spec = NUMBERS[key]
-            try:
-                value = float(raw)
-            except ValueError:
-                problems.append(f"URL parameter `{key}` ({spec.label}): {raw!r} is not a number")
-                continue
-            if spec.kind is int and value != int(value):
-                problems.append(f"URL parameter `{key}` ({spec.label}): {raw!r} must be a whole number")
-            elif not spec.min <= value <= spec.max:
-                problems.append(
-                    f"URL parameter `{key}` ({spec.label}): {raw!r} is outside {spec.min:g} to {spec.max:g}"
-                )
-        elif key in allowed:
-            if raw not in allowed[key]:
-                shown = ", ".join(allowed[key][:8]) + (" ..." if len(allowed[key]) > 8 else "")
-                problems.append(f"URL parameter `{key}`: {raw!r} is not one of: {shown}")
-        elif key in TOGGLES:
+        if key in NUMBERS or key in allowed:
+            continue
+        if key in TOGGLES:
             if raw.lower() not in ("true", "false"):
                 problems.append(f"URL parameter `{key}`: {raw!r} must be true or false")
         elif key == "asof":

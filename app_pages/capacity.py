@@ -13,6 +13,8 @@ import streamlit as st
 from pydantic import ValidationError
 
 from app_pages._data import catalogs
+from app_pages._params import NumberParam, check_params
+from app_pages._widgets import bound_number
 from calculator import capacity_charts as cc
 from calculator.calibration import check_cases
 from calculator.compare import Catalogs
@@ -29,15 +31,15 @@ KV_DTYPES = [AUTO, *KV_DTYPE_BYTES]
 DEFAULT_MODEL, DEFAULT_GPU = "llama-3.3-70b", "h100-sxm"
 R = RooflineAssumptions()
 NUMBERS = {
-    "c_ctx": cc.NumberParam("Context per sequence (tokens)", int, 1, 10_000_000),
-    "c_n": cc.NumberParam("GPUs (tensor parallel)", int, 1, 64),
-    "c_util": cc.NumberParam("Memory utilisation", float, 0.1, 1.0),
-    "c_rsv": cc.NumberParam("Reserve per GPU (GB)", float, 0.0, 100.0),
-    "c_bw": cc.NumberParam("Bandwidth efficiency", float, 0.05, 1.0),
-    "c_fl": cc.NumberParam("Decode FLOP/s efficiency", float, 0.05, 1.0),
-    "c_pf": cc.NumberParam("Prefill FLOP/s efficiency", float, 0.05, 1.0),
-    "c_tp": cc.NumberParam("Tensor-parallel overhead", float, 0.0, 1.0),
-    "c_spec": cc.NumberParam("Speculative decoding speed-up (what-if)", float, 1.0, 5.0),
+    "c_ctx": NumberParam("Context per sequence (tokens)", int, 1, 10_000_000),
+    "c_n": NumberParam("GPUs (tensor parallel)", int, 1, 64),
+    "c_util": NumberParam("Memory utilisation", float, 0.1, 1.0),
+    "c_rsv": NumberParam("Reserve per GPU (GB)", float, 0.0, 100.0),
+    "c_bw": NumberParam("Bandwidth efficiency", float, 0.05, 1.0),
+    "c_fl": NumberParam("Decode FLOP/s efficiency", float, 0.05, 1.0),
+    "c_pf": NumberParam("Prefill FLOP/s efficiency", float, 0.05, 1.0),
+    "c_tp": NumberParam("Tensor-parallel overhead", float, 0.0, 1.0),
+    "c_spec": NumberParam("Speculative decoding speed-up (what-if)", float, 1.0, 5.0),
 }
 
 cat: Catalogs = catalogs()
@@ -82,24 +84,11 @@ uploaded = _uploaded()
 model_ids = [*cat.models.ids, *([uploaded.id] if uploaded else [])]
 gpu_ids = cat.gpus.ids
 choices = {"c_model": model_ids, "c_gpu": gpu_ids, "c_prec": PRECISIONS, "c_kv": KV_DTYPES}
-url_problems = cc.check_params({k: st.query_params[k] for k in st.query_params}, NUMBERS, choices)
+url_problems = check_params({k: st.query_params[k] for k in st.query_params}, NUMBERS, choices)
 
 
 def number(key: str, default: float, step: float, help: str, fmt: str | None = None) -> float:
-    spec = NUMBERS[key]
-    kind = spec.kind
-    value: float = st.number_input(
-        spec.label,
-        min_value=kind(spec.min),
-        max_value=kind(spec.max),
-        value=kind(default),
-        step=kind(step),
-        format=fmt,
-        key=key,
-        bind=BIND,
-        help=help,
-    )
-    return value
+    return bound_number(key, NUMBERS[key], default, step, help, fmt)
 
 
 def select(label: str, key: str, options: list[str], default: str, help: str) -> str:

@@ -13,6 +13,7 @@ import streamlit as st
 from pydantic import ValidationError
 
 from app_pages._data import catalogs
+from app_pages._params import NumberParam, check_params
 from calculator import capacity_charts as cc
 from calculator.capacity import LatencyTarget
 from calculator.compare import Catalogs
@@ -25,16 +26,16 @@ FROM_FILE = "(as the file says)"
 PRECISIONS = [NOT_GIVEN, "bf16", "fp16", "fp8", "int8", "int4", "fp4"]
 PERCENTILES = ["p50", "p90", "p95", "p99"]
 NUMBERS = {
-    "m_n": cc.NumberParam("GPU count", int, 0, 64),
-    "m_ttft": cc.NumberParam("TTFT at most (ms)", float, 0, 600_000),
-    "m_tps": cc.NumberParam("Tokens/s per user at least", float, 0, 10_000),
+    "m_n": NumberParam("GPU count", int, 0, 64),
+    "m_ttft": NumberParam("TTFT at most (ms)", float, 0, 600_000),
+    "m_tps": NumberParam("Tokens/s per user at least", float, 0, 10_000),
 }
 
 cat: Catalogs = catalogs()
 model_options = [FROM_FILE, *cat.models.ids]
 gpu_options = [NOT_GIVEN, *cat.gpus.ids]
 choices = {"m_model": model_options, "m_gpu": gpu_options, "m_prec": PRECISIONS, "m_pct": PERCENTILES}
-url_problems = cc.check_params({k: st.query_params[k] for k in st.query_params}, NUMBERS, choices)
+url_problems = check_params({k: st.query_params[k] for k in st.query_params}, NUMBERS, choices)
 
 
 def number(key: str, default: float, step: float, help: str, fmt: str) -> float:

@@ -16,7 +16,8 @@ import streamlit as st
 from pydantic import ValidationError
 
 from app_pages._data import catalogs, presets
-from calculator import capacity_charts as cc
+from app_pages._params import NumberParam, check_params
+from app_pages._widgets import bound_number
 from calculator import plan_charts as pc
 from calculator.compare import OPTION_LABELS, Catalogs
 from calculator.datafile import validation_lines
@@ -51,10 +52,10 @@ FIELDS = {  # the core names inputs by their command-line flag; the page names i
     "scenario": "Scenario",
 }
 NUMBERS = {
-    "pl_vol": cc.NumberParam("Turns per month (0: the scenario's)", int, 0, 100_000_000_000),
-    "pl_burst": cc.NumberParam("Within-hour burst (0: automatic)", float, 0.0, 50.0),
-    "pl_m": cc.NumberParam("Months", int, MIN_MONTHS, MAX_MONTHS),
-    "pl_g": cc.NumberParam("Growth per month (%)", float, -50.0, 100.0),
+    "pl_vol": NumberParam("Turns per month (0: the scenario's)", int, 0, 100_000_000_000),
+    "pl_burst": NumberParam("Within-hour burst (0: automatic)", float, 0.0, 50.0),
+    "pl_m": NumberParam("Months", int, MIN_MONTHS, MAX_MONTHS),
+    "pl_g": NumberParam("Growth per month (%)", float, -50.0, 100.0),
 }
 
 cat: Catalogs = catalogs()
@@ -74,24 +75,11 @@ choices = {
     "pl_own": list(OWNED),
     "pl_scale": list(SCALING),
 }
-url_problems = cc.check_params({k: st.query_params[k] for k in st.query_params}, NUMBERS, choices)
+url_problems = check_params({k: st.query_params[k] for k in st.query_params}, NUMBERS, choices)
 
 
 def number(key: str, default: float, step: float, help: str, fmt: str | None = None) -> float:
-    spec = NUMBERS[key]
-    kind = spec.kind
-    value: float = st.number_input(
-        spec.label,
-        min_value=kind(spec.min),
-        max_value=kind(spec.max),
-        value=kind(default),
-        step=kind(step),
-        format=fmt,
-        key=key,
-        bind=BIND,
-        help=help,
-    )
-    return value
+    return bound_number(key, NUMBERS[key], default, step, help, fmt)
 
 
 def select(label: str, key: str, default: str, help: str) -> str:

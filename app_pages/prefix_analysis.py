@@ -20,7 +20,8 @@ from pydantic import ValidationError
 
 from app_pages import _state
 from app_pages._data import catalogs, presets
-from calculator import capacity_charts as cc
+from app_pages._params import NumberParam, check_params
+from app_pages._widgets import bound_number
 from calculator import prefix_charts as pc
 from calculator.compare import Catalogs, Comparison, compare, without_unpriceable
 from calculator.datafile import DataFileError, validation_lines
@@ -51,11 +52,11 @@ FIELDS = {  # the core names inputs by their command-line flag; the page names i
     "--gpu": "GPU and model",
 }
 NUMBERS = {
-    "p_bs": cc.NumberParam("Block size (tokens, 0: automatic)", int, 0, 1_000_000),
-    "p_cap": cc.NumberParam("Cache capacity per replica (tokens)", int, 0, 1_000_000_000_000),
-    "p_n": cc.NumberParam("GPUs per replica", int, 1, 64),
-    "p_ttl": cc.NumberParam("TTL (s, 0: none)", float, 0, 100_000_000),
-    "p_rep": cc.NumberParam("Replicas", int, 1, 256),
+    "p_bs": NumberParam("Block size (tokens, 0: automatic)", int, 0, 1_000_000),
+    "p_cap": NumberParam("Cache capacity per replica (tokens)", int, 0, 1_000_000_000_000),
+    "p_n": NumberParam("GPUs per replica", int, 1, 64),
+    "p_ttl": NumberParam("TTL (s, 0: none)", float, 0, 100_000_000),
+    "p_rep": NumberParam("Replicas", int, 1, 256),
 }
 
 cat: Catalogs = catalogs()
@@ -75,23 +76,11 @@ choices = {
     "p_route": list(ROUTING),
     "p_base": bases,
 }
-url_problems = cc.check_params({k: st.query_params[k] for k in st.query_params}, NUMBERS, choices)
+url_problems = check_params({k: st.query_params[k] for k in st.query_params}, NUMBERS, choices)
 
 
 def number(key: str, default: float, step: float, help: str, fmt: str, container: Any = None) -> float:
-    spec = NUMBERS[key]
-    value: float = (container or st).number_input(
-        spec.label,
-        min_value=spec.kind(spec.min),
-        max_value=spec.kind(spec.max),
-        value=spec.kind(default),
-        step=spec.kind(step),
-        format=fmt,
-        key=key,
-        bind=BIND,
-        help=help,
-    )
-    return value
+    return bound_number(key, NUMBERS[key], default, step, help, fmt, container)
 
 
 def select(label: str, key: str, default: str, help: str) -> str:

@@ -23,6 +23,8 @@ import pandas as pd
 import streamlit as st
 
 from app_pages._data import catalogs
+from app_pages._params import NumberParam, check_params
+from app_pages._widgets import bound_number
 from calculator import capacity_charts as cc
 from calculator.bench import (
     BenchConfig,
@@ -55,10 +57,10 @@ FIELDS = {
     "--concurrency": "Concurrency levels",
 }
 NUMBERS = {
-    "r_n": cc.NumberParam("Requests per level", int, 1, MAX_REQUESTS),
-    "r_max": cc.NumberParam("Max output tokens (0: as the log says)", int, 0, 1_000_000),
-    "r_to": cc.NumberParam("Timeout per request (s)", float, 1.0, 600.0),
-    "r_gn": cc.NumberParam("GPUs (0: not stated)", int, 0, 64),
+    "r_n": NumberParam("Requests per level", int, 1, MAX_REQUESTS),
+    "r_max": NumberParam("Max output tokens (0: as the log says)", int, 0, 1_000_000),
+    "r_to": NumberParam("Timeout per request (s)", float, 1.0, 600.0),
+    "r_gn": NumberParam("GPUs (0: not stated)", int, 0, 64),
 }
 
 cat: Catalogs = catalogs()
@@ -241,26 +243,13 @@ def _start() -> None:
 
 
 def number(key: str, default: float, step: float, help: str, fmt: str | None = None) -> float:
-    spec = NUMBERS[key]
-    kind = spec.kind
-    value: float = st.number_input(
-        spec.label,
-        min_value=kind(spec.min),
-        max_value=kind(spec.max),
-        value=kind(default),
-        step=kind(step),
-        format=fmt,
-        key=key,
-        bind=BIND,
-        help=help,
-    )
-    return value
+    return bound_number(key, NUMBERS[key], default, step, help, fmt)
 
 
 gpu_ids = [NOT_STATED, *cat.gpus.ids]
 precisions = [NOT_STATED, *WEIGHT_BYTES]
 url_params = {k: st.query_params[k] for k in st.query_params}
-url_problems = cc.check_params(url_params, NUMBERS, {"r_gpu": gpu_ids, "r_prec": precisions})
+url_problems = check_params(url_params, NUMBERS, {"r_gpu": gpu_ids, "r_prec": precisions})
 if "r_conc" in url_params:
     try:
         parse_levels(url_params["r_conc"])

@@ -21,7 +21,7 @@ Measurements (uploaded benchmark result files):
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -43,10 +43,8 @@ __all__ = [
     "MEMORY_PARTS",
     "ChartGroup",
     "ImportOutcome",
-    "NumberParam",
     "busiest_by_engine",
     "calibration_frame",
-    "check_params",
     "comparable_groups",
     "decode_chart",
     "decode_frame",
@@ -539,40 +537,3 @@ def busiest_by_engine(
     for r in records:
         by_engine.setdefault(f"{r.engine} {r.engine_version or ''}".strip(), []).append(r)
     return [(engine, *best_under_target(rs, target)) for engine, rs in by_engine.items()]
-
-
-# --- URL parameters ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class NumberParam:
-    label: str
-    kind: type
-    min: float
-    max: float
-
-
-def check_params(
-    params: Mapping[str, str], numbers: Mapping[str, NumberParam], choices: Mapping[str, Sequence[str]]
-) -> list[str]:
-    """Problems with values read from the URL, each naming the parameter; unknown parameters are ignored."""
-    problems: list[str] = []
-    for key, raw in params.items():
-        if key in numbers:
-            spec = numbers[key]
-            try:
-                value = float(raw)
-            except ValueError:
-                problems.append(f"URL parameter `{key}` ({spec.label}): {raw!r} is not a number")
-                continue
-            if spec.kind is int and value != int(value):
-                problems.append(f"URL parameter `{key}` ({spec.label}): {raw!r} must be a whole number")
-            elif not spec.min <= value <= spec.max:
-                problems.append(
-                    f"URL parameter `{key}` ({spec.label}): {raw!r} is outside {spec.min:g} to {spec.max:g}"
-                )
-        elif key in choices and raw not in choices[key]:
-            allowed = list(choices[key])
-            shown = ", ".join(allowed[:8]) + (" ..." if len(allowed) > 8 else "")
-            problems.append(f"URL parameter `{key}`: {raw!r} is not one of: {shown}")
-    return problems

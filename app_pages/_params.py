@@ -1,0 +1,57 @@
+"""Checking values read from the URL: one rule for every page, each problem naming its parameter.
+
+Pure Python (no streamlit), so the pages and their tests share it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+
+class Bounded(Protocol):
+    """A numeric input's label, type and allowed range."""
+
+    @property
+    def label(self) -> str: ...
+    @property
+    def kind(self) -> type: ...
+    @property
+    def min(self) -> float: ...
+    @property
+    def max(self) -> float: ...
+
+
+@dataclass(frozen=True)
+class NumberParam:
+    label: str
+    kind: type
+    min: float
+    max: float
+
+
+def check_params(
+    params: Mapping[str, str], numbers: Mapping[str, Bounded], choices: Mapping[str, Sequence[str]]
+) -> list[str]:
+    """Problems with values read from the URL, each naming the parameter; unknown parameters are ignored."""
+    problems: list[str] = []
+    for key, raw in params.items():
+        if key in numbers:
+            spec = numbers[key]
+            try:
+                value = float(raw)
+            except ValueError:
+                problems.append(f"URL parameter `{key}` ({spec.label}): {raw!r} is not a number")
+                continue
+            if spec.kind is int and value != int(value):
+                problems.append(f"URL parameter `{key}` ({spec.label}): {raw!r} must be a whole number")
+            elif not spec.min <= value <= spec.max:
+                problems.append(
+                    f"URL parameter `{key}` ({spec.label}): {raw!r} is outside {spec.min:g} to {spec.max:g}"
+                )
+        elif key in choices and raw not in choices[key]:
+            allowed = list(choices[key])
+            shown = ", ".join(allowed[:8]) + (" ..." if len(allowed) > 8 else "")
+            problems.append(f"URL parameter `{key}`: {raw!r} is not one of: {shown}")
+    return problems
