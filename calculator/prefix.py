@@ -49,6 +49,7 @@ __all__ = [
     "DEFAULT_BLOCK_SIZE",
     "FORMATS",
     "MOONCAKE_BLOCK_SIZE",
+    "parse_timestamp",
     "CacheConfig",
     "CacheResult",
     "CurvePoint",
@@ -129,7 +130,7 @@ def request_from_tokens(
 # --- reading logs as streams -----------------------------------------------------------------------
 
 
-def _timestamp(value: Any, what: str) -> float | None:
+def parse_timestamp(value: Any, what: str) -> float | None:
     """Seconds from a number (Unix seconds) or an ISO 8601 string; None when absent."""
     if value is None:
         return None
@@ -291,7 +292,7 @@ class LogReader:
         if self.format == "mooncake":
             return self._mooncake(obj, number)
         body = _body(obj)
-        ts = _timestamp(obj.get("timestamp", obj.get("created", body.get("timestamp"))), "timestamp")
+        ts = parse_timestamp(obj.get("timestamp", obj.get("created", body.get("timestamp"))), "timestamp")
         output = self._output_tokens(obj)
         if self.format == "openai":
             if "messages" not in body:
@@ -325,7 +326,7 @@ class LogReader:
         assert length is not None
         output = _count(obj, "output_length", required=False)
         ts = obj.get("timestamp")
-        seconds = _timestamp(ts, "timestamp")
+        seconds = parse_timestamp(ts, "timestamp")
         ids = obj.get("hash_ids")
         if not isinstance(ids, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
             raise ValueError("'hash_ids' must be a list of whole numbers")

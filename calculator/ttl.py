@@ -33,7 +33,6 @@ reads per write.
 
 from __future__ import annotations
 
-import datetime as dt
 import gzip
 import json
 import math
@@ -46,6 +45,7 @@ from typing import IO, Any, Literal, cast
 from .datafile import DataFileError
 from .deploy import DAYS_PER_MONTH  # one month length everywhere: 365/12 days, as GPUs are billed
 from .errors import InputError
+from .prefix import parse_timestamp
 from .prices import PriceSheet, ServerlessOffer, ServerlessPriceVersion, ttl_minutes
 from .turn import PriceRef, price_ref
 
@@ -236,21 +236,10 @@ class LogGaps:
 
 
 def _seconds(value: Any, what: str) -> float:
-    if isinstance(value, bool) or value is None:
+    seconds = parse_timestamp(value, what)
+    if seconds is None:
         raise ValueError(f"'{what}' must be a number of seconds or an ISO 8601 time")
-    if isinstance(value, int | float):
-        if not math.isfinite(value):
-            raise ValueError(f"'{what}' is not a finite number")
-        return float(value)
-    if isinstance(value, str):
-        try:
-            parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            raise ValueError(f"'{what}' {value!r} is not an ISO 8601 time") from None
-        if parsed.tzinfo is None:
-            parsed = parsed.replace(tzinfo=dt.UTC)
-        return parsed.timestamp()
-    raise ValueError(f"'{what}' must be a number of seconds or an ISO 8601 time")
+    return seconds
 
 
 def _line_event(obj: Any, fmt: str) -> tuple[str, float]:

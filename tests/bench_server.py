@@ -23,8 +23,12 @@ import asyncio
 import contextlib
 import json
 import os
+import subprocess
+import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 
@@ -257,6 +261,31 @@ async def serve(port: int, cfg: Config) -> None:
     print(f"listening on 127.0.0.1:{bound}", flush=True)
     async with server:
         await server.serve_forever()
+
+
+@contextlib.contextmanager
+def running(*args: str, env: dict[str, str] | None = None) -> Iterator[str]:
+    """Start this server as its own process on a free 127.0.0.1 port; yield its /v1 base URL; stop it."""
+    proc = subprocess.Popen(
+        [sys.executable, str(Path(__file__).resolve()), "--port", "0", *args],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line.startswith("listening on 127.0.0.1:"), line
+        yield f"http://{line.split()[-1]}/v1"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+        if proc.stdout:
+            proc.stdout.close()
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import yaml
@@ -17,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 from calculator.measurements import MeasurementFile
 
 from .apptest import open_page
+from .bench_server import running
 
 SERVER = Path(__file__).resolve().parent / "bench_server.py"
 SECRET = "sk-test-DO-NOT-LEAK-77c1e0"
@@ -29,28 +25,7 @@ PROMPTS = "\n".join(
 ).encode()
 
 
-@contextlib.contextmanager
-def _server(*args: str, env: dict[str, str] | None = None) -> Iterator[str]:
-    proc = subprocess.Popen(
-        [sys.executable, str(SERVER), "--port", "0", *args],
-        stdout=subprocess.PIPE,
-        text=True,
-        env={**os.environ, **(env or {})},
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert line.startswith("listening on 127.0.0.1:"), line
-        yield f"http://{line.split()[-1]}/v1"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
-        if proc.stdout:
-            proc.stdout.close()
+_server = running
 
 
 def _page() -> AppTest:

@@ -31,31 +31,14 @@ from calculator.bench import (
 from calculator.cli import main as bench_main
 from calculator.errors import InputError
 from calculator.measurements import load_records
-from tests.bench_server import Config, fault_for
+from tests.bench_server import Config, fault_for, running
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = Path(__file__).resolve().parent / "bench_server.py"
 SECRET = "sk-test-DO-NOT-LEAK-4f9a2c"
 
 
-@contextlib.contextmanager
-def _server(*args: str, env: dict[str, str] | None = None) -> Iterator[str]:
-    proc = subprocess.Popen(
-        [sys.executable, str(SERVER), "--port", "0", *args],
-        stdout=subprocess.PIPE,
-        text=True,
-        env={**os.environ, **(env or {})},
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert line.startswith("listening on 127.0.0.1:"), line
-        yield f"http://{line.split()[-1]}/v1"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=5)
-        if proc.stdout:
-            proc.stdout.close()
+_server = running
 
 
 @pytest.fixture()
