@@ -25,9 +25,6 @@ PROMPTS = "\n".join(
 ).encode()
 
 
-_server = running
-
-
 def _page() -> AppTest:
     return open_page("replay")
 
@@ -70,7 +67,7 @@ def _everything(at: AppTest) -> str:
 
 
 def test_a_run_shows_each_level_with_the_servers_ttft_and_a_download() -> None:
-    with _server("--ttft-ms", "60", "--itl-ms", "2", "--tokens", "16") as url:
+    with running("--ttft-ms", "60", "--itl-ms", "2", "--tokens", "16") as url:
         at = _fill(_page(), url)
         at.button(key="r_run_btn").click().run()
         assert not at.exception and not at.error, [e.value for e in at.error]
@@ -95,7 +92,7 @@ def test_a_run_shows_each_level_with_the_servers_ttft_and_a_download() -> None:
 
 def test_the_api_key_reaches_the_server_and_never_the_page() -> None:
     env = {"BENCH_KEY": SECRET}
-    with _server("--ttft-ms", "10", "--expect-key-env", "BENCH_KEY", env=env) as url:
+    with running("--ttft-ms", "10", "--expect-key-env", "BENCH_KEY", env=env) as url:
         at = _fill(_page(), url, key=SECRET, levels="2", requests=8)
         at.button(key="r_run_btn").click().run()
         assert at.text_input(key="r_key").value == ""  # cleared as the run starts
@@ -108,7 +105,7 @@ def test_the_api_key_reaches_the_server_and_never_the_page() -> None:
 
 def test_a_wrong_key_is_a_clear_error_without_the_key() -> None:
     env = {"BENCH_KEY": "the-right-one"}
-    with _server("--expect-key-env", "BENCH_KEY", env=env) as url:
+    with running("--expect-key-env", "BENCH_KEY", env=env) as url:
         at = _fill(_page(), url, key=SECRET, levels="1", requests=4)
         at.button(key="r_run_btn").click().run()
         at = _wait(at)
@@ -151,7 +148,7 @@ def test_bad_inputs_are_each_named() -> None:
 
 
 def test_cancel_stops_the_run_and_keeps_finished_levels() -> None:
-    with _server("--ttft-ms", "50", "--itl-ms", "10", "--tokens", "16") as url:
+    with running("--ttft-ms", "50", "--itl-ms", "10", "--tokens", "16") as url:
         at = _fill(_page(), url, levels="1, 2, 4", requests=20)
         at.button(key="r_run_btn").click().run()
         deadline = time.monotonic() + 60

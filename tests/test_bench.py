@@ -31,14 +31,11 @@ from calculator.bench import (
 from calculator.cli import main as bench_main
 from calculator.errors import InputError
 from calculator.measurements import load_records
-from tests.bench_server import Config, fault_for, running
+from tests.bench_server import Config, fault_for
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = Path(__file__).resolve().parent / "bench_server.py"
 SECRET = "sk-test-DO-NOT-LEAK-4f9a2c"
-
-
-_server = running
 
 
 @pytest.fixture()
