@@ -31,7 +31,7 @@ from calculator.bench import (
 from calculator.cli import main as bench_main
 from calculator.errors import InputError
 from calculator.measurements import load_records
-from tests.bench_server import Config, fault_for
+from tests.bench_server import Config, fault_for, running
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = Path(__file__).resolve().parent / "bench_server.py"
@@ -40,7 +40,7 @@ SECRET = "sk-test-DO-NOT-LEAK-4f9a2c"
 
 @pytest.fixture()
 def server() -> Iterator[Callable[..., contextlib.AbstractContextManager[str]]]:
-    yield _server
+    yield running
 
 
 @pytest.fixture()
