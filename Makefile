@@ -20,6 +20,7 @@ lint: $(BIN)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy calculator
+	$(BIN)/lint-imports
 
 test: lint
 	$(BIN)/python -m pytest

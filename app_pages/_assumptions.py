@@ -8,11 +8,11 @@ from decimal import Decimal
 import pandas as pd
 
 from app_pages._state import OWN_RECORD
-from calculator.capacity import LatencyTarget
-from calculator.charts import fmt_money, fmt_price, fmt_turn_cost
-from calculator.compare import OPTION_LABELS, Catalogs, Comparison
-from calculator.prices import DedicatedOffer, GpuVmOffer, ServerlessOffer
-from calculator.turn import PriceRef
+from calculator.catalog.prices import DedicatedOffer, GpuVmOffer, ServerlessOffer
+from calculator.present.charts import fmt_money, fmt_price, fmt_turn_cost
+from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison
+from calculator.pricing.turn import PriceRef
+from calculator.scenario.inputs import LatencyTarget
 
 COLUMNS = ["Section", "Assumption", "Value", "Price version", "Source", "Read"]
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import streamlit as st
 
-from calculator.compare import Catalogs, load_catalogs
-from calculator.datafile import DataFileError
-from calculator.scenario import Scenario, list_presets, load_preset
+from calculator.catalog.datafile import DataFileError
+from calculator.pricing.compare import Catalogs, load_catalogs
+from calculator.scenario.model import Scenario, list_presets, load_preset
 
 ROOT = Path(__file__).resolve().parent.parent
 

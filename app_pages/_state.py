@@ -1,5 +1,5 @@
 """The Compare page's inputs: one stable key per scalar (also its URL parameter), and the mapping
-between those values and a :class:`calculator.scenario.Scenario`.
+between those values and a :class:`calculator.scenario.model.Scenario`.
 
 No streamlit import: the page reads and writes ``st.session_state`` with these functions, and the
 tests use them directly. Keys are short because they appear in shared links.
@@ -17,12 +17,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from app_pages._params import check_params
-from calculator.compare import Catalogs
-from calculator.deploy import DAYS_PER_MONTH
-from calculator.errors import InputError
-from calculator.measurements import RecordCatalog, ThroughputRecord
-from calculator.memory import WEIGHT_BYTES
-from calculator.prices import (
+from calculator.capacity.memory import WEIGHT_BYTES
+from calculator.catalog.measurements import RecordCatalog, ThroughputRecord
+from calculator.catalog.prices import (
     DedicatedOffer,
     GpuVmOffer,
     ServerlessOffer,
@@ -31,7 +28,10 @@ from calculator.prices import (
     canonical_model,
     ttl_minutes,
 )
-from calculator.scenario import Scenario
+from calculator.errors import InputError
+from calculator.pricing.billing import DAYS_PER_MONTH
+from calculator.pricing.compare import Catalogs
+from calculator.scenario.model import Scenario
 
 NONE = "none"
 OWN_RECORD = "own-figures"

@@ -1,7 +1,7 @@
 """Cache TTL: which cache lifetime to buy (5 minutes or 1 hour) for sessions with gaps between turns.
 
-Every scalar input has a stable key bound to the URL. All numbers come from ``calculator.ttl``
-(the same advisor as ``python -m calculator ttl``) and the chart from ``calculator.charts``.
+Every scalar input has a stable key bound to the URL. All numbers come from ``calculator.pricing.ttl``
+(the same advisor as ``python -m calculator ttl``) and the chart from ``calculator.present.charts``.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ import streamlit as st
 
 from app_pages import _state
 from app_pages._data import catalogs
-from calculator import charts
-from calculator.datafile import DataFileError
+from calculator.catalog.datafile import DataFileError
+from calculator.catalog.prices import ServerlessOffer
 from calculator.errors import InputError
-from calculator.prices import ServerlessOffer
-from calculator.ttl import (
+from calculator.present import charts
+from calculator.pricing.ttl import (
     DEFAULT_SESSIONS_PER_MONTH,
     EmpiricalGaps,
     ExponentialGaps,

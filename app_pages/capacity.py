@@ -15,14 +15,14 @@ from pydantic import ValidationError
 from app_pages._data import catalogs
 from app_pages._params import NumberParam, check_params
 from app_pages._widgets import bound_number
-from calculator import capacity_charts as cc
-from calculator.calibration import check_cases
-from calculator.compare import Catalogs
-from calculator.datafile import DataFileError, validation_lines
+from calculator.capacity.calibration import check_cases
+from calculator.capacity.memory import KV_DTYPE_BYTES, WEIGHT_BYTES, fit
+from calculator.capacity.roofline import RooflineAssumptions, prefill_tokens_per_s
+from calculator.catalog.datafile import DataFileError, validation_lines
+from calculator.catalog.models import ModelSpec, from_hf_config
 from calculator.errors import InputError
-from calculator.memory import KV_DTYPE_BYTES, WEIGHT_BYTES, fit
-from calculator.models import ModelSpec, from_hf_config
-from calculator.roofline import RooflineAssumptions, prefill_tokens_per_s
+from calculator.present import capacity_charts as cc
+from calculator.pricing.compare import Catalogs
 
 BIND: Literal["query-params"] = "query-params"
 AUTO = "auto"

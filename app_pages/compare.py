@@ -14,15 +14,15 @@ from pydantic import ValidationError
 
 from app_pages import _assumptions, _state
 from app_pages._data import catalogs, presets
-from calculator import charts
-from calculator.compare import OPTION_LABELS, Catalogs, Comparison, compare, cost_curves, without_unpriceable
-from calculator.datafile import DataFileError, validation_lines
-from calculator.deploy import DAYS_PER_MONTH
+from calculator.catalog.datafile import DataFileError, validation_lines
+from calculator.catalog.prices import ttl_minutes
 from calculator.errors import InputError
-from calculator.pinning import Repricing, pin_prices, reprice
-from calculator.prices import ttl_minutes
-from calculator.report import answer_sentences, price_changes_frame, repricing_sentences, summary_pdf
-from calculator.scenario import Scenario, dump_scenario, load_scenario_text
+from calculator.present import charts
+from calculator.present.report import answer_sentences, price_changes_frame, repricing_sentences, summary_pdf
+from calculator.pricing.billing import DAYS_PER_MONTH
+from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison, compare, cost_curves, without_unpriceable
+from calculator.pricing.pinning import Repricing, pin_prices, reprice
+from calculator.scenario.model import Scenario, dump_scenario, load_scenario_text
 
 BIND = "query-params"
 SEED = Scenario.model_validate(

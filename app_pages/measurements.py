@@ -14,11 +14,11 @@ from pydantic import ValidationError
 
 from app_pages._data import catalogs
 from app_pages._params import NumberParam, check_params
-from calculator import capacity_charts as cc
-from calculator.capacity import LatencyTarget
-from calculator.compare import Catalogs
-from calculator.datafile import validation_lines
-from calculator.measurements import ThroughputRecord
+from calculator.catalog.datafile import validation_lines
+from calculator.catalog.measurements import ThroughputRecord
+from calculator.present import capacity_charts as cc
+from calculator.pricing.compare import Catalogs
+from calculator.scenario.inputs import LatencyTarget
 
 BIND: Literal["query-params"] = "query-params"
 NOT_GIVEN = "(not given)"

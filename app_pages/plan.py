@@ -18,15 +18,21 @@ from pydantic import ValidationError
 from app_pages._data import catalogs, presets
 from app_pages._params import NumberParam, check_params
 from app_pages._widgets import bound_number
-from calculator import plan_charts as pc
-from calculator.compare import OPTION_LABELS, Catalogs
-from calculator.datafile import validation_lines
+from calculator.catalog.datafile import validation_lines
 from calculator.errors import InputError
-from calculator.growth import MAX_MONTHS, MIN_MONTHS, GrowthPlan, grow
-from calculator.hybrid import HybridResult, Owned, hybrid_plan
-from calculator.load_profile import LoadProfile, preset_profile, profile_costs, profile_from_trace, profile_from_traffic
-from calculator.money import format_money
-from calculator.scenario import Scenario
+from calculator.planning.growth import MAX_MONTHS, MIN_MONTHS, GrowthPlan, grow
+from calculator.planning.hybrid import HybridResult, Owned, hybrid_plan
+from calculator.planning.load_profile import (
+    LoadProfile,
+    preset_profile,
+    profile_costs,
+    profile_from_trace,
+    profile_from_traffic,
+)
+from calculator.present import plan_charts as pc
+from calculator.present.money import format_money
+from calculator.pricing.compare import OPTION_LABELS, Catalogs
+from calculator.scenario.model import Scenario
 
 BIND: Literal["query-params"] = "query-params"
 # Options of URL-bound selects are what they show (the URL stores the shown text), so they read well.

@@ -22,17 +22,18 @@ from app_pages import _state
 from app_pages._data import catalogs, presets
 from app_pages._params import NumberParam, check_params
 from app_pages._widgets import bound_number
-from calculator import prefix_charts as pc
-from calculator.compare import Catalogs, Comparison, compare, without_unpriceable
-from calculator.datafile import DataFileError, validation_lines
+from calculator.capacity.memory import WEIGHT_BYTES, fit
+from calculator.catalog.datafile import DATA_DIR, DataFileError, validation_lines
 from calculator.errors import InputError
-from calculator.memory import WEIGHT_BYTES, fit
-from calculator.prefix import FORMATS, CacheConfig, capacity_from_fit
-from calculator.scenario import Scenario, with_measured_reuse
-from calculator.tokens import Tokenizer, load_tokenizer
+from calculator.present import prefix_charts as pc
+from calculator.pricing.compare import Catalogs, Comparison, compare, without_unpriceable
+from calculator.scenario.model import Scenario, with_measured_reuse
+from calculator.traffic.prefix import FORMATS, CacheConfig, capacity_from_fit
+from calculator.traffic.tokens import Tokenizer, load_tokenizer
 
 BIND: Literal["query-params"] = "query-params"
-TRACES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "traces" / "mooncake"
+# Two public Mooncake traces ship with the package (Apache-2.0, see calculator/data/samples/README.md).
+TRACES = DATA_DIR / "samples" / "mooncake"
 # Options of URL-bound selects are what they show (the URL stores the shown text), so they read well.
 EXAMPLES = {
     "example: synthetic trace": "synthetic_trace.jsonl",

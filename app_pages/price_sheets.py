@@ -9,8 +9,8 @@ import pandas as pd
 import streamlit as st
 
 from app_pages._data import catalogs
-from calculator import charts
-from calculator.prices import DedicatedOffer, GpuVmOffer, ServerlessOffer
+from calculator.catalog.prices import DedicatedOffer, GpuVmOffer, ServerlessOffer
+from calculator.present import charts
 
 KIND_LABELS = {"serverless": "Serverless (per 1M tokens)", "dedicated": "Dedicated endpoint", "gpu_vm": "GPU VM"}
 

@@ -1,6 +1,6 @@
 """Replay: a small benchmark of an OpenAI-compatible endpoint with your own prompt log, one record per level.
 
-The form starts :func:`calculator.bench.run_benchmark` in a background thread; the page polls it (a
+The form starts :func:`calculator.measure.bench.run_benchmark` in a background thread; the page polls it (a
 fragment that reruns every two seconds) for a progress bar and a Cancel button. The core has no
 cancel hook, so the page stops a run itself: the thread's progress stream and ``on_level`` callback
 raise once the stop flag is set, which ends the run at the next finished request (the level then
@@ -25,8 +25,9 @@ import streamlit as st
 from app_pages._data import catalogs
 from app_pages._params import NumberParam, check_params
 from app_pages._widgets import bound_number
-from calculator import capacity_charts as cc
-from calculator.bench import (
+from calculator.capacity.memory import WEIGHT_BYTES
+from calculator.errors import InputError
+from calculator.measure.bench import (
     BenchConfig,
     Level,
     LevelResult,
@@ -37,9 +38,8 @@ from calculator.bench import (
     run_benchmark,
     write_records,
 )
-from calculator.compare import Catalogs
-from calculator.errors import InputError
-from calculator.memory import WEIGHT_BYTES
+from calculator.present import capacity_charts as cc
+from calculator.pricing.compare import Catalogs
 
 BIND: Literal["query-params"] = "query-params"
 MAX_REQUESTS = 200

@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from calculator.bench import BenchConfig, Level, LevelResult, read_prompt_log, run_benchmark  # noqa: E402
+from calculator.measure.bench import BenchConfig, Level, LevelResult, read_prompt_log, run_benchmark  # noqa: E402
 
 SERVER = ROOT / "tests" / "bench_server.py"
 

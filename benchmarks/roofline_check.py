@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import statistics
 
-from calculator.calibration import check_cases
-from calculator.gpus import load_gpu_specs
-from calculator.models import load_model_specs
+from calculator.capacity.calibration import check_cases
+from calculator.catalog.gpus import load_gpu_specs
+from calculator.catalog.models import load_model_specs
 
 
 def main() -> None:

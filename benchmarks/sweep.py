@@ -12,8 +12,8 @@ import time
 
 import numpy as np
 
-from calculator.compare import cost_curves, load_catalogs
-from calculator.scenario import load_preset
+from calculator.pricing.compare import cost_curves, load_catalogs
+from calculator.scenario.model import load_preset
 
 TARGET_S = 0.5
 POINTS = 1_000_000

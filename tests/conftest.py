@@ -5,8 +5,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from calculator.compare import Catalogs, load_catalogs
-from calculator.prices import PriceCatalog, load_price_sheets
+from calculator.catalog.prices import PriceCatalog, load_price_sheets
+from calculator.pricing.compare import Catalogs, load_catalogs
 
 SEED_DATE = dt.date(2026, 10, 30)
 """The seed article read its GLM-5.3 prices on 30 October 2026."""

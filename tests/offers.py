@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from calculator.prices import ServerlessOffer
+from calculator.catalog.prices import ServerlessOffer
 
 SOURCE = {"document": "hand-made test offer", "read": "2026-01-01"}
 

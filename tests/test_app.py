@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from calculator.scenario import load_scenario_text
+from calculator.scenario.model import list_presets, load_scenario_text
 
 from .apptest import APP
 
@@ -115,7 +113,7 @@ def test_a_date_before_every_price_is_an_error() -> None:
 
 def test_scenario_yaml_round_trips() -> None:
     from app_pages._data import catalogs  # noqa: F401 - importable without a running app
-    from calculator.scenario import dump_scenario, load_preset
+    from calculator.scenario.model import dump_scenario, load_preset
 
     scenario = load_preset("coding-agent")
     assert load_scenario_text(dump_scenario(scenario)) == scenario
@@ -146,7 +144,7 @@ def test_bad_offer_in_the_url_names_the_parameter() -> None:
     assert "`asof`" in errors
 
 
-@pytest.mark.parametrize("preset", sorted(p.stem for p in (Path(APP).parent / "scenarios").glob("*.yaml")))
+@pytest.mark.parametrize("preset", list_presets())
 def test_every_preset_renders(preset: str) -> None:
     at = _app(preset=preset)
     assert not at.exception
@@ -160,7 +158,7 @@ def test_switching_preset_applies_its_values() -> None:
     other = next(n for n in names if n != "coding-agent")
     at.selectbox(key="preset").set_value(other).run()
     assert not at.exception
-    from calculator.scenario import load_preset
+    from calculator.scenario.model import load_preset
 
     assert at.number_input(key="in").value == load_preset(other).workload.input_tokens
 
@@ -179,9 +177,9 @@ def test_own_throughput_figures() -> None:
 def _pinned_yaml() -> bytes:
     import datetime as dt
 
-    from calculator.compare import load_catalogs
-    from calculator.pinning import pin_prices
-    from calculator.scenario import dump_scenario, load_preset
+    from calculator.pricing.compare import load_catalogs
+    from calculator.pricing.pinning import pin_prices
+    from calculator.scenario.model import dump_scenario, load_preset
 
     scenario = load_preset("coding-agent").model_copy(update={"as_of": dt.date(2026, 10, 4)})
     return dump_scenario(pin_prices(scenario, load_catalogs())).encode()
@@ -207,7 +205,7 @@ def test_pinned_upload_says_what_changed_since() -> None:
 
 
 def test_unpinned_upload_shows_no_repricing() -> None:
-    from calculator.scenario import dump_scenario, load_preset
+    from calculator.scenario.model import dump_scenario, load_preset
 
     at = _app(**SEED_URL)
     plain = dump_scenario(load_preset("coding-agent")).encode()
@@ -251,7 +249,7 @@ ESTIMATE_URL = {
 def _expected(update: dict[str, object]) -> object:
     import datetime as dt
 
-    from calculator.scenario import Scenario, load_preset
+    from calculator.scenario.model import Scenario, load_preset
 
     data = load_preset("coding-agent").model_dump()
     data["as_of"] = dt.date(2026, 10, 30)
@@ -265,8 +263,8 @@ def _expected(update: dict[str, object]) -> object:
 
 
 def _monthly(scenario: object) -> dict[str, str]:
-    from calculator import charts
-    from calculator.compare import OPTION_LABELS, compare, load_catalogs
+    from calculator.present import charts
+    from calculator.pricing.compare import OPTION_LABELS, compare, load_catalogs
 
     result = compare(scenario, load_catalogs())  # type: ignore[arg-type]
     return {
@@ -343,8 +341,8 @@ def test_advanced_values_round_trip_through_yaml_and_the_state_mapping() -> None
     import datetime as dt
 
     from app_pages import _state
-    from calculator.compare import load_catalogs
-    from calculator.scenario import dump_scenario
+    from calculator.pricing.compare import load_catalogs
+    from calculator.scenario.model import dump_scenario
 
     cat = load_catalogs()
     expected = _expected(
@@ -392,7 +390,7 @@ def _rows(at: AppTest) -> dict[str, dict[str, str]]:
 
 
 def test_assumptions_list_the_advanced_settings_when_set() -> None:
-    from calculator.compare import load_catalogs
+    from calculator.pricing.compare import load_catalogs
 
     at = _app(**ADVANCED_URL, ttft="2000")
     assert not at.exception and not at.error, [e.value for e in at.error]

@@ -1,4 +1,4 @@
-"""The Capacity and Measurements pages through AppTest, and their logic in calculator.capacity_charts."""
+"""The Capacity and Measurements pages through AppTest, and their logic in calculator.present.capacity_charts."""
 
 from __future__ import annotations
 
@@ -8,16 +8,15 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from calculator import capacity_charts as cc
-from calculator.capacity import LatencyTarget
-from calculator.compare import Catalogs
-from calculator.memory import fit
+from calculator.capacity.memory import fit
+from calculator.present import capacity_charts as cc
+from calculator.pricing.compare import Catalogs
+from calculator.scenario.inputs import LatencyTarget
 
 from .apptest import open_page
 
-SGLANG = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "bench" / "sglang"
+SGLANG = Path(__file__).resolve().parent / "fixtures" / "bench" / "sglang"
 ONLINE = SGLANG / "h200_llama_3_3_70b_online_output.jsonl"
-needs_fixture = pytest.mark.skipif(not ONLINE.exists(), reason=f"no SGLang fixture at {ONLINE}")
 SETUP = {"model": "llama-3.3-70b", "gpu": "h200-sxm", "gpu_count": 4, "precision": "bf16"}
 LLAMA_LIKE = {
     "_name_or_path": "acme/Tiny-Llama-8B",
@@ -127,7 +126,6 @@ def test_decode_frame_marks_batches_beyond_the_kv_cache(catalogs: Catalogs) -> N
 # --- Measurements ---------------------------------------------------------------------------------
 
 
-@needs_fixture
 def test_measurements_page_imports_sglang_and_needs_the_setup() -> None:
     at = _page("measurements")
     at.file_uploader(key="m_files").set_value((ONLINE.name, ONLINE.read_bytes(), "application/jsonl")).run()
@@ -156,7 +154,6 @@ def test_measurements_page_imports_sglang_and_needs_the_setup() -> None:
     assert "online_output-6-rate4" in left_out and "input tokens differs" in left_out
 
 
-@needs_fixture
 def test_latency_target_picks_the_busiest_level() -> None:
     at = _page("measurements", m_gpu="h200-sxm", m_n="4", m_prec="bf16", m_model="llama-3.3-70b")
     at.file_uploader(key="m_files").set_value((ONLINE.name, ONLINE.read_bytes(), "application/jsonl")).run()
@@ -185,7 +182,6 @@ def test_bad_measurement_url_parameters_are_named() -> None:
     assert "`m_pct`" in errors
 
 
-@needs_fixture
 def test_groups_charts_and_target_from_the_fixture(catalogs: Catalogs) -> None:
     found = cc.import_uploads([(ONLINE.name, ONLINE.read_bytes())], **SETUP)  # type: ignore[arg-type]
     assert not found.problems and len(found.records) == 7
@@ -204,7 +200,6 @@ def test_groups_charts_and_target_from_the_fixture(catalogs: Catalogs) -> None:
     assert best["sglang"] is not None and best["sglang"].request_rate == 4.0
 
 
-@needs_fixture
 def test_incomplete_records_join_no_chart() -> None:
     found = cc.import_uploads([(ONLINE.name, ONLINE.read_bytes())])
     assert all(not r.complete for r in found.records)

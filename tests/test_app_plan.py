@@ -1,17 +1,17 @@
-"""The Plan page through AppTest, and its tables, sentences and charts in calculator.plan_charts."""
+"""The Plan page through AppTest, and its tables, sentences and charts in calculator.present.plan_charts."""
 
 from __future__ import annotations
 
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
-from calculator import plan_charts as pc
-from calculator.compare import Catalogs
-from calculator.growth import grow
-from calculator.hybrid import hybrid_plan
-from calculator.load_profile import preset_profile, profile_from_traffic
-from calculator.money import format_money
-from calculator.scenario import load_preset
+from calculator.planning.growth import grow
+from calculator.planning.hybrid import hybrid_plan
+from calculator.planning.load_profile import preset_profile, profile_from_traffic
+from calculator.present import plan_charts as pc
+from calculator.present.money import format_money
+from calculator.pricing.compare import Catalogs
+from calculator.scenario.model import load_preset
 
 from .apptest import open_page
 

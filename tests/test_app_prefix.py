@@ -1,4 +1,4 @@
-"""The Prefix analysis page through AppTest, and its tables and charts in calculator.prefix_charts."""
+"""The Prefix analysis page through AppTest, and its tables and charts in calculator.present.prefix_charts."""
 
 from __future__ import annotations
 
@@ -13,17 +13,16 @@ from typing import IO
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from calculator import prefix_charts as pc
-from calculator.compare import compare
-from calculator.datafile import DataFileError
-from calculator.prefix import CacheConfig, analyse_log
-from calculator.scenario import load_preset, with_measured_reuse
+from calculator.catalog.datafile import DataFileError
+from calculator.present import prefix_charts as pc
+from calculator.pricing.compare import compare
+from calculator.scenario.model import load_preset, with_measured_reuse
+from calculator.traffic.prefix import CacheConfig, analyse_log
 
 from .apptest import APP, open_page
 
-MOONCAKE = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "traces" / "mooncake"
+MOONCAKE = Path(__file__).resolve().parent / "fixtures" / "traces" / "mooncake"
 SYNTHETIC = MOONCAKE / "synthetic_trace.jsonl"
-needs_traces = pytest.mark.skipif(not SYNTHETIC.exists(), reason=f"no Mooncake traces at {MOONCAKE}")
 SYSTEM = "You are a careful assistant for a tax office. Answer in short sentences and cite the rule. " * 12
 
 
@@ -77,7 +76,6 @@ def _upload(at: AppTest, name: str, data: bytes) -> AppTest:
 # --- the page -------------------------------------------------------------------------------------
 
 
-@needs_traces
 def test_synthetic_trace_shows_the_share_hit_rate_and_why() -> None:
     at = _page()
     assert not at.error, [e.value for e in at.error]
@@ -93,7 +91,6 @@ def test_synthetic_trace_shows_the_share_hit_rate_and_why() -> None:
     assert at.status[0].label.startswith("Analysed synthetic_trace.jsonl") and at.status[0].state == "complete"
 
 
-@needs_traces
 def test_routing_and_replicas_come_from_the_url() -> None:
     at = _page(p_rep="2", p_route="prefix-aware", p_cap="4000000")
     assert not at.error, [e.value for e in at.error]
@@ -167,10 +164,9 @@ def test_bad_url_parameters_are_named() -> None:
     assert "`p_cap`" in errors and "not a number" in errors
 
 
-@needs_traces
 def test_capacity_from_a_gpu_and_model() -> None:
-    from calculator.compare import load_catalogs
-    from calculator.memory import fit
+    from calculator.capacity.memory import fit
+    from calculator.pricing.compare import load_catalogs
 
     cat = load_catalogs()
     tokens = fit(cat.models.get("llama-3.3-70b"), cat.gpus.get("h200-sxm"), "fp8").max_cached_tokens
@@ -184,7 +180,6 @@ def test_capacity_from_a_gpu_and_model() -> None:
     assert "**GPU and model**" in errors and "no memory for a KV cache" in errors
 
 
-@needs_traces
 def test_cost_table_shows_assumed_and_measured_cost() -> None:
     at = _page(p_base="coding-agent")
     assert not at.error, [e.value for e in at.error]
@@ -192,7 +187,7 @@ def test_cost_table_shows_assumed_and_measured_cost() -> None:
     assert list(table.columns) == ["Option", "Offer", "Assumed", "Measured", "Change"]
     preset = load_preset("coding-agent")
     values = analyse_log(SYNTHETIC, scenario=CacheConfig(capacity_tokens=1_000_000, replicas=4)).scenario_values()
-    from calculator.compare import load_catalogs
+    from calculator.pricing.compare import load_catalogs
 
     cat = load_catalogs()
     before = compare(preset, cat)
@@ -204,7 +199,6 @@ def test_cost_table_shows_assumed_and_measured_cost() -> None:
     assert serverless["Assumed"] != serverless["Measured"]
 
 
-@needs_traces
 def test_apply_lands_on_compare_with_the_measured_values() -> None:
     at = _page(p_base="coding-agent")
     measured = at.dataframe[1].value
@@ -220,7 +214,6 @@ def test_apply_lands_on_compare_with_the_measured_values() -> None:
     assert serverless == measured[measured["Option"] == "Serverless API"].iloc[0]["Measured"]
 
 
-@needs_traces
 def test_apply_uses_the_compare_pages_own_inputs_and_replaces_stale_ones() -> None:
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params["preset"] = "coding-agent"
@@ -313,8 +306,8 @@ def test_the_compare_pages_scenario_is_the_one_priced() -> None:
     import datetime as dt
 
     from app_pages import _state
-    from calculator.compare import load_catalogs
-    from calculator.scenario import list_presets
+    from calculator.pricing.compare import load_catalogs
+    from calculator.scenario.model import list_presets
 
     cat = load_catalogs()
     presets = {name: load_preset(name) for name in list_presets()}

@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 from streamlit.testing.v1 import AppTest
 
-from calculator.measurements import MeasurementFile
+from calculator.catalog.measurements import MeasurementFile
 
 from .apptest import open_page
 from .bench_server import running

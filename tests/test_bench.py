@@ -16,7 +16,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from calculator.bench import (
+from calculator.catalog.measurements import load_records
+from calculator.cli import main as bench_main
+from calculator.errors import InputError
+from calculator.measure.bench import (
     BenchConfig,
     Level,
     LevelResult,
@@ -28,9 +31,6 @@ from calculator.bench import (
     run_benchmark,
     write_records,
 )
-from calculator.cli import main as bench_main
-from calculator.errors import InputError
-from calculator.measurements import load_records
 from tests.bench_server import Config, fault_for, running
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -243,7 +243,7 @@ def test_fewer_streams_than_workers_keeps_the_concurrency_asked_for(
 
 
 def test_event_loop_lag_marks_the_level() -> None:
-    from calculator.bench import RequestResult
+    from calculator.measure.bench import RequestResult
 
     ok = [RequestResult(start=0.0, end=0.2, first_token=0.05, itl=[0.01], chunks=2, prompt_tokens=10, output_tokens=2)]
     lagging = ShardResult(ok, lags=[0.001] * 90 + [0.02] * 10, cpu_s=0.1, wall_s=1.0)

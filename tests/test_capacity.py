@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from calculator.calibration import check_cases
-from calculator.capacity import LatencyTarget, best_under_target
+from calculator.capacity.calibration import check_cases
+from calculator.capacity.memory import fit, weight_bytes
+from calculator.capacity.roofline import decode, expert_share_read
+from calculator.capacity.sizing import best_under_target
+from calculator.catalog.gpus import load_gpu_specs
+from calculator.catalog.measurements import Latency, ThroughputRecord, comparable, load_records
+from calculator.catalog.models import load_model_specs
 from calculator.errors import InputError
-from calculator.gpus import load_gpu_specs
-from calculator.measurements import Latency, ThroughputRecord, comparable, load_records
-from calculator.memory import fit, weight_bytes
-from calculator.models import load_model_specs
-from calculator.roofline import decode, expert_share_read
+from calculator.scenario.inputs import LatencyTarget
 
 MODELS = load_model_specs()
 GPUS = load_gpu_specs()

@@ -9,10 +9,10 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from calculator import charts
-from calculator.compare import Catalogs, Comparison, compare, cost_curves
-from calculator.report import answer_sentences, summary_pdf
-from calculator.scenario import Scenario
+from calculator.present import charts
+from calculator.present.report import answer_sentences, summary_pdf
+from calculator.pricing.compare import Catalogs, Comparison, compare, cost_curves
+from calculator.scenario.model import Scenario
 
 SEED_DATE = dt.date(2026, 10, 30)
 
@@ -184,7 +184,7 @@ def test_utilisation_axis_title_fits(catalogs: Catalogs, seed: tuple[Scenario, C
 
 
 def test_ttl_sweep_and_chart(catalogs: Catalogs) -> None:
-    from calculator.ttl import EmpiricalGaps, LognormalGaps
+    from calculator.pricing.ttl import EmpiricalGaps, LognormalGaps
 
     sheet, offer = catalogs.prices.serverless("anthropic", "claude-sonnet-4-5")
     version = offer.version_at(SEED_DATE)

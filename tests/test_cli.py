@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from calculator.cli import main
-from calculator.scenario import dump_scenario, list_presets, load_preset, load_scenario_text
+from calculator.scenario.model import dump_scenario, list_presets, load_preset, load_scenario_text
 
 SEED_TURN = [
     "turn",
@@ -184,7 +184,7 @@ def test_python_dash_m_runs_the_command_line() -> None:
 
 
 def test_committed_json_schemas_match_the_models() -> None:
-    from calculator.cli import schema_files
+    from calculator.cli.catalog import schema_files
 
     for path, text in schema_files().items():
         assert path.read_text() == text, f"{path} is stale: run `python -m calculator schemas`"
@@ -216,9 +216,7 @@ def test_fit_bad_input_exits_2_naming_the_field(capsys: pytest.CaptureFixture[st
 
 
 def test_measurements_import_lists_records_and_what_is_missing(capsys: pytest.CaptureFixture[str]) -> None:
-    fixture = (
-        Path(__file__).resolve().parents[2] / "shared/fixtures/bench/sglang/h200_llama_3_3_70b_online_output.jsonl"
-    )
+    fixture = Path(__file__).resolve().parent / "fixtures/bench/sglang/h200_llama_3_3_70b_online_output.jsonl"
     code, out, _ = run(capsys, "measurements", "import", str(fixture), "--json")
     records = json.loads(out)
     assert code == 0 and len(records) == 7
@@ -240,7 +238,7 @@ def test_measurements_import_of_a_broken_file_exits_2(tmp_path: Path, capsys: py
 
 
 def test_prefix_prices_a_preset_with_the_measured_reuse(capsys: pytest.CaptureFixture[str]) -> None:
-    trace = Path(__file__).resolve().parents[2] / "shared/fixtures/traces/mooncake/synthetic_trace.jsonl"
+    trace = Path(__file__).resolve().parent / "fixtures/traces/mooncake/synthetic_trace.jsonl"
     code, out, _ = run(capsys, "prefix", str(trace), "--preset", "coding-agent", "--json")
     data = json.loads(out)
     assert code == 0

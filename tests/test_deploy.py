@@ -8,9 +8,11 @@ from decimal import Decimal
 import numpy as np
 import pytest
 
-from calculator.capacity import replica_capacity
-from calculator.compare import Catalogs, compare, cost_curves, crossings
-from calculator.deploy import (
+from calculator.capacity.sizing import replica_capacity
+from calculator.catalog.gpus import load_gpu_specs
+from calculator.catalog.measurements import ThroughputRecord
+from calculator.catalog.prices import DedicatedOffer, GpuVmOffer, PriceSheet
+from calculator.pricing.billing import (
     DAYS_PER_MONTH,
     Fx,
     SelfHosting,
@@ -19,11 +21,9 @@ from calculator.deploy import (
     self_hosted_option,
     serverless_option,
 )
-from calculator.gpus import load_gpu_specs
-from calculator.measurements import ThroughputRecord
-from calculator.prices import DedicatedOffer, GpuVmOffer, PriceSheet
-from calculator.scenario import GpuVmChoice, Scenario, ServerlessChoice
-from calculator.turn import TurnShape
+from calculator.pricing.compare import Catalogs, compare, cost_curves, crossings
+from calculator.pricing.turn import TurnShape
+from calculator.scenario.model import GpuVmChoice, Scenario, ServerlessChoice
 
 from .offers import SOURCE, serverless
 
@@ -218,8 +218,8 @@ def test_seed_scenario_compares_serverless_and_self_hosting(catalogs: Catalogs) 
 
 
 def test_latency_target_picks_the_busiest_level_that_meets_it(catalogs: Catalogs) -> None:
-    from calculator.capacity import LatencyTarget
-    from calculator.scenario import load_preset
+    from calculator.scenario.inputs import LatencyTarget
+    from calculator.scenario.model import load_preset
 
     preset = load_preset("coding-agent")
     # the SGLang 4x H200 levels: median TTFT 86, 88, 106, 191, 614 ms at rates 1, 2, 4, 8, 16
@@ -236,9 +236,9 @@ def test_latency_target_picks_the_busiest_level_that_meets_it(catalogs: Catalogs
 
 
 def test_latency_target_no_level_meets_is_a_named_error(catalogs: Catalogs) -> None:
-    from calculator.capacity import LatencyTarget
     from calculator.errors import InputError
-    from calculator.scenario import load_preset
+    from calculator.scenario.inputs import LatencyTarget
+    from calculator.scenario.model import load_preset
 
     preset = load_preset("coding-agent")
     hosting = preset.self_hosting.model_copy(update={"latency_target": LatencyTarget(percentile="p50", ttft_ms=10)})
@@ -247,8 +247,8 @@ def test_latency_target_no_level_meets_is_a_named_error(catalogs: Catalogs) -> N
 
 
 def test_estimate_sizes_gpus_without_a_measurement_and_says_so(catalogs: Catalogs) -> None:
-    from calculator.capacity import EstimateSetup
-    from calculator.scenario import load_preset
+    from calculator.scenario.inputs import EstimateSetup
+    from calculator.scenario.model import load_preset
 
     preset = load_preset("coding-agent")
     hosting = preset.self_hosting.model_copy(
@@ -262,8 +262,8 @@ def test_estimate_sizes_gpus_without_a_measurement_and_says_so(catalogs: Catalog
 
 
 def test_an_option_that_cannot_hold_the_model_is_left_out_with_the_reason(catalogs: Catalogs) -> None:
-    from calculator.compare import without_unpriceable
-    from calculator.scenario import load_preset
+    from calculator.pricing.compare import without_unpriceable
+    from calculator.scenario.model import load_preset
 
     preset = load_preset("coding-agent").model_copy(update={"gpu_vm": GpuVmChoice(provider="lambda", offer="a10-1x")})
     kept, dropped = without_unpriceable(preset, catalogs)
@@ -273,7 +273,7 @@ def test_an_option_that_cannot_hold_the_model_is_left_out_with_the_reason(catalo
 
 
 def test_an_api_without_a_cache_discount_is_named_in_the_warnings(catalogs: Catalogs) -> None:
-    from calculator.scenario import load_preset
+    from calculator.scenario.model import load_preset
 
     result = compare(load_preset("rag-chatbot"), catalogs)  # Together's Llama 3.3 70B has no cached price
     assert any("bills cached input at the full input price" in w for w in result.warnings)

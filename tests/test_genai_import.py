@@ -20,11 +20,11 @@ import pytest
 
 pytest.importorskip("genai_prices")
 
-from calculator import genai_import
-from calculator.datafile import DataFileError
-from calculator.extras_cli import run_genai_import
-from calculator.genai_import import DiffEntry, ImportReport, diff_sheets, load_genai_data, write_proposals
-from calculator.prices import DEFAULT_SHEETS_DIR, PriceCatalog, load_price_sheet, load_price_sheets
+from calculator.catalog import genai_prices as genai_import
+from calculator.catalog.datafile import DataFileError
+from calculator.catalog.genai_prices import DiffEntry, ImportReport, diff_sheets, load_genai_data, write_proposals
+from calculator.catalog.prices import DEFAULT_SHEETS_DIR, PriceCatalog, load_price_sheet, load_price_sheets
+from calculator.cli.extras import run_genai_import
 
 AS_OF = dt.date(2026, 11, 29)
 TODAY = dt.date(2026, 11, 29)

@@ -9,9 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from calculator.datafile import DataFileError
-from calculator.errors import InputError
-from calculator.gpus import (
+from calculator.catalog.datafile import DataFileError
+from calculator.catalog.gpus import (
     DEFAULT_GPU_DIR,
     PRECISIONS,
     GpuCatalog,
@@ -19,7 +18,8 @@ from calculator.gpus import (
     load_gpu_file,
     load_gpu_specs,
 )
-from calculator.prices import Source
+from calculator.catalog.prices import Source
+from calculator.errors import InputError
 
 # GPU ids that price sheets refer to; renaming one breaks them.
 REQUIRED_IDS = {

@@ -7,11 +7,11 @@ from decimal import Decimal
 
 import pytest
 
-from calculator.compare import Catalogs, compare
+from calculator.cli import main
 from calculator.errors import InputError
-from calculator.growth import grow, month_volumes
-from calculator.plan_cli import main
-from calculator.scenario import load_preset
+from calculator.planning.growth import grow, month_volumes
+from calculator.pricing.compare import Catalogs, compare
+from calculator.scenario.model import load_preset
 
 from .conftest import SEED_DATE
 from .test_load_profile import synthetic_catalogs, synthetic_scenario

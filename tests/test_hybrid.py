@@ -11,13 +11,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from calculator.compare import Catalogs, compare
-from calculator.deploy import DAYS_PER_MONTH
+from calculator.cli import main
 from calculator.errors import InputError
-from calculator.hybrid import hybrid_plan, owned_replicas_at
-from calculator.load_profile import LoadProfile, preset_profile, profile_from_trace, profile_from_traffic
-from calculator.plan_cli import main
-from calculator.scenario import load_preset
+from calculator.planning.hybrid import hybrid_plan, owned_replicas_at
+from calculator.planning.load_profile import LoadProfile, preset_profile, profile_from_trace, profile_from_traffic
+from calculator.pricing.billing import DAYS_PER_MONTH
+from calculator.pricing.compare import Catalogs, compare
+from calculator.scenario.model import load_preset
 
 from .conftest import SEED_DATE
 from .test_load_profile import AZURE, synthetic_catalogs, synthetic_scenario

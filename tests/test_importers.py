@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from calculator.datafile import DataFileError
+from calculator.catalog.datafile import DataFileError
+from calculator.catalog.measurements import ThroughputRecord
 from calculator.errors import InputError
-from calculator.importers import detect_format, import_file
-from calculator.measurements import ThroughputRecord
+from calculator.measure.importers import detect_format, import_file
 
-# The real result files live in the shared fixtures beside the repository (CI lays them there too);
-# they are other tools' output and are read, never copied or edited.
-BENCH = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "bench"
+# Real result files written by the benchmark tools themselves (tests/fixtures/README.md names each
+# file's source and licence); they are read, never edited.
+BENCH = Path(__file__).resolve().parent / "fixtures" / "bench"
 
 VLLM_L40S = BENCH / "vllm" / "results_l40s_llama32_3b.jsonl"
 SGLANG_70B_ONLINE = BENCH / "sglang" / "h200_llama_3_3_70b_online_output.jsonl"

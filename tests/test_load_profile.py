@@ -14,11 +14,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from calculator.compare import Catalogs, compare
-from calculator.deploy import DAYS_PER_MONTH, SelfHosting, Traffic, engine_replicas
+from calculator.catalog.gpus import load_gpu_specs
+from calculator.catalog.measurements import RecordCatalog, ThroughputRecord
+from calculator.catalog.models import load_model_specs
+from calculator.catalog.prices import GpuVmOffer, PriceCatalog, PriceSheet
 from calculator.errors import InputError
-from calculator.gpus import load_gpu_specs
-from calculator.load_profile import (
+from calculator.planning.load_profile import (
     LoadProfile,
     billed_gpu_hours,
     hourly_replicas,
@@ -30,16 +31,15 @@ from calculator.load_profile import (
     ramp_shape,
     trace_shape,
 )
-from calculator.measurements import RecordCatalog, ThroughputRecord
-from calculator.models import load_model_specs
-from calculator.prices import GpuVmOffer, PriceCatalog, PriceSheet
-from calculator.scenario import DedicatedChoice, GpuVmChoice, Scenario, ServerlessChoice, load_preset
-from calculator.turn import TurnShape
+from calculator.pricing.billing import DAYS_PER_MONTH, SelfHosting, Traffic, engine_replicas
+from calculator.pricing.compare import Catalogs, compare
+from calculator.pricing.turn import TurnShape
+from calculator.scenario.model import DedicatedChoice, GpuVmChoice, Scenario, ServerlessChoice, load_preset
 
 from .conftest import SEED_DATE
 from .offers import SOURCE, serverless
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 AZURE = FIXTURES / "traces" / "azure"
 AS_OF = dt.date(2026, 6, 1)
 D = Decimal

@@ -11,9 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from calculator.datafile import DataFileError
-from calculator.errors import InputError
-from calculator.models import (
+from calculator.catalog.datafile import DataFileError
+from calculator.catalog.models import (
     DEFAULT_MODELS_DIR,
     ModelCatalog,
     ModelSpec,
@@ -21,7 +20,8 @@ from calculator.models import (
     load_model_file,
     load_model_specs,
 )
-from calculator.prices import Source
+from calculator.catalog.prices import Source
+from calculator.errors import InputError
 
 # Model ids that scenarios, measurements and benchmarks name; renaming one breaks them.
 REQUIRED_IDS = {

@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from calculator.cli import main
-from calculator.compare import Catalogs, compare
 from calculator.errors import InputError
-from calculator.pinning import pin_prices, reprice
-from calculator.scenario import dump_scenario, load_preset, load_scenario_text
+from calculator.present.report import repricing_sentences
+from calculator.pricing.compare import Catalogs, compare
+from calculator.pricing.pinning import pin_prices, reprice
+from calculator.scenario.model import dump_scenario, load_preset, load_scenario_text
 
 D = Decimal
 
@@ -33,7 +34,7 @@ def test_reprice_names_each_changed_price_and_the_new_total(catalogs: Catalogs) 
     assert changed[("glm-5.3", "cached_input")] == (D("0.44"), D("0.26"))
     # 1,000,000 seed turns: 0.01367 before the engine change, 0.00968 after
     assert result.monthly_then["serverless"] == D("13670.00") and result.monthly_now["serverless"] == D("9680.00")
-    assert "(-29.2%)" in result.summary("USD")[0]
+    assert "(29.2% less)" in repricing_sentences(result, pinned)[0]
 
 
 def test_reprice_of_an_unpinned_scenario_is_a_named_error(catalogs: Catalogs) -> None:

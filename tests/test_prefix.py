@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from calculator.datafile import DataFileError
+from calculator.catalog.datafile import DataFileError
+from calculator.cli.prefix import add_prefix_parser
 from calculator.errors import InputError
-from calculator.prefix import (
+from calculator.traffic.prefix import (
     CacheConfig,
     LogReader,
     Request,
@@ -21,10 +22,9 @@ from calculator.prefix import (
     request_from_tokens,
     simulate,
 )
-from calculator.prefix_cli import add_prefix_parser
-from calculator.tokens import ApproxTokenizer, chat_tokens
+from calculator.traffic.tokens import ApproxTokenizer, chat_tokens
 
-MOONCAKE = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "traces" / "mooncake"
+MOONCAKE = Path(__file__).resolve().parent / "fixtures" / "traces" / "mooncake"
 
 
 def tokens(start: int, n: int) -> list[int]:
@@ -285,9 +285,9 @@ def test_cli_bad_tokenizer_path_is_an_input_error(tmp_path: Path, capsys: pytest
 
 
 def test_cli_takes_the_capacity_from_a_gpu_and_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from calculator.gpus import load_gpu_specs
-    from calculator.memory import fit
-    from calculator.models import load_model_specs
+    from calculator.capacity.memory import fit
+    from calculator.catalog.gpus import load_gpu_specs
+    from calculator.catalog.models import load_model_specs
 
     expected = fit(load_model_specs(None).get("llama-3.1-8b"), load_gpu_specs(None).get("h100-sxm")).max_cached_tokens
     path = _jsonl(tmp_path, [{"prompt": tokens(0, 64)}] * 3)

@@ -8,10 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from calculator.datafile import DataFileError
+from calculator.catalog.datafile import DataFileError
+from calculator.catalog.gpus import load_gpu_specs
+from calculator.catalog.prices import (
+    DEFAULT_SHEETS_DIR,
+    PriceCatalog,
+    ServerlessOffer,
+    load_price_sheet,
+    load_price_sheets,
+)
 from calculator.errors import InputError
-from calculator.gpus import load_gpu_specs
-from calculator.prices import DEFAULT_SHEETS_DIR, PriceCatalog, ServerlessOffer, load_price_sheet, load_price_sheets
 
 SHEETS = sorted(DEFAULT_SHEETS_DIR.glob("*.yaml"))
 

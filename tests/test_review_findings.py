@@ -13,9 +13,18 @@ from decimal import Decimal
 import numpy as np
 import pytest
 
-from calculator.capacity import ReplicaCapacity, replica_capacity
-from calculator.compare import Catalogs, compare, cost_curves, crossings
-from calculator.deploy import (
+from calculator.capacity.memory import fit
+from calculator.capacity.roofline import RooflineAssumptions, decode, weights_read_bytes
+from calculator.capacity.sizing import ReplicaCapacity, replica_capacity
+from calculator.catalog.gpus import load_gpu_specs
+from calculator.catalog.measurements import ThroughputRecord
+from calculator.catalog.models import load_model_specs
+from calculator.catalog.prices import DedicatedOffer, GpuVmOffer, PriceCatalog, PriceSheet
+from calculator.errors import InputError
+from calculator.planning.growth import grow
+from calculator.planning.hybrid import hybrid_plan
+from calculator.planning.load_profile import preset_profile, profile_costs, profile_from_traffic
+from calculator.pricing.billing import (
     DAYS_PER_MONTH,
     Fx,
     SelfHosting,
@@ -26,20 +35,11 @@ from calculator.deploy import (
     serverless_option,
     storage_monthly,
 )
-from calculator.errors import InputError
-from calculator.gpus import load_gpu_specs
-from calculator.growth import grow
-from calculator.hybrid import hybrid_plan
-from calculator.load_profile import preset_profile, profile_costs, profile_from_traffic
-from calculator.measurements import ThroughputRecord
-from calculator.memory import fit
-from calculator.models import load_model_specs
-from calculator.pinning import pin_prices, reprice
-from calculator.prices import DedicatedOffer, GpuVmOffer, PriceCatalog, PriceSheet
-from calculator.roofline import RooflineAssumptions, decode, weights_read_bytes
-from calculator.scenario import GpuVmChoice, load_preset
-from calculator.ttl import EmpiricalGaps, advise_ttl
-from calculator.turn import TurnShape, compare_turn, price_turn, turn_cost_array
+from calculator.pricing.compare import Catalogs, compare, cost_curves, crossings
+from calculator.pricing.pinning import pin_prices, reprice
+from calculator.pricing.ttl import EmpiricalGaps, advise_ttl
+from calculator.pricing.turn import TurnShape, compare_turn, price_turn, turn_cost_array
+from calculator.scenario.model import GpuVmChoice, load_preset
 
 from .offers import SOURCE, serverless
 

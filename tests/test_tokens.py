@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from calculator.errors import InputError
-from calculator.tokens import ApproxTokenizer, HuggingFaceTokenizer, chat_tokens, load_tokenizer, render_chat
+from calculator.traffic.tokens import ApproxTokenizer, HuggingFaceTokenizer, chat_tokens, load_tokenizer, render_chat
 
 
 def _id(piece: str) -> int:

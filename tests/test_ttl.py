@@ -6,7 +6,6 @@ Claude Sonnet 4.5 (anthropic.yaml, in force on 2026-11-29): input 3.00, cache re
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import gzip
 import json
@@ -18,11 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from calculator import cli
+from calculator.catalog.prices import PriceCatalog
+from calculator.cli import main
 from calculator.errors import InputError
-from calculator.extras_cli import add_ttl_parser
-from calculator.prices import PriceCatalog
-from calculator.ttl import (
+from calculator.pricing.ttl import (
     EmpiricalGaps,
     ExponentialGaps,
     LognormalGaps,
@@ -232,21 +230,8 @@ def test_mooncake_trace_sessions_by_first_hash(tmp_path: Path) -> None:
 
 
 def _main(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> int:
-    """Run the real command line, registering ``ttl`` here if the lead has not wired it yet."""
-    build = cli.build_parser
-
-    def build_with_ttl() -> argparse.ArgumentParser:
-        parser = build()
-        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-        if "ttl" not in sub.choices:
-            common = cli._Parser(add_help=False)
-            common.add_argument("--json", action="store_true")
-            common.add_argument("--sheets", type=Path, default=None)
-            add_ttl_parser(sub, common)
-        return parser
-
-    monkeypatch.setattr(cli, "build_parser", build_with_ttl)
-    return cli.main(argv)
+    """Run the real command line."""
+    return main(argv)
 
 
 BASE = ["ttl", "--provider", "anthropic", "--model", "claude-sonnet-4-5", "--prefix-tokens", "10000"]

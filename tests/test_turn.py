@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from calculator.deploy import Fx, Traffic, cents, serverless_monthly_array, serverless_option
-from calculator.prices import PriceCatalog, ServerlessOffer
-from calculator.turn import TurnShape, compare_turn, price_turn, turn_cost_array
+from calculator.catalog.prices import PriceCatalog, ServerlessOffer
+from calculator.pricing.billing import Fx, Traffic, cents, serverless_monthly_array, serverless_option
+from calculator.pricing.turn import TurnShape, compare_turn, price_turn, turn_cost_array
 
 from .conftest import SEED_DATE
 from .offers import serverless

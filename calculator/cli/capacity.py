@@ -1,0 +1,55 @@
+"""The ``fit`` command: does a model fit on a GPU, and how many sequences fit in its KV cache."""
+
+from __future__ import annotations
+
+import argparse
+from decimal import Decimal
+from typing import Any
+
+from calculator.catalog.gpus import load_gpu_specs
+from calculator.cli import console, flags
+
+__all__ = ["add_capacity_parsers", "cmd_fit"]
+
+
+def cmd_fit(args: argparse.Namespace) -> int:
+    from calculator.capacity.memory import fit
+    from calculator.catalog.models import load_model_specs
+
+    model = load_model_specs(args.models).get(args.model)
+    gpu = load_gpu_specs(args.gpu_specs).get(args.gpu)
+    result = fit(
+        model, gpu, args.precision, args.context, args.gpu_count, args.kv_dtype, float(args.memory_utilisation)
+    )
+    if args.json:
+        console.emit(result.model_dump(mode="json"))
+        return 0
+    verdict = "fits" if result.fits else "does NOT fit"
+    print(f"{model.id} at {result.precision.upper()} on {result.gpus}x {gpu.id}, context {result.context:,}: {verdict}")
+    rows = [
+        ["weights (all experts resident)", f"{result.weights_gb:,.1f} GB", f"{result.weights_per_gpu_gb:,.1f} GB"],
+        ["KV cache per token", f"{result.kv_bytes_per_token / 1024:,.1f} KiB", ""],
+        ["KV per sequence at the context", "", f"{result.kv_per_sequence_per_gpu_gb:,.2f} GB"],
+        ["KV budget", "", f"{result.kv_budget_per_gpu_gb:,.1f} GB"],
+        ["concurrent sequences at the context", f"{result.max_sequences:,}", ""],
+        ["tokens the KV cache holds", f"{result.max_cached_tokens:,}", ""],
+    ]
+    print(console.table(rows, ["", "whole model", "per GPU"]))
+    if result.kv_replicated:
+        print("The KV cache is replicated on every GPU (MLA latent, or fewer KV heads than GPUs).")
+    if not result.fits:
+        print(f"Short by {result.shortfall_gb:,.1f} GB per GPU. Would fit: " + "; or ".join(result.suggestions))
+    print("Assumptions: " + "; ".join(result.assumptions))
+    return 0
+
+
+def add_capacity_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
+    fit_ = sub.add_parser("fit", parents=[common], help="does a model fit; how many sequences fit in the KV cache")
+    fit_.add_argument("--model", required=True, help="model id (see: models)")
+    fit_.add_argument("--gpu", required=True, help="GPU id (see: gpus)")
+    fit_.add_argument("--precision", default="bf16", choices=["bf16", "fp16", "fp8", "int8", "int4", "fp4"])
+    fit_.add_argument("--context", type=flags.count, help="tokens per sequence (default: the model's default context)")
+    fit_.add_argument("--gpus", dest="gpu_count", type=flags.count, default=1, help="tensor-parallel GPUs (default 1)")
+    fit_.add_argument("--kv-dtype", choices=["bf16", "fp16", "fp8", "int8"], help="KV cache precision")
+    fit_.add_argument("--memory-utilisation", type=flags.share, default=Decimal("0.9"), help="share of memory (0.9)")
+    fit_.set_defaults(func=cmd_fit)

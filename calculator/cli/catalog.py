@@ -1,0 +1,328 @@
+"""Commands that list and check the data catalogues: sheets, gpus, records, presets, models,
+measurements import, schemas."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from calculator.catalog.gpus import load_gpu_specs
+from calculator.catalog.measurements import load_records
+from calculator.catalog.prices import (
+    DedicatedOffer,
+    GpuVmOffer,
+    PriceSheet,
+    ServerlessOffer,
+    ServerlessPriceVersion,
+    TokenPrices,
+    load_price_sheets,
+)
+from calculator.cli import console, flags
+from calculator.errors import InputError
+from calculator.scenario.model import (
+    Scenario,
+    list_presets,
+    load_preset,
+)
+
+__all__ = ["add_catalog_parsers", "schema_files", "cmd_schemas"]
+
+
+def _prices_json(prices: TokenPrices) -> dict[str, Any]:
+    return {
+        "input": console.num(prices.input),
+        "cached_input": console.num(prices.cached_input),
+        "cache_write": console.num(prices.write_price()) if prices.cache_write else None,
+        "cache_write_by_ttl": {k: float(v) for k, v in (prices.cache_write or {}).items()},
+        "output": console.num(prices.output),
+        "cache_storage_per_hour": console.num(prices.cache_storage_per_hour),
+    }
+
+
+def _serverless_version_json(version: ServerlessPriceVersion) -> dict[str, Any]:
+    data = {
+        "effective": version.effective.isoformat(),
+        "prices": _prices_json(version.prices),
+        "long_context": [{"above_tokens": t.above_tokens, **_prices_json(t)} for t in version.long_context],
+        "batch_discount": console.num(version.batch_discount),
+        "source": version.source.url or version.source.document,
+        "read": version.source.read.isoformat(),
+        "note": version.note,
+    }
+    return data
+
+
+def _offer_json(sheet: PriceSheet, offer: Any, as_of: dt.date, history: bool) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "kind": offer.kind,
+        "provider": sheet.provider,
+        "id": offer.id,
+        "currency": sheet.currency,
+        "region": offer.region,
+    }
+    try:
+        version = offer.version_at(as_of)
+    except InputError:
+        version = None  # not yet priced on that date; history still lists it
+    if isinstance(offer, ServerlessOffer):
+        data.update(model=offer.model, open_weights=offer.open_weights)
+        if version is not None:
+            data["prices"] = _prices_json(version.prices)
+            data["long_context"] = _serverless_version_json(version)["long_context"]
+            data["batch_discount"] = console.num(version.batch_discount)
+        if history:
+            data["history"] = [_serverless_version_json(v) for v in offer.versions]
+    else:
+        data["gpu"] = offer.gpu
+        if isinstance(offer, GpuVmOffer):
+            data.update(gpus_per_instance=offer.gpus_per_instance, billing=offer.billing, pricing=offer.pricing)
+        elif isinstance(offer, DedicatedOffer):
+            data.update(model=offer.model, gpus_per_replica=offer.gpus_per_replica, min_replicas=offer.min_replicas)
+        if version is not None:
+            data["prices"] = {
+                "per_gpu_hour": console.num(getattr(version, "per_gpu_hour", None)),
+                "per_replica_hour": console.num(getattr(version, "per_replica_hour", None)),
+            }
+        if history:
+            data["history"] = [
+                {
+                    "effective": v.effective.isoformat(),
+                    "per_gpu_hour": console.num(getattr(v, "per_gpu_hour", None)),
+                    "per_replica_hour": console.num(getattr(v, "per_replica_hour", None)),
+                    "source": v.source.url or v.source.document,
+                    "read": v.source.read.isoformat(),
+                    "note": v.note,
+                }
+                for v in offer.versions
+            ]
+    if version is not None:
+        data.update(
+            effective=version.effective.isoformat(),
+            source=version.source.url or version.source.document,
+            read=version.source.read.isoformat(),
+            note=version.note,
+        )
+    return data
+
+
+def cmd_sheets(args: argparse.Namespace) -> int:
+    if args.action == "import-genai-prices":
+        from calculator.cli.extras import run_genai_import
+
+        return run_genai_import(args)
+    if args.write or args.model:
+        raise flags.UsageError("sheets: --write and --model go with the action import-genai-prices")
+    catalog = load_price_sheets(args.sheets)
+    as_of = args.as_of or dt.date.today()
+    if args.provider:
+        catalog.sheet(args.provider)  # an unknown provider is an error, not an empty list
+    rows = [
+        _offer_json(sheet, offer, as_of, args.history)
+        for sheet, offer in catalog.offers(args.kind)
+        if not args.provider or sheet.provider == args.provider.lower()
+    ]
+    if args.json:
+        console.emit(rows)
+        return 0
+    table = []
+    for r in rows:
+        p = r.get("prices", {})
+        if r["kind"] == "serverless":
+            price = f"in {p.get('input')} / cached {p.get('cached_input')} / out {p.get('output')} per 1M"
+            if p.get("cache_write_by_ttl"):
+                price += " / write " + ", ".join(f"{k} {v}" for k, v in p["cache_write_by_ttl"].items())
+        else:
+            hourly = p.get("per_gpu_hour") or p.get("per_replica_hour")
+            price = f"{hourly} per {'GPU' if p.get('per_gpu_hour') else 'replica'}-hour" if p else "-"
+        what = r.get("model") or r.get("gpu") or ""
+        table.append(
+            [r["kind"], r["provider"], r["id"], what, r["currency"], price, r.get("effective", "not yet priced")]
+        )
+        if args.history:
+            for h in r["history"]:
+                hp = h.get("prices") or {"per_gpu_hour": h.get("per_gpu_hour")}
+                table.append(["", "", "", "", "", f"  {json.dumps(hp)}", h["effective"]])
+    print(console.table(table, ["Kind", "Provider", "Offer", "Model/GPU", "Cur", "Prices", "Effective"]))
+    print(f"\n{len(rows)} offers, prices in force on {as_of.isoformat()}. Sources: --json.")
+    return 0
+
+
+def cmd_gpus(args: argparse.Namespace) -> int:
+    catalog = load_gpu_specs(args.gpu_specs)
+    if args.json:
+        console.emit([g.model_dump(mode="json") for g in catalog.gpus])
+        return 0
+    rows = [
+        [
+            g.id,
+            g.name,
+            f"{g.memory_gb:g}",
+            f"{g.memory_bandwidth_tbs:g}",
+            f"{g.bf16_dense_tflops:g}",
+            f"{g.fp8_dense_tflops:g}" if g.fp8_dense_tflops else "-",
+            g.interconnect[:40],
+        ]
+        for g in catalog.gpus
+    ]
+    print(console.table(rows, ["Id", "Name", "GB", "TB/s", "BF16 TFLOP/s", "FP8 TFLOP/s", "Interconnect"]))
+    print("\nTFLOP/s are dense (no sparsity). Sources: --json.")
+    return 0
+
+
+def cmd_records(args: argparse.Namespace) -> int:
+    catalog = load_records(args.records)
+    if args.json:
+        console.emit([r.model_dump(mode="json") for r in catalog.records])
+        return 0
+    rows = [
+        [
+            r.id,
+            r.model or "?",
+            r.precision or "?",
+            f"{r.gpu_count or '?'}x {r.gpu or '?'}",
+            r.engine,
+            f"{r.requests_per_s:g}",
+        ]
+        for r in catalog.records
+    ]
+    print(console.table(rows, ["Id", "Model", "Precision", "GPUs", "Engine", "Req/s per replica"]))
+    return 0
+
+
+def cmd_presets(args: argparse.Namespace) -> int:
+    names = list_presets()
+    if args.json:
+        console.emit(
+            [{"name": n, "title": load_preset(n).name, "description": load_preset(n).description} for n in names]
+        )
+        return 0
+    for n in names:
+        print(f"{n:24} {load_preset(n).name}")
+    return 0
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    from calculator.catalog.models import load_model_specs
+
+    catalog = load_model_specs(args.models)
+    if args.json:
+        console.emit([m.model_dump(mode="json") for m in catalog.models])
+        return 0
+    rows = [
+        [
+            m.id,
+            f"{m.params_total_b:g}B" + (f" ({m.params_active_b:g}B active)" if m.is_moe else ""),
+            str(m.layers),
+            "MLA" if m.mla else f"{m.kv_heads} KV heads",
+            f"{m.kv_bytes_per_token(2.0) / 1024:.1f} KiB",
+            f"{m.default_context:,}",
+            m.source.url or m.source.document or "",
+        ]
+        for m in catalog.models
+    ]
+    print(console.table(rows, ["Id", "Parameters", "Layers", "Attention", "KV/token (BF16)", "Context", "Source"]))
+    return 0
+
+
+def cmd_measurements_import(args: argparse.Namespace) -> int:
+    from calculator.measure.importers import import_file
+
+    records = import_file(
+        args.file,
+        model=args.model,
+        gpu=args.gpu,
+        gpu_count=args.gpu_count,
+        precision=args.precision,
+        engine=args.engine,
+        engine_version=args.engine_version,
+    )
+    if args.gpu:
+        load_gpu_specs(args.gpu_specs).get(args.gpu)  # an unknown GPU id is an error, named
+    if args.json:
+        console.emit([{**r.model_dump(mode="json"), "complete": r.complete, "missing": r.missing} for r in records])
+        return 0
+    rows = [
+        [
+            r.id,
+            r.engine,
+            f"{r.concurrency:g}" if r.concurrency else (f"{r.request_rate:g}/s" if r.request_rate else "max"),
+            f"{r.requests_per_s:.3g}",
+            f"{r.output_tokens_per_s:,.0f}" if r.output_tokens_per_s else "-",
+            f"{r.ttft_ms.p50:,.0f}" if r.ttft_ms.p50 is not None else "-",
+            "complete" if r.complete else "missing " + ", ".join(r.missing),
+        ]
+        for r in records
+    ]
+    print(console.table(rows, ["Record", "Engine", "Load", "Req/s", "Output tok/s", "TTFT p50 ms", "Status"]))
+    if any(not r.complete for r in records):
+        print("\nThe file does not say everything: give --gpu, --gpu-count, --precision (and --model) to complete it.")
+    return 0
+
+
+def schema_files() -> dict[Path, str]:
+    """The JSON Schemas editors use to check the data files as they are typed."""
+    from calculator.catalog.gpus import DEFAULT_GPU_DIR, GpuFile
+    from calculator.catalog.measurements import DEFAULT_MEASUREMENTS_DIR, MeasurementFile
+    from calculator.catalog.models import DEFAULT_MODELS_DIR, ModelFile
+    from calculator.catalog.prices import DEFAULT_SHEETS_DIR, PriceSheet
+    from calculator.scenario.model import DEFAULT_PRESETS_DIR
+
+    models: dict[Path, type[BaseModel]] = {
+        DEFAULT_SHEETS_DIR: PriceSheet,
+        DEFAULT_GPU_DIR: GpuFile,
+        DEFAULT_MEASUREMENTS_DIR: MeasurementFile,
+        DEFAULT_MODELS_DIR: ModelFile,
+        DEFAULT_PRESETS_DIR: Scenario,
+    }
+    return {d / ".schema.json": json.dumps(m.model_json_schema(), indent=2) + "\n" for d, m in models.items()}
+
+
+def cmd_schemas(args: argparse.Namespace) -> int:
+    for path, text in schema_files().items():
+        path.write_text(text)
+        print(f"wrote {path}")
+    return 0
+
+
+def add_catalog_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
+    sheets = sub.add_parser("sheets", parents=[common], help="list offers and their prices")
+    sheets.add_argument(
+        "action", nargs="?", choices=["import-genai-prices"], help="propose prices from the genai-prices package"
+    )
+    sheets.add_argument("--write", action="store_true", help="with import-genai-prices: append the proposals")
+    sheets.add_argument("--model", action="append", help="with import-genai-prices --write: only these models")
+    sheets.add_argument("--kind", choices=["serverless", "dedicated", "gpu_vm"])
+    sheets.add_argument("--provider")
+    sheets.add_argument("--as-of", type=flags.iso_date, help="show prices in force on this date (default today)")
+    sheets.add_argument("--history", action="store_true", help="every price version, with sources")
+    sheets.set_defaults(func=cmd_sheets)
+
+    gpus = sub.add_parser("gpus", parents=[common], help="list GPU specs")
+    gpus.set_defaults(func=cmd_gpus)
+    records = sub.add_parser("records", parents=[common], help="list throughput records")
+    records.set_defaults(func=cmd_records)
+    presets = sub.add_parser("presets", parents=[common], help="list bundled scenarios")
+    presets.set_defaults(func=cmd_presets)
+
+    models = sub.add_parser("models", parents=[common], help="list model architecture specs")
+    models.set_defaults(func=cmd_models)
+
+    meas = sub.add_parser("measurements", help="benchmark results as measurement records")
+    meas_sub = meas.add_subparsers(dest="action", required=True, parser_class=flags.Parser)
+    imp = meas_sub.add_parser("import", parents=[common], help="read a benchmark tool's result file")
+    imp.add_argument("file", type=Path)
+    imp.add_argument("--gpu", help="GPU id the run used (files do not say)")
+    imp.add_argument("--gpu-count", type=flags.count, help="GPUs per replica in the run")
+    imp.add_argument("--model", help="model the run served, where the file does not say")
+    imp.add_argument("--precision", choices=["bf16", "fp16", "fp8", "int8", "int4", "fp4"])
+    imp.add_argument("--engine")
+    imp.add_argument("--engine-version")
+    imp.set_defaults(func=cmd_measurements_import)
+
+    schemas = sub.add_parser("schemas", help="rewrite the JSON Schemas of the data folders (for editors)")
+    schemas.set_defaults(func=cmd_schemas)

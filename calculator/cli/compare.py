@@ -1,0 +1,277 @@
+"""The ``compare`` command: serverless, dedicated and self-hosted per month for one scenario."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from calculator.catalog.datafile import validation_lines
+from calculator.catalog.gpus import load_gpu_specs
+from calculator.catalog.measurements import load_records
+from calculator.catalog.prices import (
+    load_price_sheets,
+)
+from calculator.cli import console, flags
+from calculator.cli.scenario_args import scenario_from_args
+from calculator.cli.turn import turn_json
+from calculator.errors import InputError
+from calculator.present.money import format_money, format_small
+from calculator.present.report import plain, repricing_sentences
+from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison, break_even_by_prefix_share, compare
+from calculator.pricing.pinning import pin_prices, reprice
+from calculator.scenario.model import (
+    DedicatedChoice,
+    GpuVmChoice,
+    Scenario,
+    ServerlessChoice,
+    dump_scenario,
+)
+
+__all__ = ["add_compare_parser", "cmd_compare"]
+
+
+def _scenario_from_args(args: argparse.Namespace) -> Scenario:
+    scenario = scenario_from_args(args)
+    data: dict[str, Any] = scenario.model_dump() if scenario else {}
+    workload = dict(data.get("workload", {}))
+    traffic = dict(data.get("traffic", {}))
+    hosting = dict(data.get("self_hosting", {}))
+    for flag in ("input_tokens", "prefix_share", "hit_rate", "output_tokens", "cache_write_share", "cache_ttl"):
+        if getattr(args, flag) is not None:
+            workload[flag] = getattr(args, flag)
+    if args.batch:
+        workload["batch"] = True
+    for flag in ("turns_per_month", "peak_to_average", "active_hours_per_day"):
+        if getattr(args, flag) is not None:
+            traffic[flag] = getattr(args, flag)
+    if args.turns_per_day is not None:
+        traffic["turns_per_month"] = round(args.turns_per_day * 365 / 12)
+    for flag in ("record", "target_utilisation", "spare_replicas", "engineer_share", "build_minutes_per_change"):
+        if getattr(args, flag) is not None:
+            hosting[flag] = getattr(args, flag)
+    if args.autoscale:
+        hosting["autoscale"] = True
+    if args.provider or args.model:
+        current = data.get("serverless") or {}
+        provider = args.provider or current.get("provider")
+        model = args.model or current.get("model")
+        if not provider or not model:
+            raise flags.UsageError("compare: --provider and --model go together (the serverless offer)")
+        data["serverless"] = ServerlessChoice(provider=provider, model=model)
+    if args.dedicated:
+        data["dedicated"] = DedicatedChoice(provider=args.dedicated[0], offer=args.dedicated[1])
+    if args.gpu_vm:
+        data["gpu_vm"] = GpuVmChoice(provider=args.gpu_vm[0], offer=args.gpu_vm[1])
+    if args.as_of:
+        data["as_of"] = args.as_of
+    if args.currency:
+        data["currency"] = args.currency
+    if args.usd_per_eur:
+        data["fx"] = {"usd_per_eur": args.usd_per_eur}
+    missing = [f for f in ("input_tokens", "prefix_share", "output_tokens") if f not in workload]
+    if missing or "turns_per_month" not in traffic:
+        need = [f"--{m.replace('_', '-')}" for m in missing] + (
+            ["--turns-per-month"] if "turns_per_month" not in traffic else []
+        )
+        raise flags.UsageError(f"compare: give --preset, --scenario, or {', '.join(need)}")
+    data.update(workload=workload, traffic=traffic, self_hosting=hosting)
+    try:
+        return Scenario.model_validate(data)
+    except ValidationError as exc:
+        raise flags.UsageError(validation_lines(exc, "compare")[0]) from None
+
+
+def _comparison_json(result: Comparison) -> dict[str, Any]:
+    turn = result.turn
+    return {
+        "scenario": result.scenario.name,
+        "as_of": result.as_of.isoformat(),
+        "currency": result.scenario.currency,
+        "turns_per_month": result.scenario.traffic.turns_per_month,
+        "turn": (
+            {
+                "no_reuse": turn_json(turn.no_reuse, 1000),
+                "reused": turn_json(turn.reused, 1000),
+                "currency": turn.price.currency,
+            }
+            if turn
+            else None
+        ),
+        "options": [
+            {
+                "option": o.option,
+                "provider": o.provider,
+                "offer": o.offer,
+                "model": o.model,
+                "monthly": float(o.monthly),
+                "cost_per_1000_turns": console.num(o.cost_per_1000_turns),
+                "breakdown": {k: float(v) for k, v in o.breakdown.items()},
+                "replicas": o.replicas,
+                "gpus": o.gpus,
+                "instances": o.instances,
+                "gpu_hours": o.gpu_hours,
+                "utilisation": o.utilisation,
+                "capacity_requests_per_s": o.capacity.requests_per_s if o.capacity else None,
+                "capacity_method": o.capacity.method if o.capacity else None,
+                "price_versions": [p.model_dump(mode="json") for p in o.prices],
+                "notes": list(o.notes),
+            }
+            for o in result.options
+        ],
+        "cheapest": result.cheapest,
+        "break_even": [c.model_dump() for c in result.crossings],
+        "stays_cheapest_above": (
+            {"option": result.stays_cheapest[0], "turns_per_month": result.stays_cheapest[1]}
+            if result.stays_cheapest
+            else None
+        ),
+        "warnings": list(result.warnings),
+    }
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    scenario = _scenario_from_args(args)
+    catalogs = Catalogs(load_price_sheets(args.sheets), load_gpu_specs(args.gpu_specs), load_records(args.records))
+    result = compare(scenario, catalogs)
+    by_share = break_even_by_prefix_share(scenario, catalogs) if args.by_prefix_share else None
+    repricing = reprice(scenario, catalogs) if scenario.prices_used else None
+    if args.save:
+        _write_atomically(Path(args.save), dump_scenario(pin_prices(scenario, catalogs, result)))
+    if args.json:
+        data = _comparison_json(result)
+        if repricing is not None:
+            data["repricing"] = {
+                "priced_on": repricing.priced_on.isoformat(),
+                "today": repricing.today.isoformat(),
+                "monthly_then": {k: float(v) for k, v in repricing.monthly_then.items()},
+                "monthly_now": {k: float(v) for k, v in repricing.monthly_now.items()},
+                "changes": [
+                    {
+                        "option": c.option,
+                        "offer": f"{c.provider}/{c.offer}",
+                        "field": c.field,
+                        "before": console.num(c.before),
+                        "after": console.num(c.after),
+                        "effective_before": c.effective_before.isoformat(),
+                        "effective_after": c.effective_after.isoformat(),
+                    }
+                    for c in repricing.changes
+                ],
+            }
+        if by_share is not None:
+            data["break_even_by_prefix_share"] = [
+                {"prefix_share": s, "break_even": [c.model_dump() for c in found]} for s, found, _ in by_share
+            ]
+        console.emit(data)
+        return 0
+    cur = scenario.currency
+    s = scenario
+    print(f"{s.name}: {s.traffic.turns_per_month:,} turns a month, prices as of {result.as_of.isoformat()}")
+    print(
+        f"Turn: {s.workload.input_tokens:,} input tokens ({float(s.workload.prefix_share):.0%} repeated, "
+        f"hit rate {float(s.workload.hit_rate):.0%}), {s.workload.output_tokens:,} output\n"
+    )
+    rows = []
+    for o in result.options:
+        rows.append(
+            [
+                OPTION_LABELS[o.option] + (" *" if o.option == result.cheapest else ""),
+                f"{o.provider}/{o.offer}",
+                o.model or "-",
+                format_money(o.monthly, cur),
+                format_small(o.cost_per_1000_turns, cur) if o.cost_per_1000_turns is not None else "-",
+                "-" if o.gpus is None else f"{o.gpus} ({o.replicas} replicas)",
+                "-" if o.utilisation is None else f"{o.utilisation:.0%}",
+            ]
+        )
+    print(console.table(rows, ["Option", "Offer", "Model", "Per month", "Per 1,000 turns", "GPUs", "Avg. utilisation"]))
+    print("* cheapest")
+    if result.turn:
+        t = result.turn
+        print(
+            f"\nPer turn on {t.price.provider}/{t.price.model}: no reuse {format_small(t.no_reuse.cost_per_turn, cur)},"
+            f" reused prefix {format_small(t.reused.cost_per_turn, cur)} ({float(t.saving_share):.0%} less)"
+        )
+    if result.crossings:
+        print("\nBreak-even (turns per month):")
+        for c in result.crossings:
+            print(
+                f"  {OPTION_LABELS[c.a]} = {OPTION_LABELS[c.b]} at {c.turns_per_month:,.0f}; "
+                f"above it {OPTION_LABELS[c.cheaper_above]} is cheaper"
+            )
+    if result.stays_cheapest:
+        name, vol = result.stays_cheapest
+        print(f"  {OPTION_LABELS[name]} stays cheapest above {vol:,.0f} turns a month.")
+    if by_share:
+        print("\nBreak-even by prefix share:")
+        for share, found, _ in by_share:
+            text = "; ".join(f"{c.a}/{c.b} at {c.turns_per_month:,.0f}" for c in found) or "no crossing"
+            print(f"  {share:.0%}: {text}")
+    print("\nPrice versions used:")
+    for o in result.options:
+        for p in o.prices:
+            print(f"  {o.option}: {p.provider}/{p.offer} effective {p.effective} - {p.source} (read {p.read})")
+        for note in o.notes:
+            print(f"    {note}")
+    if repricing is not None:
+        print("\nSince this scenario was saved:")
+        for line in repricing_sentences(repricing, scenario):
+            print(f"  {plain(line)}")
+        for change in repricing.changes:
+            moved = f" ({change.change_share:+.1%})" if change.change_share is not None else ""
+            where = f"{change.provider}/{change.offer} {change.field}"
+            print(f"  {where}: {console.num(change.before)} -> {console.num(change.after)}{moved}")
+        if not repricing.changes:
+            print("  no price it used has changed")
+    for w in result.warnings:
+        print(f"\nWarning: {w}")
+    if args.save:
+        print(f"\nSaved with its prices pinned: {args.save}")
+    return 0
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Write through a temporary file and rename, so a failed write never leaves half a file."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise InputError("--save", f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def add_compare_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+    cmp_ = sub.add_parser("compare", parents=[common], help="serverless vs dedicated vs self-hosted per month")
+    cmp_.add_argument("--scenario", help="scenario YAML file")
+    cmp_.add_argument("--preset", help="a bundled scenario (see: presets)")
+    cmp_.add_argument("--provider", help="serverless provider")
+    cmp_.add_argument("--model", help="serverless model")
+    cmp_.add_argument("--dedicated", type=flags.offer_ref, help="dedicated offer as PROVIDER:OFFER")
+    cmp_.add_argument("--gpu-vm", type=flags.offer_ref, help="GPU VM offer as PROVIDER:OFFER")
+    cmp_.add_argument("--record", help="throughput record id (see: records)")
+    cmp_.add_argument("--as-of", type=flags.iso_date)
+    cmp_.add_argument("--currency", choices=["USD", "EUR"])
+    cmp_.add_argument("--usd-per-eur", type=flags.positive)
+    cmp_.add_argument("--input-tokens", type=flags.count)
+    cmp_.add_argument("--prefix-share", type=flags.share)
+    cmp_.add_argument("--hit-rate", type=flags.share)
+    cmp_.add_argument("--output-tokens", type=flags.count)
+    cmp_.add_argument("--cache-write-share", type=flags.share)
+    cmp_.add_argument("--cache-ttl")
+    cmp_.add_argument("--batch", action="store_true")
+    cmp_.add_argument("--turns-per-month", type=flags.count)
+    cmp_.add_argument("--turns-per-day", type=flags.count)
+    cmp_.add_argument("--peak-to-average", type=flags.positive)
+    cmp_.add_argument("--active-hours-per-day", type=flags.positive)
+    cmp_.add_argument("--target-utilisation", type=flags.share)
+    cmp_.add_argument("--spare-replicas", type=flags.count)
+    cmp_.add_argument("--engineer-share", type=flags.positive)
+    cmp_.add_argument("--build-minutes-per-change", type=flags.positive)
+    cmp_.add_argument("--autoscale", action="store_true", help="scale GPUs down outside the active hours")
+    cmp_.add_argument("--by-prefix-share", action="store_true", help="also show break-even by prefix share")
+    cmp_.add_argument("--save", help="write the scenario to this YAML file with the prices it used pinned")
+    cmp_.set_defaults(func=cmd_compare)

@@ -1,0 +1,58 @@
+"""The command line: ``python -m calculator COMMAND``.
+
+Commands: turn, sheets, gpus, records, presets, compare, models, fit, measurements import, prefix,
+bench, profile, hybrid, growth, ttl, schemas.
+
+Every command prints a readable table, or JSON with ``--json`` (money and rates as JSON numbers).
+Bad input exits with status 2 and one line naming the flag or field and what is allowed; a
+traceback is a bug.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from calculator.catalog.datafile import DataFileError
+from calculator.cli import bench, capacity, catalog, compare, extras, flags, plan, prefix, turn
+from calculator.errors import InputError
+
+__all__ = ["build_parser", "main"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = flags.Parser(prog="python -m calculator", description=__doc__.splitlines()[0])
+    common = flags.Parser(add_help=False)
+    common.add_argument("--json", action="store_true", help="machine-readable output")
+    common.add_argument("--sheets", type=Path, default=None, help="price sheet folder (default: bundled)")
+    common.add_argument("--gpu-specs", type=Path, default=None, help="GPU spec folder (default: bundled)")
+    common.add_argument("--records", type=Path, default=None, help="throughput record folder (default: bundled)")
+    common.add_argument("--models", type=Path, default=None, help="model spec folder (default: bundled)")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=flags.Parser)
+
+    turn.add_turn_parser(sub, common)
+    catalog.add_catalog_parsers(sub, common)
+    capacity.add_capacity_parsers(sub, common)
+    prefix.add_prefix_parser(sub, common)
+    bench.add_bench_parser(sub, common)
+    plan.add_plan_parsers(sub, common)
+    extras.add_ttl_parser(sub, common)
+    compare.add_compare_parser(sub, common)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        return int(args.func(args))
+    except (flags.UsageError, InputError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+    except DataFileError as exc:
+        print(
+            f"error: {exc.lines[0]}" + (f" (and {len(exc.lines) - 1} more)" if len(exc.lines) > 1 else ""),
+            file=sys.stderr,
+        )
+    return 2

@@ -1,0 +1,1 @@
+"""Cost over hours and months: load profiles, the hybrid plan, growth."""

@@ -1,0 +1,858 @@
+"""Altair chart builders and number formats for the app and the PDF summary.
+
+Pure functions: they take calculator results (or plain DataFrames built from them) and return
+``alt.Chart`` objects, testable through ``chart.to_dict()``. No streamlit import here.
+
+    turn_parts_chart     the reused-prefix turn beside the no-reuse turn, stacked by billed part
+    volume_chart         monthly cost against monthly volume (GPU options as steps), today and break-even
+    share_sweep_chart    monthly cost against hit rate or prefix share
+    utilisation_chart    cost per million tokens against GPU utilisation
+    sensitivity_chart    low and high values of the inputs that move the answer most (a tornado)
+    price_history_chart  one offer's price versions as a step chart
+    ttl_chart            cost per session of each cache lifetime against the median gap between turns
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import math
+from decimal import Decimal
+from typing import Any, Literal, cast
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from calculator.catalog.prices import (
+    DedicatedOffer,
+    GpuVmOffer,
+    Offer,
+    PriceCatalog,
+    PriceSheet,
+    ServerlessOffer,
+    ServerlessPriceVersion,
+    TokenPrices,
+)
+from calculator.errors import InputError
+from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison, CostFn, cost_curves
+from calculator.pricing.ttl import EmpiricalGaps, ExponentialGaps, GapDistribution, LognormalGaps, advise_ttl
+from calculator.pricing.turn import TurnComparison
+from calculator.scenario.model import Scenario
+
+__all__ = [
+    "OPTION_COLORS",
+    "PART_LABELS",
+    "cheapest_switch",
+    "fmt_money",
+    "fmt_price",
+    "fmt_turn_cost",
+    "fmt_volume",
+    "option_color_scale",
+    "price_history_chart",
+    "scaled_prices",
+    "sensitivity_chart",
+    "sensitivity_frame",
+    "share_sweep_frame",
+    "share_sweep_chart",
+    "turn_parts_chart",
+    "turn_parts_frame",
+    "ttl_chart",
+    "ttl_sweep_frame",
+    "utilisation_chart",
+    "utilisation_frame",
+    "volume_chart",
+    "volume_frame",
+]
+
+CURRENCY_SYMBOL = {"USD": "$", "EUR": "€"}
+OPTION_COLORS = {"serverless": "#1f6feb", "dedicated": "#bf8700", "self_hosted": "#1a7f37"}
+PART_LABELS = {
+    "uncached_input": "Uncached input",
+    "cache_write": "Cache write",
+    "cached_input": "Cached input",
+    "output": "Output",
+}
+PART_COLORS = ["#1f6feb", "#8250df", "#54aeff", "#bf8700"]
+WIDTH = 560
+HEIGHT = 340
+
+
+# --- number formats ------------------------------------------------------------------------------
+
+
+def fmt_money(value: Decimal | float, currency: str = "USD") -> str:
+    """A monthly figure exact to the cent, with thousands separators: ``$29,040.00``."""
+    sym = CURRENCY_SYMBOL.get(currency, currency + " ")
+    v = float(value)
+    sign = "-" if v < 0 else ""
+    return f"{sign}{sym}{abs(v):,.2f}"
+
+
+def fmt_turn_cost(value: Decimal | float, currency: str = "USD", sig: int = 3) -> str:
+    """A per-turn figure with at least ``sig`` significant figures: ``$0.00968``, not ``$0.01``."""
+    sym = CURRENCY_SYMBOL.get(currency, currency + " ")
+    v = float(value)
+    if v == 0:
+        return f"{sym}0.00"
+    exponent = math.floor(math.log10(abs(v)))
+    decimals = max(2, sig - 1 - exponent)
+    sign = "-" if v < 0 else ""
+    return f"{sign}{sym}{abs(v):,.{decimals}f}"
+
+
+def fmt_price(value: Decimal | float, currency: str = "USD") -> str:
+    """A price as the sheet states it, at least to the cent: ``$0.26``, ``$0.035``, ``$2.49``."""
+    sym = CURRENCY_SYMBOL.get(currency, currency + " ")
+    d = Decimal(str(value)).normalize()
+    exponent = d.as_tuple().exponent
+    decimals = max(2, -exponent if isinstance(exponent, int) else 2)
+    return f"{sym}{d:,.{decimals}f}"
+
+
+def fmt_volume(turns: float) -> str:
+    """Turns per month in words a product manager reads: ``1.2 million``, ``350,000``."""
+    if turns >= 1e9:
+        return f"{turns / 1e9:.3g} billion"
+    if turns >= 1e6:
+        return f"{turns / 1e6:.3g} million"
+    return f"{turns:,.0f}"
+
+
+def option_color_scale(options: list[str]) -> alt.Scale:
+    labels = [OPTION_LABELS[o] for o in options]
+    return alt.Scale(domain=labels, range=[OPTION_COLORS[o] for o in options])
+
+
+# --- the turn ------------------------------------------------------------------------------------
+
+
+def turn_parts_frame(turn: TurnComparison) -> pd.DataFrame:
+    rows = []
+    for case, cost in (("No reuse", turn.no_reuse), ("Reused prefix", turn.reused)):
+        for order, (part, label) in enumerate(PART_LABELS.items()):
+            rows.append(
+                {
+                    "case": case,
+                    "part": label,
+                    "order": order,
+                    "cost": float(getattr(cost.parts, part)),
+                    "total": float(cost.cost_per_turn),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def turn_parts_chart(turn: TurnComparison, currency: str = "USD") -> alt.Chart:
+    """The reused-prefix turn beside the no-reuse turn, stacked by billed part."""
+    df = turn_parts_frame(turn)
+    df["cost_label"] = [fmt_turn_cost(v, currency) for v in df["cost"]]
+    df["total_label"] = [fmt_turn_cost(v, currency) for v in df["total"]]
+    sym = CURRENCY_SYMBOL.get(currency, "")
+    chart: alt.Chart = (
+        alt.Chart(df, title=f"Cost of one turn ({turn.price.provider} {turn.price.model}, {turn.price.effective})")
+        .mark_bar()
+        .encode(
+            x=alt.X("cost:Q", title=f"Cost per turn ({sym})", stack="zero", axis=alt.Axis(format=".4f")),
+            y=alt.Y("case:N", title=None, sort=["No reuse", "Reused prefix"]),
+            color=alt.Color(
+                "part:N",
+                title="Billed part",
+                scale=alt.Scale(domain=list(PART_LABELS.values()), range=PART_COLORS),
+                legend=alt.Legend(orient="bottom"),
+            ),
+            order=alt.Order("order:Q"),
+            tooltip=[
+                alt.Tooltip("case:N", title="Turn"),
+                alt.Tooltip("part:N", title="Part"),
+                alt.Tooltip("cost_label:N", title="Cost"),
+                alt.Tooltip("total_label:N", title="Turn total"),
+            ],
+        )
+        .properties(width=WIDTH, height=230)
+    )
+    return chart
+
+
+# --- monthly cost against volume -----------------------------------------------------------------
+
+
+def volume_frame(curves: dict[str, CostFn], lo: float = 1e4, hi: float = 1e9, points: int = 241) -> pd.DataFrame:
+    grid = np.geomspace(lo, hi, points)
+    frames = []
+    for name, fn in curves.items():
+        frames.append(pd.DataFrame({"option": OPTION_LABELS[name], "key": name, "turns": grid, "monthly": fn(grid)}))
+    if not frames:
+        return pd.DataFrame(columns=["option", "key", "turns", "monthly"])
+    return pd.concat(frames, ignore_index=True)
+
+
+def _volume_range(today: float, comparison: Comparison | None) -> tuple[float, float]:
+    marks = [today] + ([c.turns_per_month for c in comparison.crossings] if comparison else [])
+    marks = [m for m in marks if m > 0]
+    lo = min(marks) / 30 if marks else 1e4
+    hi = max(marks) * 30 if marks else 1e9
+    return max(lo, 1e2), min(max(hi, lo * 100), 1e10)
+
+
+def volume_chart(
+    curves: dict[str, CostFn], today: float, comparison: Comparison | None = None, currency: str = "USD"
+) -> alt.LayerChart:
+    """Monthly cost of every option against turns per month, with today's volume and the crossings."""
+    lo, hi = _volume_range(today, comparison)
+    df = volume_frame(curves, lo, hi)
+    df["monthly_label"] = [fmt_money(v, currency) for v in df["monthly"]]
+    df["turns_label"] = [f"{t:,.0f}" for t in df["turns"]]
+    options = list(curves)
+    sym = CURRENCY_SYMBOL.get(currency, "")
+    x = alt.X("turns:Q", title="Turns per month (log scale)", scale=alt.Scale(type="log"))
+    y = alt.Y("monthly:Q", title=f"Monthly cost ({sym}, log scale)", scale=alt.Scale(type="log"))
+    color = alt.Color("option:N", title="Option", scale=option_color_scale(options), legend=alt.Legend(orient="bottom"))
+    tooltip = [
+        alt.Tooltip("option:N", title="Option"),
+        alt.Tooltip("turns_label:N", title="Turns / month"),
+        alt.Tooltip("monthly_label:N", title="Monthly cost"),
+    ]
+    layers: list[Any] = []
+    for name in options:
+        part = df[df["key"] == name]
+        interpolate: Literal["linear", "step-after"] = "linear" if name == "serverless" else "step-after"
+        layers.append(
+            alt.Chart(part)
+            .mark_line(interpolate=interpolate, strokeWidth=2.5)
+            .encode(x=x, y=y, color=color, tooltip=tooltip)
+        )
+    today_df = pd.DataFrame({"turns": [today], "label": [f"Today: {today:,.0f} turns/month"]})
+    layers.append(
+        alt.Chart(today_df)
+        .mark_rule(strokeDash=[6, 4], color="#6e7781")
+        .encode(x="turns:Q", tooltip=[alt.Tooltip("label:N", title="Volume")])
+    )
+    if comparison is not None and comparison.crossings:
+        rows = []
+        for c in comparison.crossings:
+            if not lo <= c.turns_per_month <= hi:
+                continue
+            value = float(curves[c.cheaper_above](np.array([c.turns_per_month]))[0])
+            rows.append(
+                {
+                    "turns": c.turns_per_month,
+                    "monthly": value,
+                    "label": f"{OPTION_LABELS[c.a]} = {OPTION_LABELS[c.b]}",
+                    "turns_label": f"{c.turns_per_month:,.0f}",
+                    "cheaper": OPTION_LABELS[c.cheaper_above],
+                }
+            )
+        if rows:
+            layers.append(
+                alt.Chart(pd.DataFrame(rows))
+                .mark_point(shape="diamond", size=140, filled=True, color="#cf222e")
+                .encode(
+                    x="turns:Q",
+                    y="monthly:Q",
+                    tooltip=[
+                        alt.Tooltip("label:N", title="Break-even"),
+                        alt.Tooltip("turns_label:N", title="Turns / month"),
+                        alt.Tooltip("cheaper:N", title="Cheaper above"),
+                    ],
+                )
+            )
+    return cast(
+        alt.LayerChart,
+        alt.layer(*layers).properties(title="Monthly cost against monthly volume", width=WIDTH, height=HEIGHT),
+    )
+
+
+# --- sweeps -------------------------------------------------------------------------------------
+
+
+def share_sweep_chart(df: pd.DataFrame, variable: str, current: float, currency: str = "USD") -> alt.LayerChart:
+    """Monthly cost against hit rate or prefix share; ``df`` has ``value``, ``option``, ``monthly``."""
+    label = {"hit_rate": "Cache hit rate", "prefix_share": "Prefix share"}.get(variable, variable)
+    df = df.copy()
+    df["monthly_label"] = [fmt_money(v, currency) for v in df["monthly"]]
+    options = [k for k, v in OPTION_LABELS.items() if v in set(df["option"])]
+    sym = CURRENCY_SYMBOL.get(currency, "")
+    lines = (
+        alt.Chart(df)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("value:Q", title=label, scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
+            y=alt.Y("monthly:Q", title=f"Monthly cost ({sym})"),
+            color=alt.Color(
+                "option:N", title="Option", scale=option_color_scale(options), legend=alt.Legend(orient="bottom")
+            ),
+            tooltip=[
+                alt.Tooltip("option:N", title="Option"),
+                alt.Tooltip("value:Q", title=label, format=".0%"),
+                alt.Tooltip("monthly_label:N", title="Monthly cost"),
+            ],
+        )
+    )
+    rule = (
+        alt.Chart(pd.DataFrame({"value": [current], "label": [f"Now: {current:.0%}"]}))
+        .mark_rule(strokeDash=[6, 4], color="#6e7781")
+        .encode(x="value:Q", tooltip=[alt.Tooltip("label:N", title=label)])
+    )
+    return cast(
+        alt.LayerChart,
+        alt.layer(lines, rule).properties(title=f"Monthly cost against {label.lower()}", width=WIDTH, height=HEIGHT),
+    )
+
+
+def utilisation_chart(
+    df: pd.DataFrame, currency: str = "USD", current: dict[str, float] | None = None
+) -> alt.LayerChart:
+    """Cost per million tokens against GPU utilisation; ``df`` has ``utilisation``, ``option``, ``per_million``.
+
+    A serverless row (constant) may be included as a reference line.
+    """
+    df = df.copy()
+    df["label"] = [fmt_turn_cost(v, currency) for v in df["per_million"]]
+    options = [k for k, v in OPTION_LABELS.items() if v in set(df["option"])]
+    sym = CURRENCY_SYMBOL.get(currency, "")
+    layers: list[Any] = [
+        alt.Chart(df)
+        .mark_line()
+        .encode(
+            x=alt.X("utilisation:Q", title="Average GPU utilisation", axis=alt.Axis(format="%")),
+            y=alt.Y(
+                "per_million:Q",
+                title=f"Per 1M tokens ({sym}, log)",  # longer than the plot is tall, it hid the chart title
+                scale=alt.Scale(type="log"),
+            ),
+            color=alt.Color(
+                "option:N", title="Option", scale=option_color_scale(options), legend=alt.Legend(orient="bottom")
+            ),
+            tooltip=[
+                alt.Tooltip("option:N", title="Option"),
+                alt.Tooltip("utilisation:Q", title="Utilisation", format=".0%"),
+                alt.Tooltip("label:N", title="Per 1M tokens"),
+            ],
+        )
+    ]
+    if current:
+        now = pd.DataFrame(
+            [{"option": OPTION_LABELS[k], "utilisation": u} for k, u in current.items() if u is not None and u > 0]
+        )
+        if not now.empty:
+            merged = []
+            for _, row in now.iterrows():
+                part = df[df["option"] == row["option"]]
+                if part.empty:
+                    continue
+                idx = (part["utilisation"] - row["utilisation"]).abs().idxmin()
+                merged.append({**part.loc[idx].to_dict(), "utilisation": row["utilisation"]})
+            if merged:
+                layers.append(
+                    alt.Chart(pd.DataFrame(merged))
+                    .mark_point(size=120, filled=True, shape="circle")
+                    .encode(
+                        x="utilisation:Q",
+                        y="per_million:Q",
+                        color=alt.Color("option:N", scale=option_color_scale(options), legend=None),
+                        tooltip=[
+                            alt.Tooltip("option:N", title="Today"),
+                            alt.Tooltip("utilisation:Q", title="Utilisation", format=".1%"),
+                            alt.Tooltip("label:N", title="Per 1M tokens"),
+                        ],
+                    )
+                )
+    return cast(
+        alt.LayerChart,
+        alt.layer(*layers).properties(
+            title="Cost per million tokens against GPU utilisation", width=WIDTH, height=HEIGHT
+        ),
+    )
+
+
+def sensitivity_chart(df: pd.DataFrame, base: float, currency: str = "USD", subject: str = "") -> alt.LayerChart:
+    """A tornado: ``df`` has ``input``, ``low_label``, ``high_label``, ``low``, ``high`` (the answer at each)."""
+    df = df.copy()
+    df["swing"] = (df["high"] - df["low"]).abs()
+    df = df.sort_values("swing", ascending=False)
+    order = list(df["input"])
+    long = pd.concat(
+        [
+            pd.DataFrame({"input": df["input"], "end": "low", "setting": df["low_label"], "value": df["low"]}),
+            pd.DataFrame({"input": df["input"], "end": "high", "setting": df["high_label"], "value": df["high"]}),
+        ],
+        ignore_index=True,
+    )
+    long["base"] = base
+    long["value_label"] = [fmt_money(v, currency) for v in long["value"]]
+    sym = CURRENCY_SYMBOL.get(currency, "")
+    bars = (
+        alt.Chart(long)
+        .mark_bar(opacity=0.85)
+        .encode(
+            y=alt.Y("input:N", title=None, sort=order),
+            x=alt.X("value:Q", title=f"Monthly cost ({sym}){' of ' + subject if subject else ''}"),
+            x2="base:Q",
+            color=alt.Color(
+                "end:N",
+                title="Input at",
+                scale=alt.Scale(domain=["low", "high"], range=["#54aeff", "#cf222e"]),
+                legend=alt.Legend(orient="bottom"),
+            ),
+            tooltip=[
+                alt.Tooltip("input:N", title="Input"),
+                alt.Tooltip("setting:N", title="Set to"),
+                alt.Tooltip("value_label:N", title="Monthly cost"),
+            ],
+        )
+    )
+    rule = alt.Chart(pd.DataFrame({"base": [base]})).mark_rule(color="#6e7781").encode(x="base:Q")
+    return cast(
+        alt.LayerChart,
+        alt.layer(bars, rule).properties(title="What moves the answer most", width=WIDTH, height=110 + 38 * len(order)),
+    )
+
+
+# --- price sheets -------------------------------------------------------------------------------
+
+
+def price_history_chart(df: pd.DataFrame, unit: str, title: str = "Price history") -> alt.Chart:
+    """Price versions as steps; ``df`` has ``effective`` (date), ``price`` (float), ``part`` (str), ``source``."""
+    df = df.copy()
+    df["effective"] = pd.to_datetime(df["effective"])
+    chart: alt.Chart = (
+        alt.Chart(df, title=title)
+        .mark_line(interpolate="step-after", point=True)
+        .encode(
+            x=alt.X("effective:T", title="Effective from"),
+            y=alt.Y("price:Q", title=unit),
+            color=alt.Color("part:N", title="Price", legend=alt.Legend(orient="bottom")),
+            tooltip=[
+                alt.Tooltip("part:N", title="Price"),
+                alt.Tooltip("effective:T", title="Effective", format="%Y-%m-%d"),
+                alt.Tooltip("price:Q", title=unit, format=",.4f"),
+                alt.Tooltip("source:N", title="Source"),
+            ],
+        )
+        .properties(width=WIDTH, height=320)
+    )
+    return chart
+
+
+# --- data for the sweeps (pure, shared by the page and the PDF) ---------------------------------
+
+
+def _with(scenario: Scenario, section: str, **update: Any) -> Scenario:
+    part = getattr(scenario, section)
+    return scenario.model_copy(update={section: part.model_copy(update=update)})
+
+
+def share_sweep_frame(scenario: Scenario, cat: Catalogs, variable: str, points: int = 21) -> pd.DataFrame:
+    """Monthly cost of each option at today's volume as ``variable`` (hit_rate or prefix_share) runs 0 to 1."""
+    volume = np.array([float(scenario.traffic.turns_per_month)])
+    rows = []
+    for value in np.linspace(0.0, 1.0, points):
+        shape = scenario.workload.model_copy(update={variable: Decimal(f"{value:.4f}")})
+        for name, fn in cost_curves(scenario, cat, shape).items():
+            rows.append(
+                {"value": float(value), "option": OPTION_LABELS[name], "key": name, "monthly": float(fn(volume)[0])}
+            )
+    return pd.DataFrame(rows)
+
+
+def cheapest_switch(df: pd.DataFrame) -> list[tuple[float, str, str]]:
+    """Where the cheapest option changes along a sweep: (value, cheaper below, cheaper above)."""
+    if df.empty:
+        return []
+    best = df.loc[df.groupby("value")["monthly"].idxmin()].sort_values("value")
+    switches = []
+    previous = None
+    for _, row in best.iterrows():
+        if previous is not None and row["key"] != previous["key"]:
+            switches.append(((previous["value"] + row["value"]) / 2, str(previous["key"]), str(row["key"])))
+        previous = row
+    return switches
+
+
+def utilisation_frame(comparison: Comparison, cat: Catalogs, points: int = 40) -> pd.DataFrame:
+    """Cost per million tokens (input + output) for the GPU options as utilisation runs 5% to 100%.
+
+    GPU hours only (no engineer, no spares): what a replica-hour buys at each load. The serverless
+    reused-prefix turn is added as a flat reference line.
+    """
+    s = comparison.scenario
+    tokens = float(s.workload.input_tokens + s.workload.output_tokens)
+    grid = np.linspace(0.05, 1.0, points)
+    frames = []
+    for opt in comparison.options:
+        if opt.option == "serverless":
+            if comparison.turn is not None and tokens > 0:
+                per_m = float(opt.cost_per_1000_turns or 0) / 1000 / tokens * 1e6
+                frames.append(
+                    pd.DataFrame({"utilisation": grid, "option": OPTION_LABELS[opt.option], "per_million": per_m})
+                )
+            continue
+        if opt.capacity is None or tokens <= 0:
+            continue
+        record = cat.records.get(s.self_hosting.record)
+        kind = "dedicated" if opt.option == "dedicated" else "gpu_vm"
+        sheet, offer = cat.prices.offer(opt.provider, opt.offer, kind)
+        fx = s.fx.factor(sheet.currency, s.currency)
+        if isinstance(offer, DedicatedOffer):
+            version = offer.version_at(comparison.as_of)
+            if version.per_replica_hour is not None:
+                hourly = float(version.per_replica_hour) * record.replica_gpus / offer.gpus_per_replica
+            else:
+                hourly = float(version.per_gpu_hour or 0) * record.replica_gpus
+        else:
+            assert isinstance(offer, GpuVmOffer)
+            hourly = float(offer.version_at(comparison.as_of).per_gpu_hour) * record.replica_gpus
+        tokens_per_hour = opt.capacity.requests_per_s * grid * 3600 * tokens
+        frames.append(
+            pd.DataFrame(
+                {
+                    "utilisation": grid,
+                    "option": OPTION_LABELS[opt.option],
+                    "per_million": hourly * fx / tokens_per_hour * 1e6,
+                }
+            )
+        )
+    if not frames:
+        return pd.DataFrame(columns=["utilisation", "option", "per_million"])
+    return pd.concat(frames, ignore_index=True)
+
+
+def _half_up(x: float) -> float:
+    return min(1.0, x + (1.0 - x) / 2)
+
+
+def _scale_tokens(p: TokenPrices, f: Decimal) -> TokenPrices:
+    update: dict[str, Any] = {"input": p.input * f, "output": p.output * f}
+    if p.cached_input is not None:
+        update["cached_input"] = p.cached_input * f
+    if p.cache_write:
+        update["cache_write"] = {ttl: price * f for ttl, price in p.cache_write.items()}
+    if p.cache_storage_per_hour is not None:
+        update["cache_storage_per_hour"] = p.cache_storage_per_hour * f
+    return p.model_copy(update=update)
+
+
+def _scale_offer(offer: Any, f: Decimal) -> Any:
+    versions: list[Any] = []
+    for v in offer.versions:
+        if isinstance(v, ServerlessPriceVersion):
+            versions.append(
+                v.model_copy(
+                    update={
+                        "prices": _scale_tokens(v.prices, f),
+                        "long_context": tuple(_scale_tokens(t, f) for t in v.long_context),
+                    }
+                )
+            )
+        else:
+            update = {k: getattr(v, k) * f for k in ("per_gpu_hour", "per_replica_hour") if getattr(v, k, None)}
+            versions.append(v.model_copy(update=update))
+    return offer.model_copy(update={"versions": tuple(versions)})
+
+
+def scaled_prices(cat: Catalogs, scenario: Scenario, which: Literal["serverless", "gpu"], factor: float) -> Catalogs:
+    """The catalogs with the scenario's serverless prices (``serverless``) or its dedicated and GPU-VM hour
+    prices (``gpu``) multiplied by ``factor``, every version alike; other offers unchanged."""
+    targets: set[tuple[str, str, str]] = set()
+    if which == "serverless" and scenario.serverless:
+        sheet, offer = cat.prices.serverless(scenario.serverless.provider, scenario.serverless.model)
+        targets.add((sheet.provider, offer.kind, offer.id))
+    if which == "gpu":
+        for choice, kind in ((scenario.dedicated, "dedicated"), (scenario.gpu_vm, "gpu_vm")):
+            if choice is not None:
+                sheet, found = cat.prices.offer(choice.provider, choice.offer, kind)
+                targets.add((sheet.provider, found.kind, found.id))
+    f = Decimal(repr(factor))
+    sheets: list[PriceSheet] = []
+    for sheet in cat.prices.sheets:
+        offers: tuple[Offer, ...] = tuple(
+            _scale_offer(o, f) if (sheet.provider, o.kind, o.id) in targets else o for o in sheet.offers
+        )
+        sheets.append(sheet.model_copy(update={"offers": offers}))
+    return dataclasses.replace(cat, prices=PriceCatalog(sheets=tuple(sheets)))
+
+
+PRICE_SWING = 0.2
+"""Prices move this share down and up in the sensitivity chart (±20%)."""
+
+
+def sensitivity_frame(scenario: Scenario, cat: Catalogs, option: str) -> tuple[pd.DataFrame, float]:
+    """The option's monthly cost with each input set low and high (others unchanged), and the base cost.
+
+    Shares go to half their value and halfway to 1; counts and volume to half and double; the serverless
+    prices and the GPU-hour prices (dedicated and GPU VMs together) 20% down and up.
+    ``cheapest_low``/``cheapest_high`` name the cheapest option at each setting. A price row is kept when
+    it moves the option's cost or changes which option is cheapest.
+    """
+    w, t, h = scenario.workload, scenario.traffic, scenario.self_hosting
+    volume = float(t.turns_per_month)
+
+    def evaluate(s: Scenario, vol: float = volume, c: Catalogs = cat) -> tuple[float, str]:
+        try:
+            curves = cost_curves(s, c)
+        except InputError:
+            return float("nan"), "n/a: the setup does not fit"  # e.g. twice the tokens no longer fit in memory
+        values = {k: float(fn(np.array([vol]))[0]) for k, fn in curves.items()}
+        return values.get(option, float("nan")), OPTION_LABELS[min(values, key=lambda k: values[k])]
+
+    base, base_cheapest = evaluate(scenario)
+    s_share, h_rate = float(w.prefix_share), float(w.hit_rate)
+    Setting = tuple[str, Scenario, float, Catalogs]
+    cases: list[tuple[str, Setting, Setting, bool]] = []
+
+    def add(
+        name: str, low: tuple[str, Scenario, float], high: tuple[str, Scenario, float], optional: bool = False
+    ) -> None:
+        cases.append((name, (*low, cat), (*high, cat), optional))
+
+    add("Turns per month", (f"{volume / 2:,.0f}", scenario, volume / 2), (f"{volume * 2:,.0f}", scenario, volume * 2))
+    for name, field, value in (("Prefix share", "prefix_share", s_share), ("Cache hit rate", "hit_rate", h_rate)):
+        lo, hi = value / 2, _half_up(value)
+        add(
+            name,
+            (f"{lo:.2f}", _with(scenario, "workload", **{field: Decimal(f"{lo:.4f}")}), volume),
+            (f"{hi:.2f}", _with(scenario, "workload", **{field: Decimal(f"{hi:.4f}")}), volume),
+        )
+    for name, field, count in (
+        ("Input tokens", "input_tokens", w.input_tokens),
+        ("Output tokens", "output_tokens", w.output_tokens),
+    ):
+        add(
+            name,
+            (f"{count // 2:,}", _with(scenario, "workload", **{field: count // 2}), volume),
+            (f"{count * 2:,}", _with(scenario, "workload", **{field: count * 2}), volume),
+        )
+    if option != "serverless":
+        p2a = t.peak_to_average
+        add(
+            "Peak-to-average",
+            (f"{max(1.0, p2a / 2):g}", _with(scenario, "traffic", peak_to_average=max(1.0, p2a / 2)), volume),
+            (f"{p2a * 2:g}", _with(scenario, "traffic", peak_to_average=p2a * 2), volume),
+        )
+        u = h.target_utilisation
+        add(
+            "Utilisation target",
+            (f"{u * 0.75:.2f}", _with(scenario, "self_hosting", target_utilisation=u * 0.75), volume),
+            (
+                f"{min(1.0, u * 1.25):.2f}",
+                _with(scenario, "self_hosting", target_utilisation=min(1.0, u * 1.25)),
+                volume,
+            ),
+        )
+    if option == "self_hosted":
+        share = h.engineer_share
+        add(
+            "Engineer share",
+            (f"{share / 2:g}", _with(scenario, "self_hosting", engineer_share=share / 2), volume),
+            (f"{min(5.0, share * 2):g}", _with(scenario, "self_hosting", engineer_share=min(5.0, share * 2)), volume),
+        )
+    lo_f, hi_f = 1 - PRICE_SWING, 1 + PRICE_SWING
+    for name, which, present in (
+        ("Serverless prices", "serverless", scenario.serverless is not None),
+        ("GPU-hour prices", "gpu", scenario.dedicated is not None or scenario.gpu_vm is not None),
+    ):
+        if not present:
+            continue
+        kind = cast(Literal["serverless", "gpu"], which)
+        cases.append(
+            (
+                name,
+                (f"-{PRICE_SWING:.0%}", scenario, volume, scaled_prices(cat, scenario, kind, lo_f)),
+                (f"+{PRICE_SWING:.0%}", scenario, volume, scaled_prices(cat, scenario, kind, hi_f)),
+                True,
+            )
+        )
+    rows = []
+    for name, (lo_label, lo_s, lo_vol, lo_cat), (hi_label, hi_s, hi_vol, hi_cat), optional in cases:
+        low, cheap_low = evaluate(lo_s, lo_vol, lo_cat)
+        high, cheap_high = evaluate(hi_s, hi_vol, hi_cat)
+        moves = not (math.isclose(low, base) and math.isclose(high, base))
+        if optional and not moves and cheap_low == base_cheapest and cheap_high == base_cheapest:
+            continue
+        rows.append(
+            {
+                "input": name,
+                "low_label": lo_label,
+                "high_label": hi_label,
+                "low": low,
+                "high": high,
+                "cheapest_low": cheap_low,
+                "cheapest_high": cheap_high,
+            }
+        )
+    return pd.DataFrame(rows), base
+
+
+# --- cache lifetimes (the TTL advisor) -------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class _ScaledGaps(GapDistribution):
+    """Listed gaps all multiplied by ``factor`` (the same pattern, faster or slower); cdf by bisection."""
+
+    ordered: tuple[float, ...]
+    factor: float
+    kind: str = "list"
+
+    def cdf(self, seconds: float) -> float:
+        return bisect.bisect_right(self.ordered, seconds / self.factor) / len(self.ordered)
+
+    def describe(self) -> str:
+        return f"{len(self.ordered):,} gaps scaled by {self.factor:g}"
+
+
+def gap_median(gaps: GapDistribution) -> float:
+    """The median gap in seconds of a distribution the advisor accepts."""
+    median = getattr(gaps, "median", None)
+    if median is None:
+        raise TypeError(f"no median for {type(gaps).__name__}")
+    return float(median)
+
+
+def _at_median(gaps: GapDistribution, median: float, ordered: tuple[float, ...] | None) -> GapDistribution:
+    if isinstance(gaps, LognormalGaps):
+        return LognormalGaps(median, gaps.sigma)
+    if isinstance(gaps, ExponentialGaps):
+        return ExponentialGaps(median)
+    assert isinstance(gaps, EmpiricalGaps) and ordered is not None
+    base = gaps.median
+    return _ScaledGaps(ordered, median / base if base > 0 else 1.0)
+
+
+NO_CACHE = "No cache"
+
+
+def ttl_sweep_frame(
+    sheet: PriceSheet,
+    offer: ServerlessOffer,
+    version: ServerlessPriceVersion,
+    *,
+    prefix_tokens: int,
+    gaps: GapDistribution,
+    turns_per_session: float,
+    points: int = 61,
+) -> pd.DataFrame:
+    """Cost per session of each cache lifetime and of no caching as the median gap runs from 10 seconds to
+    a day (or wider, to include the current median); the distribution keeps its shape (a list of gaps is
+    scaled as a whole). Columns: ``median_min``, ``series``, ``cost``, ``ttl_seconds`` (None for no cache)."""
+    current = gap_median(gaps)
+    lo = min(10.0, current / 3) if current > 0 else 10.0
+    hi = max(86_400.0, current * 3)
+    grid = np.geomspace(lo, hi, points)
+    ordered = tuple(sorted(gaps.gaps)) if isinstance(gaps, EmpiricalGaps) else None
+    rows = []
+    for median in grid:
+        advice = advise_ttl(
+            sheet,
+            offer,
+            version,
+            prefix_tokens=prefix_tokens,
+            gaps=_at_median(gaps, float(median), ordered),
+            turns_per_session=turns_per_session,
+            sessions_per_month=1,
+        )
+        for o in advice.outcomes:
+            rows.append(
+                {"median_min": median / 60, "series": o.ttl, "cost": o.cost_per_session, "ttl_seconds": o.ttl_seconds}
+            )
+        rows.append(
+            {
+                "median_min": median / 60,
+                "series": NO_CACHE,
+                "cost": advice.no_cache_cost_per_session,
+                "ttl_seconds": None,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+TTL_COLORS = ["#1f6feb", "#8250df", "#bf8700", "#1a7f37"]
+
+
+def ttl_chart(
+    df: pd.DataFrame, current_median_s: float, today: dict[str, float], currency: str = "USD"
+) -> alt.LayerChart:
+    """Cost per session against the median gap (log scale) for each lifetime and no caching, today marked.
+
+    ``today`` maps each series (``5m``, ``1h``, ``No cache``) to its cost per session at the current median."""
+    df = df.copy()
+    df["cost_label"] = [fmt_turn_cost(v, currency) for v in df["cost"]]
+    df["gap_label"] = [_minutes(m) for m in df["median_min"]]
+    series = list(dict.fromkeys(df["series"]))
+    colors = [*TTL_COLORS[: len(series) - 1], "#6e7781"] if NO_CACHE in series else TTL_COLORS[: len(series)]
+    sym = CURRENCY_SYMBOL.get(currency, "")
+    color = alt.Color(
+        "series:N",
+        title="Cache lifetime",
+        scale=alt.Scale(domain=series, range=colors),
+        legend=alt.Legend(orient="bottom"),
+    )
+    domain = [float(df["median_min"].min()), float(df["median_min"].max())]
+    x = alt.X(
+        "median_min:Q",
+        title="Median gap between turns (minutes, log scale)",
+        scale=alt.Scale(type="log", domain=domain, nice=False),
+    )
+    y = alt.Y("cost:Q", title=f"Cost per session ({sym})")
+    lines = (
+        alt.Chart(df)
+        .mark_line(strokeWidth=2.5)
+        .encode(
+            x=x,
+            y=y,
+            color=color,
+            strokeDash=alt.condition(alt.datum.series == NO_CACHE, alt.value([5, 4]), alt.value([1, 0])),
+            tooltip=[
+                alt.Tooltip("series:N", title="Lifetime"),
+                alt.Tooltip("gap_label:N", title="Median gap"),
+                alt.Tooltip("cost_label:N", title="Per session"),
+            ],
+        )
+    )
+    current_min = current_median_s / 60
+    now = pd.DataFrame(
+        [
+            {
+                "median_min": current_min,
+                "series": name,
+                "cost": cost,
+                "cost_label": fmt_turn_cost(cost, currency),
+                "gap_label": _minutes(current_min),
+            }
+            for name, cost in today.items()
+        ]
+    )
+    rule = (
+        alt.Chart(pd.DataFrame({"median_min": [current_min], "label": [f"Yours: {_minutes(current_min)}"]}))
+        .mark_rule(strokeDash=[6, 4], color="#6e7781")
+        .encode(x="median_min:Q", tooltip=[alt.Tooltip("label:N", title="Median gap")])
+    )
+    points = (
+        alt.Chart(now)
+        .mark_point(size=130, filled=True)
+        .encode(
+            x="median_min:Q",
+            y="cost:Q",
+            color=alt.Color("series:N", scale=alt.Scale(domain=series, range=colors), legend=None),
+            tooltip=[
+                alt.Tooltip("series:N", title="Today"),
+                alt.Tooltip("gap_label:N", title="Median gap"),
+                alt.Tooltip("cost_label:N", title="Per session"),
+            ],
+        )
+    )
+    return cast(
+        alt.LayerChart,
+        alt.layer(lines, rule, points).properties(
+            title="Cost per session against the median gap between turns", width=WIDTH, height=HEIGHT + 100
+        ),
+    )
+
+
+def _minutes(m: float) -> str:
+    if m < 2:
+        return f"{m * 60:.0f} s"
+    if m < 120:
+        return f"{m:.3g} min"
+    return f"{m / 60:.3g} h"

@@ -1,0 +1,358 @@
+"""Tables and Altair charts for the app's Prefix analysis page (no Streamlit here).
+
+Also the two small pieces of plumbing the page needs around :mod:`calculator.traffic.prefix`: reading a
+log's bytes line by line with a progress callback (an upload is in memory, a bundled trace on disk,
+either may be gzip-compressed), and running the chosen cache with every routing policy so the page
+can show them side by side.
+"""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import IO, Any, cast
+
+import altair as alt
+import pandas as pd
+
+from calculator.catalog.datafile import DataFileError
+from calculator.present.money import format_money
+from calculator.pricing.compare import OPTION_LABELS, Comparison
+from calculator.traffic.prefix import CacheConfig, CacheResult, LogReader, PrefixReport, analyse_log, simulate
+from calculator.traffic.tokens import Tokenizer
+
+__all__ = [
+    "ROUTINGS",
+    "Analysis",
+    "cost_frame",
+    "curve_capacities",
+    "curve_chart",
+    "curve_frame",
+    "histogram_chart",
+    "histogram_frame",
+    "policy_frame",
+    "replica_chart",
+    "replica_frame",
+    "run_analysis",
+    "stream_lines",
+]
+
+ROUTINGS = {"round_robin": "Round robin", "random": "Random", "prefix_aware": "Prefix-aware"}
+WIDTH = 560
+HEIGHT = 300
+HIST_HEIGHT = 340
+BLUE = "#1f6feb"
+GZIP_MAGIC = b"\x1f\x8b"
+
+Progress = Callable[[float, str], None]
+"""Called with the share of the work done (0 to 1) and what is being done."""
+
+
+# --- reading ------------------------------------------------------------------------------------------
+
+
+def stream_lines(
+    handle: IO[bytes], size: int, name: str, progress: Callable[[float], None] | None = None, every: int = 500
+) -> Iterator[bytes]:
+    """The lines of a binary handle, gunzipped when it starts with the gzip magic bytes, one at a time.
+
+    ``progress`` gets the share of the (compressed) bytes read so far every ``every`` lines. A corrupt
+    or truncated gzip stream raises :class:`DataFileError` naming ``name``.
+    """
+    start = handle.read(2)
+    handle.seek(0)
+    lines: Iterable[bytes] = gzip.GzipFile(fileobj=handle, mode="rb") if start == GZIP_MAGIC else handle
+    try:
+        for n, line in enumerate(lines, start=1):
+            if progress is not None and n % every == 0 and size > 0:
+                progress(min(handle.tell() / size, 1.0))
+            yield line
+    except (OSError, EOFError, zlib.error) as exc:
+        raise DataFileError([f"{name}: cannot read the file: {exc}"]) from exc
+    if progress is not None:
+        progress(1.0)
+
+
+def curve_capacities(chosen: int | None, lowest: int = 10_000, highest: int = 1_000_000_000) -> list[int]:
+    """Capacities for the hit-rate curve: 1-3-10 steps from ``lowest`` to ``highest``, plus the chosen one."""
+    caps: set[int] = set()
+    value = lowest
+    while value <= highest:
+        caps.update({value, value * 3} if value * 3 <= highest else {value})
+        value *= 10
+    if chosen:
+        caps.add(chosen)
+    return sorted(caps)
+
+
+# --- one analysis: the chosen cache, the curve, and every routing policy ------------------------------
+
+
+@dataclass(frozen=True)
+class Analysis:
+    report: PrefixReport
+    policies: dict[str, CacheResult]
+    """Routing policy -> the chosen cache under that policy (only the chosen one with a single replica)."""
+
+
+Opener = Callable[[], AbstractContextManager[tuple[IO[bytes], int]]]
+"""Opens the log afresh: a binary handle at its start and its size in bytes (for progress), as a context
+manager (a file on disk is closed after the pass; an upload, kept in memory, is not)."""
+
+
+def run_analysis(
+    opener: Opener,
+    name: str,
+    config: CacheConfig,
+    *,
+    format: str = "auto",
+    block_size: int | None = None,
+    tokenizer: Tokenizer | None = None,
+    progress: Progress | None = None,
+) -> Analysis:
+    """Prefix share, the chosen cache and its hit-rate curve (one pass over the log); with more than one
+    replica, a second pass runs the same cache under the other routing policies."""
+    others = [r for r in ROUTINGS if r != config.routing] if config.replicas > 1 else []
+    passes = 2 if others else 1
+
+    def tick(index: int, what: str) -> Callable[[float], None] | None:
+        if progress is None:
+            return None
+        report = progress
+        return lambda share: report((index + share) / passes, what)
+
+    with opener() as (handle, size):
+        lines = stream_lines(handle, size, name, tick(0, "Reading the log and simulating the cache"))
+        report = analyse_log(
+            lines, format, config, curve_capacities(config.capacity_tokens), block_size, tokenizer, name
+        )
+    policies: dict[str, CacheResult] = {config.routing: report.scenario}
+    if others:
+        with opener() as (handle, size):
+            lines = stream_lines(handle, size, name, tick(1, "Trying the other routing policies"))
+            reader = LogReader(lines, report.format, tokenizer, report.block_size, name)
+            configs = [config.model_copy(update={"routing": r}) for r in others]
+            for routing, result in zip(others, simulate(reader, configs, report.block_size), strict=True):
+                policies[routing] = result
+    return Analysis(report, {r: policies[r] for r in ROUTINGS if r in policies})
+
+
+def _rate(hit_share: float, prefix_share: float) -> float | None:
+    return hit_share / prefix_share if prefix_share > 0 else None
+
+
+# --- frames -------------------------------------------------------------------------------------------
+
+
+def curve_frame(report: PrefixReport) -> pd.DataFrame:
+    """The hit-rate curve, cut after the first capacity that already holds everything the log reuses."""
+    rows = [
+        {
+            "capacity": p.capacity_tokens,
+            "token_hit_share": p.token_hit_share,
+            "hit_rate": p.hit_rate,
+            "chosen": p.capacity_tokens == report.scenario.config.capacity_tokens,
+        }
+        for p in report.curve
+        if p.capacity_tokens > 0
+    ]
+    df = pd.DataFrame(rows, columns=["capacity", "token_hit_share", "hit_rate", "chosen"])
+    if df.empty:
+        return df
+    top = df["token_hit_share"].max()
+    full = df.index[df["token_hit_share"] >= top - 1e-12]
+    last = max(int(full[0]), int(df.index[df["chosen"]].max()) if df["chosen"].any() else 0)
+    return df.loc[:last].reset_index(drop=True)
+
+
+def policy_frame(analysis: Analysis) -> pd.DataFrame:
+    """One row per routing policy: token hit share s*h, hit rate h, and how evenly the load spread."""
+    share = analysis.report.prefix_share
+    chosen = analysis.report.scenario.config.routing
+    rows = []
+    for routing, result in analysis.policies.items():
+        loads = [r.requests for r in result.replicas]
+        mean = sum(loads) / len(loads) if loads else 0
+        rate = _rate(result.token_hit_share, share)
+        rows.append(
+            {
+                "Routing": ROUTINGS[routing] + (" (chosen)" if routing == chosen else ""),
+                "Token hit share s*h": f"{result.token_hit_share:.1%}",
+                "Hit rate h": "-" if rate is None else f"{rate:.1%}",
+                "Busiest / mean load": f"{max(loads) / mean:.2f}x" if mean else "-",
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def replica_frame(analysis: Analysis) -> pd.DataFrame:
+    """Hit share and requests of every replica under every routing policy (long form, for a chart)."""
+    rows = [
+        {
+            "routing": ROUTINGS[routing],
+            "replica": rep.replica + 1,
+            "hit_share": rep.hit_share,
+            "requests": rep.requests,
+            "input_tokens": rep.input_tokens,
+        }
+        for routing, result in analysis.policies.items()
+        for rep in result.replicas
+    ]
+    return pd.DataFrame(rows, columns=["routing", "replica", "hit_share", "requests", "input_tokens"])
+
+
+def _short(tokens: int) -> str:
+    for size, unit in ((1 << 20, "M"), (1 << 10, "k")):
+        if tokens >= size and tokens % size == 0:
+            return f"{tokens // size}{unit}"
+    return f"{tokens:,}"
+
+
+def _bin_label(low: int, high: int) -> str:
+    """``0``, ``16-31``, ``512-1k``, ``1k-2k``: bins double in width (k = 1,024 tokens)."""
+    return "0" if low == 0 else f"{_short(low)}-{_short(high)}"
+
+
+def histogram_frame(report: PrefixReport) -> pd.DataFrame:
+    """Requests by matched start (tokens), with an unlimited cache and with the chosen cache."""
+    rows = []
+    for cache, result in (("Unlimited cache", report.unlimited), ("Your cache", report.scenario)):
+        for order, b in enumerate(result.matched_histogram):
+            rows.append(
+                {
+                    "bin": _bin_label(b.low_tokens, b.high_tokens),
+                    "order": order,
+                    "cache": cache,
+                    "requests": b.requests,
+                    "share": b.requests / result.requests if result.requests else 0.0,
+                }
+            )
+    return pd.DataFrame(rows, columns=["bin", "order", "cache", "requests", "share"])
+
+
+def cost_frame(assumed: Comparison, measured: Comparison, currency: str) -> pd.DataFrame:
+    """Monthly cost of each option with the assumed reuse and with the measured one, and the change."""
+    rows = []
+    for before, after in zip(assumed.options, measured.options, strict=True):
+        change = Decimal(after.monthly) - Decimal(before.monthly)
+        share = float(change / Decimal(before.monthly)) if before.monthly else None
+        rows.append(
+            {
+                "Option": OPTION_LABELS[before.option],
+                "Offer": f"{before.provider} {before.offer}",
+                "Assumed": format_money(before.monthly, currency),
+                "Measured": format_money(after.monthly, currency),
+                "Change": ("+" if change >= 0 else "-")
+                + format_money(abs(change), currency)
+                + ("" if share is None else f" ({share:+.1%})"),
+            }
+        )
+    return pd.DataFrame(rows, columns=["Option", "Offer", "Assumed", "Measured", "Change"])
+
+
+# --- charts -------------------------------------------------------------------------------------------
+
+
+def curve_chart(df: pd.DataFrame, prefix_share: float) -> alt.LayerChart:
+    """Hit rate h against cache capacity per replica (log x); the chosen capacity is marked."""
+    x = alt.X(
+        "capacity:Q",
+        title="Cache capacity per replica (tokens, log scale)",
+        scale=alt.Scale(type="log"),
+        axis=alt.Axis(values=[int(c) for c in df["capacity"]], format="~s", grid=False),
+    )
+    y = alt.Y("hit_rate:Q", title="Hit rate h", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%"))
+    tooltip = [
+        alt.Tooltip("capacity:Q", title="Capacity (tokens)", format=","),
+        alt.Tooltip("hit_rate:Q", title="Hit rate h", format=".1%"),
+        alt.Tooltip("token_hit_share:Q", title="Token hit share s*h", format=".1%"),
+    ]
+    line = alt.Chart(df).mark_line(color=BLUE).encode(x=x, y=y)
+    points = alt.Chart(df).mark_point(filled=True, color=BLUE, size=50).encode(x=x, y=y, tooltip=tooltip)
+    layers: list[Any] = [line, points]
+    chosen = df[df["chosen"]]
+    if not chosen.empty:
+        layers.append(
+            alt.Chart(chosen)
+            .mark_point(shape="diamond", size=160, filled=True, color="#cf222e")
+            .encode(x=x, y=y, tooltip=tooltip)
+        )
+        layers.append(
+            alt.Chart(chosen)
+            .mark_text(align="left", dx=8, dy=-10, color="#cf222e")
+            .encode(x=x, y=y, text=alt.value("your cache"))
+        )
+    title = alt.Title(
+        "Hit rate against cache size",
+        subtitle=f"Share of the reusable start (s = {prefix_share:.1%}) a cache of this size still serves",
+    )
+    return cast(alt.LayerChart, alt.layer(*layers).properties(width=WIDTH, height=HEIGHT, title=title))
+
+
+def replica_chart(df: pd.DataFrame) -> alt.Chart:
+    """Token hit share of each replica, the routing policies side by side."""
+    chart: alt.Chart = (
+        alt.Chart(df)
+        .mark_bar()
+        .encode(
+            x=alt.X("replica:O", title="Replica", axis=alt.Axis(labelAngle=0)),
+            xOffset=alt.XOffset("routing:N", sort=list(ROUTINGS.values())),
+            y=alt.Y("hit_share:Q", title="Token hit share on the replica", axis=alt.Axis(format="%")),
+            color=alt.Color(
+                "routing:N",
+                title="Routing",
+                sort=list(ROUTINGS.values()),
+                scale=alt.Scale(domain=list(ROUTINGS.values()), range=[BLUE, "#bf8700", "#1a7f37"]),
+                legend=alt.Legend(orient="top", title=None),
+            ),
+            tooltip=[
+                alt.Tooltip("routing:N", title="Routing"),
+                alt.Tooltip("replica:O", title="Replica"),
+                alt.Tooltip("hit_share:Q", title="Token hit share", format=".1%"),
+                alt.Tooltip("requests:Q", title="Requests", format=","),
+                alt.Tooltip("input_tokens:Q", title="Input tokens", format=","),
+            ],
+        )
+        .properties(width=WIDTH, height=HEIGHT, title="Hit share per replica and routing policy")
+    )
+    return chart
+
+
+def histogram_chart(df: pd.DataFrame, block_size: int) -> alt.Chart:
+    """Requests by how many tokens of their start were found in the cache (bins double in width)."""
+    order = list(df.sort_values("order")["bin"].drop_duplicates())
+    chart: alt.Chart = (
+        alt.Chart(df)
+        .mark_bar()
+        .encode(
+            x=alt.X("bin:N", sort=order, title="Matched start (tokens; k = 1,024)", axis=alt.Axis(labelAngle=0)),
+            xOffset=alt.XOffset("cache:N", sort=["Unlimited cache", "Your cache"]),
+            y=alt.Y("requests:Q", title="Requests (square-root scale)", scale=alt.Scale(type="sqrt")),
+            color=alt.Color(
+                "cache:N",
+                title=None,
+                sort=["Unlimited cache", "Your cache"],
+                scale=alt.Scale(domain=["Unlimited cache", "Your cache"], range=["#8c959f", BLUE]),
+                legend=alt.Legend(orient="top"),
+            ),
+            tooltip=[
+                alt.Tooltip("cache:N", title="Cache"),
+                alt.Tooltip("bin:N", title="Matched tokens"),
+                alt.Tooltip("requests:Q", title="Requests", format=","),
+                alt.Tooltip("share:Q", title="Share of requests", format=".1%"),
+            ],
+        )
+        .properties(
+            width=WIDTH,
+            height=HIST_HEIGHT,
+            title=alt.Title(
+                "How much of each prompt's start was cached",
+                subtitle=f"Whole blocks of {block_size:,} tokens only; 0 means nothing matched",
+            ),
+        )
+    )
+    return chart

@@ -1,0 +1,292 @@
+"""A one-page PDF summary of a comparison: the answers, two charts and the assumptions.
+
+Built with fpdf2; the Altair charts are rendered to PNG by vl-convert (no browser, no Node).
+No streamlit import: the app's download button calls :func:`summary_pdf`, and so can a script.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import re
+from decimal import Decimal
+from pathlib import Path
+
+import pandas as pd
+from fpdf import FPDF
+
+from calculator.present import charts
+from calculator.pricing.billing import DAYS_PER_MONTH
+from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison, cost_curves
+from calculator.pricing.pinning import Repricing
+from calculator.scenario.model import Scenario
+
+__all__ = ["answer_sentences", "plain", "price_changes_frame", "repricing_sentences", "summary_pdf"]
+
+FONT_DIRS = (Path("/usr/share/fonts/truetype/dejavu"), Path("/usr/share/fonts/dejavu"))
+
+
+def answer_sentences(result: Comparison, switches: list[tuple[float, str, str]] | None = None) -> list[str]:
+    """The answers in words (markdown bold with ``**``): cheapest, break-even volumes, the prefix share."""
+    s = result.scenario
+    cur = s.currency
+    volume = s.traffic.turns_per_month
+    out: list[str] = []
+    if result.cheapest:
+        best = result.option(result.cheapest)
+        assert best is not None
+        out.append(
+            f"At **{volume:,} turns a month** ({volume / DAYS_PER_MONTH:,.0f} a day) the cheapest is "
+            f"**{OPTION_LABELS[result.cheapest]}** ({best.provider} {best.offer}) at "
+            f"**{charts.fmt_money(best.monthly, cur)}** a month."
+        )
+    for c in result.crossings:
+        other = c.b if c.cheaper_above == c.a else c.a
+        out.append(
+            f"{OPTION_LABELS[c.cheaper_above]} becomes cheaper than {OPTION_LABELS[other]} above "
+            f"**{charts.fmt_volume(c.turns_per_month)} turns a month** "
+            f"({c.turns_per_month / DAYS_PER_MONTH:,.0f} a day)."
+        )
+    if result.stays_cheapest and len(result.options) > 1:
+        name, above = result.stays_cheapest
+        if any(c.cheaper_above == name for c in result.crossings):
+            out.append(f"Above {charts.fmt_volume(above)} turns a month, {OPTION_LABELS[name]} stays cheapest.")
+        else:
+            out.append(f"{OPTION_LABELS[name]} is cheapest at every volume from 1,000 to 10 billion turns a month.")
+    if switches is not None and len(result.options) > 1:
+        share = float(s.workload.prefix_share)
+        if switches:
+            for point, below, cheaper in switches:
+                out.append(
+                    f"At this volume, **{OPTION_LABELS[cheaper]}** is cheapest once the prefix share passes "
+                    f"**{point:.0%}** (below it, {OPTION_LABELS[below]}); yours is {share:.0%}."
+                )
+        else:
+            out.append("At this volume the prefix share (0 to 100%) does not change which option is cheapest.")
+    return out
+
+
+def _more_or_less(then: Decimal, now: Decimal) -> str:
+    if not then:
+        return "no saved cost to compare with"
+    share = float(now / then - 1)
+    if abs(share) < 0.0005:
+        return "the same"
+    return f"{abs(share):.1%} {'more' if share > 0 else 'less'}"
+
+
+def repricing_sentences(repricing: Repricing, scenario: Scenario) -> list[str]:
+    """Per option of a pinned scenario: "priced with the sheets of D; with today's prices it costs X (Y% less)"."""
+    cur = scenario.currency
+    offers: dict[str, str] = {p.option: f"{p.provider} {p.offer}" for p in scenario.prices_used}
+    out = []
+    for option, then in repricing.monthly_then.items():
+        now = repricing.monthly_now.get(option)
+        label = f"{OPTION_LABELS.get(option, option)} ({offers.get(option, '')})"
+        if now is None:
+            out.append(
+                f"{label}: priced with the sheets of {repricing.priced_on.isoformat()} at "
+                f"{charts.fmt_money(then, cur)} a month; not priced today (the option is no longer chosen)."
+            )
+            continue
+        out.append(
+            f"{label}: priced with the sheets of **{repricing.priced_on.isoformat()}** at "
+            f"{charts.fmt_money(then, cur)} a month; with today's prices ({repricing.today.isoformat()}) it costs "
+            f"**{charts.fmt_money(now, cur)}** ({_more_or_less(then, now)})."
+        )
+    return out
+
+
+FIELD_LABELS = {
+    "input": "input per 1M tokens",
+    "cached_input": "cached input per 1M tokens",
+    "output": "output per 1M tokens",
+    "cache_storage_per_hour": "cache storage per 1M tokens per hour",
+    "per_gpu_hour": "per GPU-hour",
+    "per_replica_hour": "per replica-hour",
+}
+
+
+def _field_label(field: str) -> str:
+    if field.startswith("cache_write_"):
+        return f"cache write ({field.removeprefix('cache_write_')}) per 1M tokens"
+    return FIELD_LABELS.get(field, field.replace("_", " "))
+
+
+def price_changes_frame(repricing: Repricing, scenario: Scenario) -> pd.DataFrame:
+    """One row per price that changed since the scenario was pinned, in the sheet's currency."""
+    currency: dict[tuple[str, str, str], str] = {
+        (p.option, p.provider, p.offer): p.currency for p in scenario.prices_used
+    }
+    rows = []
+    for c in repricing.changes:
+        cur = currency.get((c.option, c.provider, c.offer), scenario.currency)
+        share = c.change_share
+        rows.append(
+            {
+                "Option": OPTION_LABELS.get(c.option, c.option),
+                "Offer": f"{c.provider} {c.offer}",
+                "Price": _field_label(c.field),
+                "Then": charts.fmt_price(c.before, cur) if c.before is not None else "-",
+                "Now": charts.fmt_price(c.after, cur) if c.after is not None else "-",
+                "Change": f"{share:+.1%}" if share is not None else ("new" if c.before is None else "removed"),
+                "Versions": f"{c.effective_before.isoformat()} -> {c.effective_after.isoformat()}",
+            }
+        )
+    return pd.DataFrame(rows, columns=["Option", "Offer", "Price", "Then", "Now", "Change", "Versions"])
+
+
+class _Pdf(FPDF):
+    def __init__(self) -> None:
+        super().__init__(orientation="P", unit="mm", format="A4")
+        self.family = "Helvetica"
+        for directory in FONT_DIRS:
+            regular, bold = directory / "DejaVuSansCondensed.ttf", directory / "DejaVuSansCondensed-Bold.ttf"
+            if regular.is_file() and bold.is_file():
+                self.add_font("DejaVu", "", str(regular))
+                self.add_font("DejaVu", "B", str(bold))
+                self.family = "DejaVu"
+                break
+        self.set_auto_page_break(auto=False)
+        self.set_margins(10, 10, 10)
+
+    def text_ok(self, text: str) -> str:
+        if self.family == "DejaVu":
+            return text
+        return text.replace("€", "EUR ").encode("latin-1", "replace").decode("latin-1")
+
+
+def _png(chart: object, scale: float = 2.0) -> io.BytesIO:
+    import vl_convert as vlc
+
+    spec = chart.to_json()  # type: ignore[attr-defined]
+    return io.BytesIO(vlc.vegalite_to_png(spec, scale=scale))
+
+
+def plain(markdown: str) -> str:
+    """The same sentence without its Markdown emphasis, for a terminal or the PDF."""
+    return re.sub(r"\*\*(.+?)\*\*", r"\1", markdown).replace("`", "")
+
+
+def summary_pdf(
+    result: Comparison, cat: Catalogs, assumptions: pd.DataFrame, generated: dt.date | None = None
+) -> bytes:
+    """One A4 page: title, metrics per option, the turn pair, answers in words, two charts, assumptions."""
+    s = result.scenario
+    cur = s.currency
+    pdf = _Pdf()
+    pdf.add_page()
+    f = pdf.family
+    w = pdf.epw
+
+    pdf.set_font(f, "B", 15)
+    pdf.cell(w, 7, pdf.text_ok(f"LLM inference cost: {s.name}"), new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font(f, "", 8)
+    pdf.set_text_color(90, 90, 90)
+    made = (generated or dt.date.today()).isoformat()
+    pdf.cell(
+        w,
+        4,
+        pdf.text_ok(
+            f"Prices as of {result.as_of.isoformat()} · {cur} · generated {made} · every price names its version below"
+        ),
+        new_x="LMARGIN",
+        new_y="NEXT",
+    )
+    pdf.set_text_color(0, 0, 0)
+    pdf.ln(2)
+
+    # metric boxes
+    boxes: list[tuple[str, str, str]] = []
+    for opt in result.options:
+        per = charts.fmt_turn_cost(opt.cost_per_1000_turns, cur) if opt.cost_per_1000_turns is not None else "-"
+        title = OPTION_LABELS[opt.option] + (" (cheapest)" if opt.option == result.cheapest else "")
+        boxes.append(
+            (title, charts.fmt_money(opt.monthly, cur) + " / month", f"{per} per 1,000 turns · {opt.model or ''}")
+        )
+    if result.turn is not None:
+        t = result.turn
+        tc = t.price.currency
+        boxes.append(
+            (
+                "One turn: no reuse vs reused prefix",
+                f"{charts.fmt_turn_cost(t.no_reuse.cost_per_turn, tc)} vs "
+                f"{charts.fmt_turn_cost(t.reused.cost_per_turn, tc)}",
+                f"{t.price.provider} {t.price.model}, price version {t.price.effective.isoformat()}",
+            )
+        )
+    per_row = min(len(boxes), 4) or 1
+    bw = (w - 3 * (per_row - 1)) / per_row
+    y0 = pdf.get_y()
+    for i, (title, value, sub) in enumerate(boxes[:4]):
+        x = pdf.l_margin + i * (bw + 3)
+        pdf.set_draw_color(200, 200, 200)
+        pdf.rect(x, y0, bw, 17)
+        pdf.set_xy(x + 2, y0 + 1.5)
+        pdf.set_font(f, "", 7)
+        pdf.cell(bw - 4, 3.5, pdf.text_ok(title))
+        pdf.set_xy(x + 2, y0 + 5.5)
+        pdf.set_font(f, "B", 11)
+        pdf.cell(bw - 4, 5.5, pdf.text_ok(value))
+        pdf.set_xy(x + 2, y0 + 11.5)
+        pdf.set_font(f, "", 6)
+        pdf.cell(bw - 4, 3.5, pdf.text_ok(sub[:70]))
+    pdf.set_xy(pdf.l_margin, y0 + 19)
+
+    # answers
+    sweep = charts.share_sweep_frame(s, cat, "prefix_share", points=11)
+    pdf.set_font(f, "", 8)
+    for sentence in answer_sentences(result, charts.cheapest_switch(sweep)):
+        pdf.multi_cell(w, 3.8, pdf.text_ok("• " + plain(sentence)), new_x="LMARGIN", new_y="NEXT")
+    for warning in result.warnings:
+        pdf.set_text_color(150, 90, 0)
+        pdf.multi_cell(w, 3.6, pdf.text_ok("! " + warning), new_x="LMARGIN", new_y="NEXT")
+    pdf.set_text_color(0, 0, 0)
+    pdf.ln(1)
+
+    # charts
+    y = pdf.get_y()
+    half = (w - 4) / 2
+    volume_chart = charts.volume_chart(cost_curves(s, cat), float(s.traffic.turns_per_month), result, cur)
+    pdf.image(_png(volume_chart.properties(width=420, height=230)), x=pdf.l_margin, y=y, w=half)
+    if result.turn is not None:
+        turn_chart = charts.turn_parts_chart(result.turn, result.turn.price.currency).properties(width=420, height=120)
+        pdf.image(_png(turn_chart), x=pdf.l_margin + half + 4, y=y, w=half)
+        share_chart = charts.share_sweep_chart(sweep, "prefix_share", float(s.workload.prefix_share), cur)
+        pdf.image(_png(share_chart.properties(width=420, height=110)), x=pdf.l_margin + half + 4, y=y + 36, w=half)
+    pdf.set_y(y + 76)
+
+    # assumptions
+    pdf.set_font(f, "B", 9)
+    pdf.cell(w, 5, "Assumptions and price versions", new_x="LMARGIN", new_y="NEXT")
+    widths = [0.12, 0.27, 0.26, 0.08, 0.19, 0.08]
+    cols = ["Section", "Assumption", "Value", "Price version", "Source", "Read"]
+    pdf.set_font(f, "B", 6)
+    for col, frac in zip(cols, widths, strict=True):
+        pdf.cell(w * frac, 3.2, col, border="B")
+    pdf.ln(3.2)
+    pdf.set_font(f, "", 5.6)
+    bottom = pdf.h - pdf.b_margin - 6
+    rows = assumptions[~assumptions["Assumption"].isin(["Note", "Price note"])]
+    shown = 0
+    for _, row in rows.iterrows():
+        if pdf.get_y() + 2.8 > bottom:
+            break
+        for col, frac in zip(cols, widths, strict=True):
+            limit = int(w * frac / 1.05)
+            text = str(row[col]) if col in row else ""
+            text = text if len(text) <= limit else text[: limit - 1] + "…"
+            pdf.cell(w * frac, 2.8, pdf.text_ok(text))
+        pdf.ln(2.8)
+        shown += 1
+    pdf.set_y(pdf.h - pdf.b_margin - 5)
+    pdf.set_font(f, "", 6)
+    pdf.set_text_color(90, 90, 90)
+    rest = len(rows) - shown
+    tail = f" ({rest} more rows in the CSV download)" if rest > 0 else ""
+    pdf.cell(
+        w,
+        4,
+        pdf.text_ok(f"Full assumptions, notes and source URLs: the app's 'Assumptions (CSV)' download{tail}."),
+    )
+    return bytes(pdf.output())

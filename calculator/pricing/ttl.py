@@ -1,0 +1,546 @@
+"""Cache-TTL advisor: which cache lifetime to buy where an offer sells several (5 minutes, 1 hour).
+
+Providers with explicit prompt caching (Anthropic) charge for cache writes by lifetime: a 5-minute
+write costs 1.25x the input price, a 1-hour write 2x, and every read 0.1x. Which is cheaper depends
+on the time between the turns of a session. The model, per session of ``n`` turns sharing a prefix
+of ``P`` tokens, for a lifetime of ``T`` seconds::
+
+    turn 1                   writes the prefix (nothing is cached yet)
+    turn k > 1, gap <= T     reads it: the next turn came within T of the last use; the read
+                             refreshes the lifetime, as providers do
+    turn k > 1, gap >  T     the prefix expired: a miss rewrites it (and that write starts a new T)
+
+Because every use (read or write) restarts the lifetime, a turn hits exactly when the gap since the
+previous turn is at most ``T``. With ``F(T)`` the share of gaps at most ``T``::
+
+    writes per session  W = 1 + (n - 1) * (1 - F(T))
+    reads per session   R = (n - 1) * F(T)
+    cost per session      = P / 1e6 * (W * write_price(T) + R * read_price)
+    without caching       = P / 1e6 * n * input_price
+
+The gaps come from a list (the gaps of a typical session), a lognormal or exponential distribution
+given by its median, or a log: JSON Lines with a session id and a timestamp, or a Mooncake trace
+(``timestamp`` in milliseconds; requests sharing the first ``hash_ids`` entry are one session, and a
+request's gap is the time since the previous request of that session).
+
+Break-even: when a gap falls between the two lifetimes, the short one rewrites the prefix on every
+such turn while the long one, written once, reads it. Writing the long lifetime costs
+``w_long - w_short`` more and each such read saves ``w_short - read``, so the long lifetime pays off
+from ``(w_long - w_short) / (w_short - read)`` such reads per write (Anthropic: 0.75 / 1.15 = 0.65,
+one read is enough). Against no caching at all a lifetime pays off from ``(w - input) / (input - read)``
+reads per write.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import IO, Any, Literal, cast
+
+from calculator.catalog.datafile import DataFileError
+from calculator.catalog.prices import PriceSheet, ServerlessOffer, ServerlessPriceVersion, ttl_minutes
+from calculator.errors import InputError
+from calculator.pricing.billing import DAYS_PER_MONTH  # one month length everywhere: 365/12 days, as GPUs are billed
+from calculator.pricing.turn import PriceRef, price_ref
+from calculator.traffic.prefix import parse_timestamp
+
+__all__ = [
+    "DAYS_PER_MONTH",
+    "EmpiricalGaps",
+    "ExponentialGaps",
+    "GapDistribution",
+    "LogGaps",
+    "LognormalGaps",
+    "TtlAdvice",
+    "TtlBreakEven",
+    "TtlOutcome",
+    "advise_ttl",
+    "break_even_reads_per_write",
+    "break_even_reads_vs_no_cache",
+    "expected_uses",
+    "parse_gap_list",
+    "read_session_log",
+    "sessions_from_timestamps",
+]
+
+MILLION = 1_000_000
+DEFAULT_SESSIONS_PER_MONTH = 1000
+SESSION_KEYS = ("session_id", "session", "conversation_id", "thread_id", "chat_id")
+"""Keys read as the session id of a JSON Lines log, first found wins."""
+TIME_KEYS = ("timestamp", "created", "time", "ts")
+"""Keys read as a line's time (Unix seconds or ISO 8601) in a JSON Lines log; ``timestamp_ms`` is milliseconds."""
+
+
+# --- gap distributions ------------------------------------------------------------------------------
+
+
+class GapDistribution:
+    """The time between consecutive turns of a session, in seconds."""
+
+    kind: str = "distribution"
+
+    def cdf(self, seconds: float) -> float:
+        """Share of gaps at most ``seconds`` long (the chance a turn finds a cache of that lifetime)."""
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        raise NotImplementedError
+
+    def to_json(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class EmpiricalGaps(GapDistribution):
+    """Measured or listed gaps; each counts equally."""
+
+    gaps: tuple[float, ...]
+    kind: str = "list"
+
+    def __post_init__(self) -> None:
+        if not self.gaps:
+            raise InputError("--gaps-seconds", "give at least one gap (a session of one turn has none)")
+        for g in self.gaps:
+            if not math.isfinite(g) or g < 0:
+                raise InputError("--gaps-seconds", f"a gap must be 0 seconds or more, got {g}")
+
+    def cdf(self, seconds: float) -> float:
+        return sum(1 for g in self.gaps if g <= seconds) / len(self.gaps)
+
+    @property
+    def median(self) -> float:
+        ordered = sorted(self.gaps)
+        mid = len(ordered) // 2
+        return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+    def describe(self) -> str:
+        return f"{len(self.gaps):,} gaps, median {_duration(self.median)}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "count": len(self.gaps), "median_seconds": self.median}
+
+
+def _check_median(median: float) -> None:
+    if not math.isfinite(median) or median <= 0:
+        raise InputError("--gap-median-seconds", f"the median gap must be greater than 0 seconds, got {median}")
+
+
+@dataclass(frozen=True)
+class LognormalGaps(GapDistribution):
+    """Lognormal gaps: ``ln(gap)`` is normal with mean ``ln(median)`` and standard deviation ``sigma``."""
+
+    median: float
+    sigma: float = 1.0
+    kind: str = "lognormal"
+
+    def __post_init__(self) -> None:
+        _check_median(self.median)
+        if not math.isfinite(self.sigma) or self.sigma <= 0:
+            raise InputError("--gap-sigma", f"the spread must be greater than 0, got {self.sigma}")
+
+    def cdf(self, seconds: float) -> float:
+        if seconds <= 0:
+            return 0.0
+        z = (math.log(seconds) - math.log(self.median)) / self.sigma
+        return 0.5 * (1 + math.erf(z / math.sqrt(2)))
+
+    def describe(self) -> str:
+        return f"lognormal gaps, median {_duration(self.median)}, sigma {self.sigma:g}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "median_seconds": self.median, "sigma": self.sigma}
+
+
+@dataclass(frozen=True)
+class ExponentialGaps(GapDistribution):
+    """Exponential gaps (turns arriving at random at a constant rate): ``F(t) = 1 - 2^(-t / median)``."""
+
+    median: float
+    kind: str = "exponential"
+
+    def __post_init__(self) -> None:
+        _check_median(self.median)
+
+    def cdf(self, seconds: float) -> float:
+        if seconds <= 0:
+            return 0.0
+        return 1 - 2 ** (-seconds / self.median)
+
+    def describe(self) -> str:
+        return f"exponential gaps, median {_duration(self.median)} (mean {_duration(self.median / math.log(2))})"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "median_seconds": self.median}
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:g} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.3g} min"
+    return f"{seconds / 3600:.3g} h"
+
+
+# --- logs ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LogGaps:
+    """Sessions measured from a log."""
+
+    path: str
+    format: Literal["jsonl", "mooncake"]
+    sessions: int
+    turns: int
+    gaps: tuple[float, ...]
+    span_seconds: float
+    """From the first to the last request of the log."""
+    malformed: int = 0
+    problems: tuple[str, ...] = ()
+
+    @property
+    def turns_per_session(self) -> float:
+        return self.turns / self.sessions
+
+    @property
+    def sessions_per_month(self) -> float | None:
+        """The log's session rate extrapolated to an average month; None when the log has no time span."""
+        if self.span_seconds <= 0:
+            return None
+        return self.sessions / self.span_seconds * DAYS_PER_MONTH * 86400
+
+    def distribution(self) -> EmpiricalGaps:
+        if not self.gaps:
+            raise InputError(
+                "--log",
+                f"{self.path}: no session has more than one request ({self.sessions} sessions), so there is no "
+                "gap between turns to measure",
+            )
+        return EmpiricalGaps(self.gaps)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "format": self.format,
+            "sessions": self.sessions,
+            "turns": self.turns,
+            "gaps": len(self.gaps),
+            "span_seconds": self.span_seconds,
+            "malformed_lines": self.malformed,
+        }
+
+
+def _seconds(value: Any, what: str) -> float:
+    seconds = parse_timestamp(value, what)
+    if seconds is None:
+        raise ValueError(f"'{what}' must be a number of seconds or an ISO 8601 time")
+    return seconds
+
+
+def _line_event(obj: Any, fmt: str) -> tuple[str, float]:
+    """(session key, time in seconds) of one log line."""
+    if not isinstance(obj, dict):
+        raise ValueError("not a JSON object")
+    if fmt == "mooncake":
+        ids = obj.get("hash_ids")
+        if not isinstance(ids, list) or not ids or isinstance(ids[0], bool) or not isinstance(ids[0], int):
+            raise ValueError("'hash_ids' must be a non-empty list of whole numbers")
+        ts = obj.get("timestamp")
+        if ts is None or isinstance(ts, str):
+            raise ValueError("'timestamp' (milliseconds) is missing or not a number")
+        return f"hash:{ids[0]}", _seconds(ts, "timestamp") / 1000
+    session = next((obj[k] for k in SESSION_KEYS if obj.get(k) is not None), None)
+    if session is None or isinstance(session, dict | list):
+        raise ValueError(f"no session id (one of: {', '.join(SESSION_KEYS)})")
+    if obj.get("timestamp_ms") is not None:
+        return str(session), _seconds(obj["timestamp_ms"], "timestamp_ms") / 1000
+    key = next((k for k in TIME_KEYS if obj.get(k) is not None), None)
+    if key is None:
+        raise ValueError(f"no time (one of: {', '.join(TIME_KEYS)}, timestamp_ms)")
+    return str(session), _seconds(obj[key], key)
+
+
+def _open_text(path: Path) -> IO[str]:
+    if path.suffix == ".gz":
+        return cast(IO[str], gzip.open(path, "rt", encoding="utf-8"))
+    return path.open("r", encoding="utf-8")
+
+
+def sessions_from_timestamps(events: Iterable[tuple[str, float]]) -> tuple[int, int, list[float], float]:
+    """(sessions, turns, gaps, span) from (session key, seconds) pairs in any order."""
+    by_session: dict[str, list[float]] = {}
+    for key, ts in events:
+        by_session.setdefault(key, []).append(ts)
+    gaps: list[float] = []
+    first, last = math.inf, -math.inf
+    turns = 0
+    for times in by_session.values():
+        times.sort()
+        turns += len(times)
+        first, last = min(first, times[0]), max(last, times[-1])
+        gaps.extend(b - a for a, b in zip(times, times[1:], strict=False))
+    span = last - first if by_session else 0.0
+    return len(by_session), turns, gaps, span
+
+
+MAX_PROBLEMS = 5
+
+
+def read_session_log(path: Path, fmt: Literal["auto", "jsonl", "mooncake"] = "auto") -> LogGaps:
+    """Measure the sessions of a JSON Lines log or a Mooncake trace (``.gz`` allowed).
+
+    Lines that cannot be read are skipped and counted; a log with no usable line is a DataFileError.
+    """
+    events: list[tuple[str, float]] = []
+    problems: list[str] = []
+    malformed = 0
+    resolved: str = fmt
+    try:
+        with _open_text(path) as handle:
+            lines: Iterator[str] = iter(handle)
+            for number, line in enumerate(lines, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                    if resolved == "auto":
+                        if not isinstance(obj, dict):
+                            raise ValueError("not a JSON object")
+                        resolved = "mooncake" if "hash_ids" in obj else "jsonl"
+                    events.append(_line_event(obj, resolved))
+                except ValueError as exc:  # json.JSONDecodeError is a ValueError
+                    malformed += 1
+                    if len(problems) < MAX_PROBLEMS:
+                        problems.append(f"{path}:{number}: {exc}")
+    except OSError as exc:
+        raise DataFileError([f"{path}: cannot read file: {exc.strerror or exc}"]) from exc
+    except (UnicodeDecodeError, EOFError, gzip.BadGzipFile) as exc:
+        raise DataFileError([f"{path}: not a UTF-8 JSON Lines file ({exc})"]) from exc
+    if not events:
+        raise DataFileError(problems or [f"{path}: no requests in the log"])
+    sessions, turns, gaps, span = sessions_from_timestamps(events)
+    return LogGaps(
+        path=str(path),
+        format=cast(Literal["jsonl", "mooncake"], resolved),
+        sessions=sessions,
+        turns=turns,
+        gaps=tuple(gaps),
+        span_seconds=span,
+        malformed=malformed,
+        problems=tuple(problems),
+    )
+
+
+# --- the advice ------------------------------------------------------------------------------------------
+
+
+def expected_uses(turns_per_session: float, hit_probability: float) -> tuple[float, float]:
+    """(writes, reads) per session: the first turn writes; each later turn reads with the hit probability,
+    otherwise rewrites."""
+    if turns_per_session < 1:
+        raise InputError("--turns-per-session", f"a session has at least 1 turn, got {turns_per_session:g}")
+    later = turns_per_session - 1
+    return 1 + later * (1 - hit_probability), later * hit_probability
+
+
+def break_even_reads_per_write(short_write: Decimal, long_write: Decimal, read: Decimal) -> Decimal | None:
+    """Reads per long-lifetime write, each on a turn the short lifetime would have rewritten, at which
+    the long lifetime costs the same: ``(long_write - short_write) / (short_write - read)``.
+
+    None when a rewrite is no dearer than a read (the long lifetime never pays off)."""
+    saving = short_write - read
+    if saving <= 0:
+        return None
+    return max(Decimal(0), (long_write - short_write) / saving)
+
+
+def break_even_reads_vs_no_cache(write: Decimal, input_price: Decimal, read: Decimal) -> Decimal | None:
+    """Reads per write at which caching with this write price costs the same as not caching:
+    ``(write - input) / (input - read)``; None when a read is no cheaper than input."""
+    saving = input_price - read
+    if saving <= 0:
+        return None
+    return max(Decimal(0), (write - input_price) / saving)
+
+
+@dataclass(frozen=True)
+class TtlOutcome:
+    """One cache lifetime, per session and per month."""
+
+    ttl: str
+    ttl_seconds: int
+    hit_probability: float
+    writes_per_session: float
+    reads_per_session: float
+    written_tokens_per_session: float
+    read_tokens_per_session: float
+    write_price: Decimal
+    read_price: Decimal
+    cost_per_session: float
+    cost_per_month: float
+    break_even_reads_vs_no_cache: Decimal | None
+
+    @property
+    def reads_per_write(self) -> float:
+        return self.reads_per_session / self.writes_per_session
+
+
+@dataclass(frozen=True)
+class TtlBreakEven:
+    """When the longer of two lifetimes pays off."""
+
+    shorter: str
+    longer: str
+    reads_per_write: Decimal | None
+    """Reads (on turns the shorter lifetime would rewrite) per write of the longer lifetime to break even."""
+    extra_hit_probability: float
+    """Share of gaps between the two lifetimes: turns the longer one reads and the shorter one rewrites."""
+    observed_reads_per_write: float
+    """Those turns per write of the longer lifetime, in this session pattern."""
+
+
+@dataclass(frozen=True)
+class TtlAdvice:
+    price: PriceRef
+    prefix_tokens: int
+    """The cached prefix, rounded down to the offer's cache increment."""
+    turns_per_session: float
+    sessions_per_month: float
+    sessions_per_month_source: str
+    gaps: GapDistribution
+    input_price: Decimal
+    no_cache_cost_per_session: float
+    no_cache_cost_per_month: float
+    outcomes: tuple[TtlOutcome, ...]
+    break_even: tuple[TtlBreakEven, ...]
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def cheapest(self) -> TtlOutcome:
+        """The cheaper lifetime (ties go to the shorter one)."""
+        return min(self.outcomes, key=lambda o: (round(o.cost_per_session, 12), o.ttl_seconds))
+
+    @property
+    def caching_pays(self) -> bool:
+        return self.cheapest.cost_per_session < self.no_cache_cost_per_session
+
+    @property
+    def saving_per_month(self) -> float:
+        """Against the most expensive lifetime sold."""
+        return max(o.cost_per_month for o in self.outcomes) - self.cheapest.cost_per_month
+
+
+def advise_ttl(
+    sheet: PriceSheet,
+    offer: ServerlessOffer,
+    version: ServerlessPriceVersion,
+    *,
+    prefix_tokens: int,
+    gaps: GapDistribution,
+    turns_per_session: float,
+    sessions_per_month: float = DEFAULT_SESSIONS_PER_MONTH,
+    sessions_per_month_source: str = "given",
+) -> TtlAdvice:
+    """Expected writes, reads and cost of a ``prefix_tokens`` prefix under each cache lifetime the offer sells."""
+    if prefix_tokens <= 0:
+        raise InputError("--prefix-tokens", f"the prefix must be at least 1 token, got {prefix_tokens}")
+    if sessions_per_month < 0:
+        raise InputError("--sessions-per-month", f"must be 0 or more, got {sessions_per_month:g}")
+    notes: list[str] = []
+    prefix = prefix_tokens
+    if offer.cache_increment_tokens > 1:
+        prefix = prefix // offer.cache_increment_tokens * offer.cache_increment_tokens
+        if prefix != prefix_tokens:
+            notes.append(
+                f"prefix rounded down to {prefix:,} tokens (cached in blocks of {offer.cache_increment_tokens})"
+            )
+    if prefix < max(offer.min_cacheable_tokens, 1):
+        raise InputError(
+            "--prefix-tokens",
+            f"{prefix_tokens:,} tokens is below {offer.model}'s minimum cacheable prompt "
+            f"({offer.min_cacheable_tokens:,} tokens): nothing would be cached",
+        )
+    prices = version.prices_for_prompt(prefix)
+    if prices is not version.prices:
+        notes.append(f"long-context prices: the prefix alone passes {offer.model}'s long-context threshold")
+    if not prices.cache_write:
+        sold = "automatic caching with no write fee" if prices.cached_input is not None else "no prompt caching"
+        raise InputError(
+            "--model",
+            f"{offer.model} on {sheet.provider} has {sold}, so there is no cache lifetime to choose; the TTL "
+            "advisor is for offers that charge cache writes by lifetime (for example anthropic claude-sonnet-4-5)",
+        )
+    read = prices.cached_input if prices.cached_input is not None else prices.input
+    expected_uses(turns_per_session, 0.0)  # rejects fewer than one turn
+    scale = prefix / MILLION
+    outcomes = []
+    for ttl in sorted(prices.cache_write, key=ttl_minutes):
+        write = prices.cache_write[ttl]
+        seconds = ttl_minutes(ttl) * 60
+        hit = gaps.cdf(seconds)
+        writes, reads = expected_uses(turns_per_session, hit)
+        per_session = scale * (writes * float(write) + reads * float(read))
+        outcomes.append(
+            TtlOutcome(
+                ttl=ttl,
+                ttl_seconds=seconds,
+                hit_probability=hit,
+                writes_per_session=writes,
+                reads_per_session=reads,
+                written_tokens_per_session=writes * prefix,
+                read_tokens_per_session=reads * prefix,
+                write_price=write,
+                read_price=read,
+                cost_per_session=per_session,
+                cost_per_month=per_session * sessions_per_month,
+                break_even_reads_vs_no_cache=break_even_reads_vs_no_cache(write, prices.input, read),
+            )
+        )
+    crossings = []
+    for short, long in zip(outcomes, outcomes[1:], strict=False):
+        extra = long.hit_probability - short.hit_probability
+        crossings.append(
+            TtlBreakEven(
+                shorter=short.ttl,
+                longer=long.ttl,
+                reads_per_write=break_even_reads_per_write(short.write_price, long.write_price, read),
+                extra_hit_probability=extra,
+                observed_reads_per_write=(turns_per_session - 1) * extra / long.writes_per_session,
+            )
+        )
+    no_cache = scale * turns_per_session * float(prices.input)
+    return TtlAdvice(
+        price=price_ref(sheet, offer, version),
+        prefix_tokens=prefix,
+        turns_per_session=turns_per_session,
+        sessions_per_month=sessions_per_month,
+        sessions_per_month_source=sessions_per_month_source,
+        gaps=gaps,
+        input_price=prices.input,
+        no_cache_cost_per_session=no_cache,
+        no_cache_cost_per_month=no_cache * sessions_per_month,
+        outcomes=tuple(outcomes),
+        break_even=tuple(crossings),
+        notes=tuple(notes),
+    )
+
+
+def parse_gap_list(text: str | Sequence[float]) -> tuple[float, ...]:
+    """``"30,120,600"`` -> (30.0, 120.0, 600.0); an InputError names what is wrong."""
+    if not isinstance(text, str):
+        return tuple(float(x) for x in text)
+    values = []
+    for part in text.replace(" ", "").split(","):
+        if not part:
+            continue
+        try:
+            value = float(part)
+        except ValueError:
+            raise InputError("--gaps-seconds", f"{part!r} is not a number of seconds; give e.g. 30,120,600") from None
+        values.append(value)
+    return tuple(values)

@@ -1,0 +1,166 @@
+"""A whole scenario: the workload, the traffic, and the offers for each way to buy.
+
+The same schema is read from a YAML file (``compare --scenario``), from the bundled presets
+(``compare --preset``), and written back by the app's download button, so a scenario moves
+between people and tools unchanged.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from calculator.catalog.datafile import DATA_DIR, load_model, load_model_text
+from calculator.catalog.prices import canonical_model
+from calculator.errors import InputError
+from calculator.scenario.inputs import Fx, SelfHosting, Traffic, TurnShape
+
+__all__ = [
+    "DEFAULT_PRESETS_DIR",
+    "DedicatedChoice",
+    "PinnedPrice",
+    "GpuVmChoice",
+    "Scenario",
+    "ServerlessChoice",
+    "dump_scenario",
+    "list_presets",
+    "load_preset",
+    "load_scenario",
+    "load_scenario_text",
+    "with_measured_reuse",
+]
+
+DEFAULT_PRESETS_DIR = DATA_DIR / "scenarios"
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+
+class ServerlessChoice(_Frozen):
+    provider: str
+    model: str
+    distinct_prefixes: int = Field(default=0, ge=0)
+    """Distinct cached prefixes held at once (for offers that charge cache storage per hour)."""
+    prefix_hold_hours: float = Field(default=730.0, ge=0, le=744)
+    """Hours a month those prefixes are held in the cache."""
+
+
+class DedicatedChoice(_Frozen):
+    provider: str
+    offer: str
+
+
+class GpuVmChoice(_Frozen):
+    provider: str
+    offer: str
+
+
+class PinnedPrice(_Frozen):
+    """One price a saved scenario was computed with: which offer, which version, and its figures."""
+
+    option: Literal["serverless", "dedicated", "self_hosted"]
+    provider: str
+    offer: str
+    effective: dt.date
+    currency: str
+    prices: dict[str, Decimal]
+    """Per million tokens (serverless) or per GPU- / replica-hour (dedicated, GPU VMs)."""
+    monthly: Decimal
+    """The option's monthly cost as saved."""
+
+
+class Scenario(_Frozen):
+    """Everything a comparison needs; every field has a default except the workload."""
+
+    schema_version: Literal[1] = 1
+    name: str = "My scenario"
+    description: str | None = None
+    as_of: dt.date | None = None
+    """Price date; absent means today."""
+    currency: Literal["USD", "EUR"] = "USD"
+    fx: Fx = Fx()
+    workload: TurnShape
+    traffic: Traffic
+    serverless: ServerlessChoice | None = None
+    dedicated: DedicatedChoice | None = None
+    gpu_vm: GpuVmChoice | None = None
+    self_hosting: SelfHosting = SelfHosting()
+    token_factors: dict[str, Decimal] = Field(default_factory=dict)
+    """Tokens per workload token for models whose tokenizer counts the same text differently, by model
+    name (``{claude-haiku-4-5: 1.12}``): the workload's token counts are scaled for options running them."""
+    prices_used: tuple[PinnedPrice, ...] = ()
+    """The price versions this scenario was priced with when it was saved (see ``pinning.py``)."""
+
+    @field_validator("token_factors")
+    @classmethod
+    def _factors_positive(cls, v: dict[str, Decimal]) -> dict[str, Decimal]:
+        for name, factor in v.items():
+            if not Decimal("0.2") <= factor <= 5:
+                raise ValueError(f"{name}: a factor of {factor} is outside 0.2..5 (tokens per workload token)")
+        return v
+
+    def token_factor(self, *names: str | None) -> Decimal:
+        """The factor set for a model under any of its names (provider's name, common name)."""
+        wanted = {canonical_model(n) for n in names if n}
+        for name, factor in self.token_factors.items():
+            if canonical_model(name) in wanted:
+                return factor
+        return Decimal(1)
+
+    @property
+    def price_date(self) -> dt.date:
+        return self.as_of or dt.date.today()
+
+
+def load_scenario(path: Path) -> Scenario:
+    return load_model(path, Scenario)
+
+
+def load_scenario_text(text: str, name: str = "scenario") -> Scenario:
+    return load_model_text(text, name, Scenario)
+
+
+def dump_scenario(scenario: Scenario) -> str:
+    """YAML text that :func:`load_scenario_text` reads back to an equal scenario."""
+    data = _plain(scenario.model_dump(exclude_none=True))
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+
+
+def _plain(value: Any) -> Any:
+    """Decimals as YAML numbers (0.9, not '0.9'), dates as ISO dates: a file a person can edit."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    return value
+
+
+def with_measured_reuse(scenario: Scenario, prefix_share: float, hit_rate: float | None) -> Scenario:
+    """The scenario with the prefix share and hit rate a prompt-log analysis measured."""
+    workload = scenario.workload.model_copy(
+        update={
+            "prefix_share": Decimal(str(round(prefix_share, 4))),
+            "hit_rate": Decimal(str(round(hit_rate, 4))) if hit_rate is not None else scenario.workload.hit_rate,
+        }
+    )
+    return scenario.model_copy(update={"workload": workload})
+
+
+def list_presets(directory: Path | None = None) -> list[str]:
+    return sorted(p.stem for p in (directory or DEFAULT_PRESETS_DIR).glob("*.yaml"))
+
+
+def load_preset(name: str, directory: Path | None = None) -> Scenario:
+    directory = directory or DEFAULT_PRESETS_DIR
+    path = directory / f"{name}.yaml"
+    if not path.is_file():
+        raise InputError("--preset", f"unknown preset {name!r}; choose one of {', '.join(list_presets(directory))}")
+    return load_scenario(path)

@@ -1,0 +1,707 @@
+"""Measure the repeated start of prompts from a request log, and simulate a prefix cache.
+
+Two numbers of the turn (DESIGN.md, "The turn") come out of a log instead of a guess:
+
+- ``s``, the prefix share: the share of all input tokens that repeats the start of an earlier
+  request, as an unlimited cache on one replica would serve it;
+- ``s * h``, the token hit share a real cache serves: finite (LRU eviction, capacity in tokens per
+  replica), with a time-to-live, over several replicas with round-robin, random or prefix-aware
+  routing. ``h`` is the ratio of the two.
+
+Matching works like vLLM's automatic prefix caching: the prompt is cut into blocks of ``block_size``
+tokens; each *full* block is named by a hash of (its parent block's hash, its own tokens), so a block
+matches only together with everything before it, and a partial trailing block never matches. A
+request's hit is its longest run of cached blocks from the start, in tokens.
+
+Cache model: on each request the replica's cache serves the matched blocks, then holds every full
+block of the request (vLLM and SGLang keep a finished request's blocks as evictable cache). Eviction
+is least-recently-used by block; a request's blocks are touched tail first, so that under pressure a
+prompt's tail is evicted before its start (as vLLM's free-block queue does). With a TTL, a block not
+used for more than ``ttl_seconds`` (by request timestamps) is dropped. Requests are never concurrent
+here: there is no queueing model, and the blocks of running requests are not reserved; the KV budget
+from :func:`calculator.capacity.memory.fit` is therefore an upper bound for the cache.
+
+Input is read as a stream (:class:`LogReader`): OpenAI chat-completions request bodies, plain prompts,
+or Mooncake traces, as JSON Lines (optionally gzip-compressed). All cache configurations are simulated
+in one pass, so a large log is read and tokenized once and never held in memory.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import gzip
+import json
+import math
+import random
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, Literal, cast
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from calculator.catalog.datafile import DataFileError
+from calculator.errors import InputError
+from calculator.traffic.tokens import ApproxTokenizer, Tokenizer, chat_tokens
+
+__all__ = [
+    "DEFAULT_BLOCK_SIZE",
+    "FORMATS",
+    "MOONCAKE_BLOCK_SIZE",
+    "parse_timestamp",
+    "CacheConfig",
+    "CacheResult",
+    "CurvePoint",
+    "HistogramBin",
+    "LogReader",
+    "MalformedReport",
+    "PrefixReport",
+    "ReplicaResult",
+    "Request",
+    "analyse",
+    "analyse_log",
+    "block_hashes",
+    "capacity_from_fit",
+    "chain_block_ids",
+    "match_per_request",
+    "request_from_tokens",
+    "simulate",
+]
+
+DEFAULT_BLOCK_SIZE = 16
+"""vLLM's default KV block size on GPUs."""
+MOONCAKE_BLOCK_SIZE = 512
+"""Tokens per hash id in the published Mooncake traces."""
+FORMATS = ("openai", "prompt", "mooncake")
+MAX_REPORTED_LINES = 20
+"""Malformed lines listed one by one; beyond this they are only counted."""
+Routing = Literal["round_robin", "random", "prefix_aware"]
+_ROOT = 0x5EED
+
+
+# --- requests and block hashes --------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One request as the simulator sees it: the prefix-chained hashes of its full blocks."""
+
+    blocks: tuple[int, ...]
+    input_tokens: int
+    output_tokens: int | None = None
+    timestamp: float | None = None
+    """Seconds (any origin); needed only for a TTL."""
+    line: int | None = None
+
+
+def block_hashes(tokens: Sequence[int], block_size: int = DEFAULT_BLOCK_SIZE) -> tuple[int, ...]:
+    """Hashes of the full blocks of ``tokens``, each chained to its parent: hash((parent, block))."""
+    if block_size < 1:
+        raise InputError("block_size", f"must be 1 or more tokens, got {block_size}")
+    parent = _ROOT
+    out = []
+    for start in range(0, len(tokens) - block_size + 1, block_size):
+        parent = hash((parent, tuple(tokens[start : start + block_size])))
+        out.append(parent)
+    return tuple(out)
+
+
+def chain_block_ids(ids: Iterable[int]) -> tuple[int, ...]:
+    """Chain given block ids (e.g. Mooncake ``hash_ids``) so a block matches only after the same parents."""
+    parent = _ROOT
+    out = []
+    for block_id in ids:
+        parent = hash((parent, block_id))
+        out.append(parent)
+    return tuple(out)
+
+
+def request_from_tokens(
+    tokens: Sequence[int],
+    block_size: int = DEFAULT_BLOCK_SIZE,
+    timestamp: float | None = None,
+    output_tokens: int | None = None,
+    line: int | None = None,
+) -> Request:
+    return Request(block_hashes(tokens, block_size), len(tokens), output_tokens, timestamp, line)
+
+
+# --- reading logs as streams -----------------------------------------------------------------------
+
+
+def parse_timestamp(value: Any, what: str) -> float | None:
+    """Seconds from a number (Unix seconds) or an ISO 8601 string; None when absent."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise ValueError(f"'{what}' must be a number of seconds or an ISO 8601 time")
+    if isinstance(value, int | float):
+        if not math.isfinite(value):
+            raise ValueError(f"'{what}' is not a finite number")
+        return float(value)
+    if isinstance(value, str):
+        try:
+            parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            raise ValueError(f"'{what}' {value!r} is not an ISO 8601 time") from None
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=dt.UTC)
+        return parsed.timestamp()
+    raise ValueError(f"'{what}' must be a number of seconds or an ISO 8601 time")
+
+
+def _count(obj: dict[str, Any], key: str, required: bool) -> int | None:
+    value = obj.get(key)
+    if value is None:
+        if required:
+            raise ValueError(f"'{key}' is missing")
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"'{key}' must be a whole number 0 or more, got {value!r}")
+    return value
+
+
+def _body(obj: dict[str, Any]) -> dict[str, Any]:
+    """The request body: the object itself, or its ``body`` (a Batch API line)."""
+    inner = obj.get("body")
+    return inner if isinstance(inner, dict) else obj
+
+
+def _open_binary(path: Path) -> IO[bytes]:
+    return cast(IO[bytes], gzip.open(path, "rb")) if path.suffix == ".gz" else path.open("rb")
+
+
+def _detect(obj: dict[str, Any]) -> str | None:
+    body = _body(obj)
+    if "messages" in body:
+        return "openai"
+    if "hash_ids" in obj:
+        return "mooncake"
+    if "prompt" in body:
+        return "prompt"
+    return None
+
+
+class LogReader:
+    """Requests of a JSON Lines log, read lazily, line by line.
+
+    ``source`` is a path (``.gz`` is decompressed) or an iterable of lines (an upload). Malformed
+    lines are skipped, counted in ``malformed`` and described in ``problems`` (``name:line: what``,
+    the first :data:`MAX_REPORTED_LINES`); once the stream is exhausted, a log with no valid request
+    raises :class:`DataFileError`. ``format`` is resolved from the first usable line when "auto".
+
+    Timestamps: Mooncake's ``timestamp`` is milliseconds; in the other formats ``timestamp`` (or
+    ``created``) is Unix seconds or an ISO 8601 string. OpenAI lines may be bare request bodies or
+    Batch API lines (``{"custom_id", "body": {...}}``); a logged ``usage.completion_tokens`` (or
+    ``response.body.usage``) gives the output tokens. A ``prompt`` may be a string or a list of
+    token ids (already tokenized; used as they are).
+    """
+
+    def __init__(
+        self,
+        source: Path | str | Iterable[str | bytes],
+        format: str = "auto",
+        tokenizer: Tokenizer | None = None,
+        block_size: int | None = None,
+        name: str | None = None,
+    ) -> None:
+        if format not in ("auto", *FORMATS):
+            raise InputError("--format", f"unknown format {format!r}; choose auto, {', '.join(FORMATS)}")
+        if block_size is not None and block_size < 1:
+            raise InputError("--block-size", f"must be 1 or more tokens, got {block_size}")
+        self.source = source
+        self.name = name or (str(source) if isinstance(source, Path | str) else "<log>")
+        self.format = format
+        self.tokenizer: Tokenizer = tokenizer or ApproxTokenizer()
+        self._block_size = block_size
+        self.valid = 0
+        self.malformed = 0
+        self.problems: list[str] = []
+
+    @property
+    def block_size(self) -> int:
+        """Tokens per block: as given; otherwise 512 for a Mooncake trace, 16 for the text formats."""
+        if self._block_size is not None:
+            return self._block_size
+        return MOONCAKE_BLOCK_SIZE if self.format == "mooncake" else DEFAULT_BLOCK_SIZE
+
+    @property
+    def tokenized(self) -> bool:
+        return self.format in ("openai", "prompt")
+
+    def report(self) -> MalformedReport:
+        return MalformedReport(count=self.malformed, lines=tuple(self.problems))
+
+    def _problem(self, number: int, message: str) -> None:
+        self.malformed += 1
+        if len(self.problems) < MAX_REPORTED_LINES:
+            self.problems.append(f"{self.name}:{number}: {message}")
+
+    def _lines(self) -> Iterator[str | bytes]:
+        if not isinstance(self.source, Path | str):
+            yield from self.source
+            return
+        try:
+            with _open_binary(Path(self.source)) as handle:
+                yield from handle
+        except (OSError, EOFError) as exc:  # missing, unreadable, or a truncated or corrupt .gz
+            detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise DataFileError([f"{self.name}: cannot read file: {detail}"]) from exc
+
+    def __iter__(self) -> Iterator[Request]:
+        for number, raw in enumerate(self._lines(), start=1):
+            if isinstance(raw, bytes):
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    self._problem(number, "not UTF-8 text")
+                    continue
+            else:
+                text = raw
+            if not text.strip():
+                continue
+            try:
+                obj = json.loads(text)
+            except json.JSONDecodeError as exc:
+                self._problem(number, f"not valid JSON: {exc.msg} (column {exc.colno})")
+                continue
+            if not isinstance(obj, dict):
+                self._problem(number, f"expected a JSON object (one request per line), got {type(obj).__name__}")
+                continue
+            if self.format == "auto":
+                found = _detect(obj)
+                if found is None:
+                    self._problem(number, "not a request: no 'messages', 'prompt' or 'hash_ids'")
+                    continue
+                self.format = found
+            try:
+                request = self._parse(obj, number)
+            except ValueError as exc:
+                self._problem(number, str(exc))
+                continue
+            self.valid += 1
+            yield request
+        if self.valid == 0:
+            lines = self.problems or [f"{self.name}: no requests in the file (it is empty)"]
+            if self.malformed > len(self.problems):
+                lines = [*lines, f"{self.name}: ... {self.malformed - len(self.problems)} more malformed lines"]
+            raise DataFileError(lines)
+
+    def _parse(self, obj: dict[str, Any], number: int) -> Request:
+        if self.format == "mooncake":
+            return self._mooncake(obj, number)
+        body = _body(obj)
+        ts = parse_timestamp(obj.get("timestamp", obj.get("created", body.get("timestamp"))), "timestamp")
+        output = self._output_tokens(obj)
+        if self.format == "openai":
+            if "messages" not in body:
+                raise ValueError("'messages' is missing (an OpenAI chat-completions request body)")
+            tools = body.get("tools")
+            if tools is not None and not isinstance(tools, list):
+                raise ValueError("'tools' must be a list")
+            tokens = chat_tokens(self.tokenizer, body["messages"], tools)
+        else:
+            prompt = body.get("prompt")
+            if isinstance(prompt, str):
+                tokens = self.tokenizer.encode(prompt)
+            elif isinstance(prompt, list) and all(isinstance(t, int) and not isinstance(t, bool) for t in prompt):
+                tokens = prompt
+            else:
+                raise ValueError("'prompt' must be a string or a list of token ids")
+        return Request(block_hashes(tokens, self.block_size), len(tokens), output, ts, number)
+
+    @staticmethod
+    def _output_tokens(obj: dict[str, Any]) -> int | None:
+        usage = obj.get("usage")
+        response = obj.get("response")
+        if usage is None and isinstance(response, dict):
+            usage = _body(response).get("usage")
+        if isinstance(usage, dict):
+            return _count(usage, "completion_tokens", required=False)
+        return _count(obj, "output_tokens", required=False)
+
+    def _mooncake(self, obj: dict[str, Any], number: int) -> Request:
+        length = _count(obj, "input_length", required=True)
+        assert length is not None
+        output = _count(obj, "output_length", required=False)
+        ts = obj.get("timestamp")
+        seconds = parse_timestamp(ts, "timestamp")
+        ids = obj.get("hash_ids")
+        if not isinstance(ids, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
+            raise ValueError("'hash_ids' must be a list of whole numbers")
+        bs = self.block_size
+        if len(ids) != math.ceil(length / bs):
+            raise ValueError(
+                f"'hash_ids' has {len(ids)} blocks, but input_length {length} needs ceil({length}/{bs}) = "
+                f"{math.ceil(length / bs)} (is the block size {bs}?)"
+            )
+        # Only full blocks can match: a partial trailing block is left out.
+        return Request(
+            chain_block_ids(ids[: length // bs]), length, output, None if seconds is None else seconds / 1000, number
+        )
+
+
+# --- results -----------------------------------------------------------------------------------------
+
+
+class CacheConfig(BaseModel):
+    """One cache to simulate. ``capacity_tokens`` is per replica; None means unlimited."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    capacity_tokens: int | None = Field(default=None, ge=0)
+    ttl_seconds: float | None = Field(default=None, gt=0)
+    replicas: int = Field(default=1, ge=1)
+    routing: Routing = "round_robin"
+    balance: float = Field(default=0.2, ge=0)
+    """Prefix-aware routing: the replica with the longest cached match wins, unless it has served more
+    than ``balance`` x the mean number of requests (plus one) beyond the least-loaded replica; then the
+    longest match among the others (ties: the least loaded). Loads are request counts so far (no
+    queueing model). 0.2: a replica may run 20% of the mean ahead of the idlest one."""
+    seed: int = 0
+    """Random routing."""
+
+    def describe(self) -> str:
+        cap = "unlimited" if self.capacity_tokens is None else f"{self.capacity_tokens:,} tokens"
+        text = f"{cap} per replica"
+        if self.ttl_seconds is not None:
+            text += f", TTL {self.ttl_seconds:g} s"
+        if self.replicas > 1:
+            text += f", {self.replicas} replicas, {self.routing.replace('_', '-')} routing"
+            if self.routing == "prefix_aware":
+                text += f" (balance {self.balance:.0%})"
+        return text
+
+
+class ReplicaResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    replica: int
+    requests: int
+    input_tokens: int
+    hit_tokens: int
+    hit_share: float
+    """Token hit share on this replica: hit_tokens / input_tokens."""
+
+
+class HistogramBin(BaseModel):
+    """Requests whose matched start is ``low_tokens <= matched < high_tokens`` (the first bin is exactly 0)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    low_tokens: int
+    high_tokens: int
+    requests: int
+    matched_tokens: int
+
+
+class CacheResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    config: CacheConfig
+    requests: int
+    input_tokens: int
+    hit_tokens: int
+    token_hit_share: float
+    """s x h: the share of all input tokens served from cache."""
+    hit_rate: float | None = None
+    """h = token_hit_share / prefix_share (None when nothing repeats: h does not matter then)."""
+    replicas: tuple[ReplicaResult, ...]
+    matched_histogram: tuple[HistogramBin, ...]
+
+
+class CurvePoint(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    capacity_tokens: int
+    token_hit_share: float
+    hit_rate: float | None
+
+
+class MalformedReport(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    count: int = 0
+    lines: tuple[str, ...] = ()
+    """``file:line: what is wrong``, the first few."""
+
+
+class PrefixReport(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    source: str
+    format: str
+    block_size: int
+    tokenizer: str | None
+    """None when the log carries block hashes (Mooncake) and nothing was tokenized."""
+    tokenizer_exact: bool | None
+    requests: int
+    input_tokens: int
+    output_tokens: int | None
+    """Sum over the requests that say (None when none does)."""
+    mean_input_tokens: float
+    mean_output_tokens: float | None
+    prefix_share: float
+    """s: the share of input tokens an unlimited cache on one replica serves."""
+    unlimited: CacheResult
+    scenario: CacheResult
+    curve: tuple[CurvePoint, ...]
+    malformed: MalformedReport
+
+    @property
+    def hit_rate(self) -> float:
+        """h for a scenario: 1 when nothing repeats (then h has no effect)."""
+        return 1.0 if self.scenario.hit_rate is None else self.scenario.hit_rate
+
+    def scenario_values(self) -> dict[str, float]:
+        """The workload values to put in a scenario, rounded to 3 decimals."""
+        return {"prefix_share": round(self.prefix_share, 3), "hit_rate": round(self.hit_rate, 3)}
+
+
+# --- the simulator -------------------------------------------------------------------------------------
+
+
+class _Cache:
+    """One replica's cache: block hash -> last use, in LRU order (oldest first)."""
+
+    __slots__ = ("capacity", "entries", "ttl")
+
+    def __init__(self, capacity_blocks: int | None, ttl: float | None) -> None:
+        self.capacity = capacity_blocks
+        self.ttl = ttl
+        self.entries: OrderedDict[int, float] = OrderedDict()
+
+    def expire(self, now: float) -> None:
+        if self.ttl is None:
+            return
+        entries = self.entries
+        limit = now - self.ttl
+        while entries:
+            oldest = next(iter(entries))
+            if entries[oldest] >= limit:
+                break
+            del entries[oldest]
+
+    def match(self, blocks: tuple[int, ...]) -> int:
+        entries = self.entries
+        n = 0
+        for h in blocks:
+            if h not in entries:
+                break
+            n += 1
+        return n
+
+    def insert(self, blocks: tuple[int, ...], now: float) -> None:
+        entries = self.entries
+        for h in reversed(blocks):  # tail first: the start ends up most recent, evicted last
+            if h in entries:
+                entries.move_to_end(h)
+            entries[h] = now
+        if self.capacity is not None:
+            while len(entries) > self.capacity:
+                entries.popitem(last=False)
+
+
+class _Run:
+    def __init__(self, config: CacheConfig, block_size: int) -> None:
+        self.config = config
+        self.block_size = block_size
+        cap = None if config.capacity_tokens is None else config.capacity_tokens // block_size
+        self.caches = [_Cache(cap, config.ttl_seconds) for _ in range(config.replicas)]
+        self.requests = [0] * config.replicas
+        self.inputs = [0] * config.replicas
+        self.hits = [0] * config.replicas
+        self.bins: dict[int, list[int]] = {}
+        self.rng = random.Random(config.seed)
+        self.now = 0.0
+        self.count = 0
+
+    def _route(self, blocks: tuple[int, ...]) -> tuple[int, int]:
+        """(replica, matched blocks there)."""
+        c = self.config
+        if c.replicas == 1:
+            return 0, self.caches[0].match(blocks)
+        if c.routing == "round_robin":
+            r = self.count % c.replicas
+        elif c.routing == "random":
+            r = self.rng.randrange(c.replicas)
+        else:
+            matches = [cache.match(blocks) for cache in self.caches]
+            limit = min(self.requests) + c.balance * sum(self.requests) / c.replicas + 1
+            allowed = [i for i in range(c.replicas) if self.requests[i] <= limit]
+            r = max(allowed, key=lambda i: (matches[i], -self.requests[i], -i))
+            return r, matches[r]
+        return r, self.caches[r].match(blocks)
+
+    def feed(self, request: Request) -> int:
+        if self.config.ttl_seconds is not None:
+            if request.timestamp is None:
+                where = f"line {request.line}" if request.line is not None else "a request"
+                raise InputError("--ttl-seconds", f"a time-to-live needs request timestamps; {where} has none")
+            self.now = max(self.now, request.timestamp)
+            for cache in self.caches:
+                cache.expire(self.now)
+        r, blocks = self._route(request.blocks)
+        matched = min(blocks * self.block_size, request.input_tokens)
+        self.caches[r].insert(request.blocks, self.now)
+        self.count += 1
+        self.requests[r] += 1
+        self.inputs[r] += request.input_tokens
+        self.hits[r] += matched
+        k = (matched // self.block_size).bit_length()
+        b = self.bins.setdefault(k, [0, 0])
+        b[0] += 1
+        b[1] += matched
+        return matched
+
+    def result(self) -> CacheResult:
+        inputs, hits = sum(self.inputs), sum(self.hits)
+        bs = self.block_size
+        bins = []
+        for k in range(max(self.bins, default=0) + 1):
+            n, tokens = self.bins.get(k, [0, 0])
+            low, high = (0, 1) if k == 0 else (bs << (k - 1), bs << k)
+            bins.append(HistogramBin(low_tokens=low, high_tokens=high, requests=n, matched_tokens=tokens))
+        return CacheResult(
+            config=self.config,
+            requests=self.count,
+            input_tokens=inputs,
+            hit_tokens=hits,
+            token_hit_share=hits / inputs if inputs else 0.0,
+            replicas=tuple(
+                ReplicaResult(
+                    replica=i,
+                    requests=self.requests[i],
+                    input_tokens=self.inputs[i],
+                    hit_tokens=self.hits[i],
+                    hit_share=self.hits[i] / self.inputs[i] if self.inputs[i] else 0.0,
+                )
+                for i in range(len(self.caches))
+            ),
+            matched_histogram=tuple(bins),
+        )
+
+
+def match_per_request(
+    requests: Iterable[Request], config: CacheConfig | None = None, block_size: int = DEFAULT_BLOCK_SIZE
+) -> Iterator[int]:
+    """Matched tokens of each request, in order, under ``config`` (default: unlimited, one replica)."""
+    run = _Run(config or CacheConfig(), block_size)
+    for request in requests:
+        yield run.feed(request)
+
+
+def simulate(
+    requests: Iterable[Request], configs: Sequence[CacheConfig], block_size: int = DEFAULT_BLOCK_SIZE
+) -> list[CacheResult]:
+    """Run every cache configuration over the request stream in a single pass."""
+    if block_size < 1:
+        raise InputError("--block-size", f"must be 1 or more tokens, got {block_size}")
+    runs = [_Run(c, block_size) for c in configs]
+    for request in requests:
+        for run in runs:
+            run.feed(request)
+    return [run.result() for run in runs]
+
+
+def _with_rate(result: CacheResult, share: float) -> CacheResult:
+    return result.model_copy(update={"hit_rate": result.token_hit_share / share if share > 0 else None})
+
+
+def analyse(
+    requests: Iterable[Request],
+    scenario: CacheConfig | None = None,
+    capacities: Sequence[int] = (),
+    block_size: int = DEFAULT_BLOCK_SIZE,
+    *,
+    source: str = "<requests>",
+    format: str = "requests",
+    tokenizer: Tokenizer | None = None,
+    malformed: MalformedReport | None = None,
+) -> PrefixReport:
+    """Prefix share (unlimited cache), the scenario's hit share, and a hit-rate curve over
+    ``capacities`` (tokens per replica; the scenario's TTL, replicas and routing), in one pass."""
+    scenario = scenario or CacheConfig()
+    for cap in capacities:
+        if cap < 0:
+            raise InputError("--capacity-tokens", f"must be 0 or more tokens, got {cap}")
+    curve_configs = [scenario.model_copy(update={"capacity_tokens": cap}) for cap in sorted(set(capacities))]
+    totals = {"requests": 0, "output": 0, "with_output": 0}
+
+    def counted() -> Iterator[Request]:
+        for request in requests:
+            totals["requests"] += 1
+            if request.output_tokens is not None:
+                totals["output"] += request.output_tokens
+                totals["with_output"] += 1
+            yield request
+
+    unlimited, scen, *points = simulate(counted(), [CacheConfig(), scenario, *curve_configs], block_size)
+    share = unlimited.token_hit_share
+    n = unlimited.requests
+    return PrefixReport(
+        source=source,
+        format=format,
+        block_size=block_size,
+        tokenizer=None if tokenizer is None else tokenizer.name,
+        tokenizer_exact=None if tokenizer is None else tokenizer.exact,
+        requests=n,
+        input_tokens=unlimited.input_tokens,
+        output_tokens=totals["output"] if totals["with_output"] else None,
+        mean_input_tokens=unlimited.input_tokens / n if n else 0.0,
+        mean_output_tokens=totals["output"] / totals["with_output"] if totals["with_output"] else None,
+        prefix_share=share,
+        unlimited=_with_rate(unlimited, share),
+        scenario=_with_rate(scen, share),
+        curve=tuple(
+            CurvePoint(
+                capacity_tokens=p.config.capacity_tokens or 0,
+                token_hit_share=p.token_hit_share,
+                hit_rate=p.token_hit_share / share if share > 0 else None,
+            )
+            for p in points
+        ),
+        malformed=malformed or MalformedReport(),
+    )
+
+
+def analyse_log(
+    source: Path | str | Iterable[str | bytes],
+    format: str = "auto",
+    scenario: CacheConfig | None = None,
+    capacities: Sequence[int] = (),
+    block_size: int | None = None,
+    tokenizer: Tokenizer | None = None,
+    name: str | None = None,
+) -> PrefixReport:
+    """:func:`analyse` over a log file (or its lines), streamed; malformed lines are reported, and the
+    run fails with :class:`DataFileError` only when no valid request is left."""
+    reader = LogReader(source, format, tokenizer, block_size, name)
+    # The block size is known once the format is (auto-detected on the first usable line).
+    stream = iter(reader)
+    first = next(stream, None)
+    if first is None:  # pragma: no cover - the reader raises when nothing is valid
+        raise DataFileError([f"{reader.name}: no requests"])
+
+    def all_requests() -> Iterator[Request]:
+        yield first
+        yield from stream
+
+    report = analyse(
+        all_requests(),
+        scenario,
+        capacities,
+        reader.block_size,
+        source=reader.name,
+        format=reader.format,
+        tokenizer=reader.tokenizer if reader.tokenized else None,
+    )
+    return report.model_copy(update={"malformed": reader.report()})
+
+
+def capacity_from_fit(max_cached_tokens: int, field: str = "--gpu") -> int:
+    """The cache capacity per replica from a memory fit (``calculator.capacity.memory.fit(...).max_cached_tokens``)."""
+    if max_cached_tokens <= 0:
+        raise InputError(field, "the model leaves no memory for a KV cache on this GPU; nothing can be cached")
+    return max_cached_tokens
