@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import streamlit as st
 
-from calculator.catalog.datafile import DataFileError
+from calculator.catalog.datafile import DATA_DIR, DataFileError
 from calculator.pricing.compare import Catalogs, load_catalogs
 from calculator.scenario.model import Scenario, list_presets, load_preset
-
-ROOT = Path(__file__).resolve().parent.parent
-
 
 def _fingerprint(*dirs: str) -> str:
     """Sorted (name, mtime) of the data files, so editing a YAML file reloads it."""
     parts = []
     for d in dirs:
-        for p in sorted((ROOT / d).glob("*.yaml")):
+        for p in sorted((DATA_DIR / d).glob("*.yaml")):
             parts.append(f"{d}/{p.name}:{p.stat().st_mtime_ns}")
     return "|".join(parts)
 
@@ -30,7 +25,7 @@ def _catalogs(fingerprint: str) -> Catalogs:
 def catalogs() -> Catalogs:
     """The price sheets, GPU specs and throughput records; a broken file stops the page with file:line."""
     try:
-        return _catalogs(_fingerprint("price_sheets", "gpu_specs", "measurements"))
+        return _catalogs(_fingerprint("price_sheets", "gpu_specs", "measurements", "models"))
     except DataFileError as exc:
         st.error("A data file could not be read. Fix it and reload the page:")
         st.code("\n".join(exc.lines), language=None)
