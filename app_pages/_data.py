@@ -8,6 +8,7 @@ from calculator.catalog.datafile import DATA_DIR, DataFileError
 from calculator.pricing.compare import Catalogs, load_catalogs
 from calculator.scenario.model import Scenario, list_presets, load_preset
 
+
 def _fingerprint(*dirs: str) -> str:
     """Sorted (name, mtime) of the data files, so editing a YAML file reloads it."""
     parts = []
