@@ -10,6 +10,7 @@ import datetime as dt
 import tempfile
 from decimal import Decimal
 from pathlib import Path
+from typing import Literal
 
 import pandas as pd
 import streamlit as st
@@ -33,7 +34,7 @@ from calculator.pricing.ttl import (
     read_session_log,
 )
 
-BIND = "query-params"
+BIND: Literal["query-params"] = "query-params"
 DEFAULT_OFFER = "anthropic/claude-sonnet-4-5"
 SOURCES = ("median gap", "gap list", "session log")  # shown as they are: a bound widget puts the text in the URL
 SHAPES = ("lognormal", "exponential")
@@ -138,7 +139,7 @@ def _check_params() -> list[str]:
     return problems
 
 
-def number(key: str, container: st.delta_generator.DeltaGenerator | None = None, **kwargs: object) -> float:
+def number(key: str, container: st.delta_generator.DeltaGenerator | None = None, disabled: bool = False) -> float:
     label, kind, lo, hi, step, default, fmt, help = NUMBERS[key]
     value: float = (container or st).number_input(
         label,
@@ -150,7 +151,7 @@ def number(key: str, container: st.delta_generator.DeltaGenerator | None = None,
         key=key,
         bind=BIND,
         help=help,
-        **kwargs,  # type: ignore[arg-type]
+        disabled=disabled,
     )
     return value
 
@@ -253,7 +254,8 @@ def _read_log(data: bytes, name: str) -> LogGaps:
 
 
 turns = float(ss.get("t_turns") or NUMBERS["t_turns"][5])
-per_month = float(ss.get("t_sess") if ss.get("t_sess") is not None else NUMBERS["t_sess"][5])
+given_sessions = ss.get("t_sess")
+per_month = float(given_sessions if given_sessions is not None else NUMBERS["t_sess"][5])
 per_month_source = "given"
 gaps: GapDistribution
 try:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal
+from typing import Literal
 
 import streamlit as st
 from pydantic import ValidationError
@@ -24,7 +25,7 @@ from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison, comp
 from calculator.pricing.pinning import Repricing, pin_prices, reprice
 from calculator.scenario.model import Scenario, dump_scenario, load_scenario_text
 
-BIND = "query-params"
+BIND: Literal["query-params"] = "query-params"
 SEED = Scenario.model_validate(
     {
         "name": "coding-agent (seed article)",
@@ -146,12 +147,12 @@ def select(label: str, key: str, options: list[str], default: str, help: str, de
         st.caption(_state.offer_label(cat, chosen))
 
 
-def pick(label: str, key: str, options: list[str], default: str, help: str, **kwargs: object) -> None:
+def pick(label: str, key: str, options: list[str], default: str, help: str) -> None:
     """A plain select bound to the URL; a session value the options lack falls back to the default."""
     if ss.get(key) is not None and ss[key] not in options:
         ss[key] = default if default in options else options[0]
     index = options.index(default) if default in options else 0
-    st.selectbox(label, options, index=index, key=key, bind=BIND, help=help, **kwargs)  # type: ignore[arg-type]
+    st.selectbox(label, options, index=index, key=key, bind=BIND, help=help)
 
 
 def offer_filter(key: str) -> list[str]:
@@ -555,7 +556,7 @@ with right:
         and len(util_df["option"].unique()) > 1
         or any(o.option != "serverless" for o in result.options)
     ):
-        now = {o.option: o.utilisation for o in result.options if o.utilisation is not None}
+        now: dict[str, float] = {o.option: o.utilisation for o in result.options if o.utilisation is not None}
         st.altair_chart(charts.utilisation_chart(util_df, cur, now))
         st.caption("GPU hours only (no engineer, no spares); the flat line is the serverless reused-prefix turn.")
 if result.cheapest:

@@ -105,7 +105,9 @@ labels = dict(zip(shown["key"], shown["Provider"] + " · " + shown["Offer"] + " 
 keys = list(labels)
 multi = [k for k in keys if int(shown.loc[shown["key"] == k, "Versions"].iloc[0]) > 1]
 start = "lyceum/serverless/glm-5.3" if "lyceum/serverless/glm-5.3" in keys else (multi or keys)[0]
-choice = st.selectbox("Offer", keys, index=keys.index(start), format_func=labels.get, key="ps_offer")
+choice = st.selectbox("Offer", keys, index=keys.index(start), format_func=lambda key: labels[key], key="ps_offer")
+if choice is None:  # an index into non-empty options always selects one
+    st.stop()
 provider, kind, offer_id = choice.split("/", 2)
 sheet, offer = cat.prices.offer(provider, offer_id, kind)
 

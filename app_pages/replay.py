@@ -210,7 +210,7 @@ def _start() -> None:
                 prompts = read_prompt_log(path)
             except InputError as exc:
                 problems.append(f"**Prompt log**: {exc.message.replace(str(path), upload.name)}")
-    if problems:
+    if problems or upload is None:  # a missing upload is among the problems
         ss["r_problems"] = problems
         return
     gpu = ss.get("r_gpu") or NOT_STATED
