@@ -19,7 +19,7 @@ run: $(BIN)/.installed
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy calculator
+	$(BIN)/mypy calculator app_pages app.py tests benchmarks
 	$(BIN)/lint-imports
 
 test: lint

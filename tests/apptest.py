@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1.element_tree import AlertBase, Markdown
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
@@ -22,3 +24,8 @@ def open_page(page: str, timeout: float = 60, **params: str) -> AppTest:
 
 def metrics(at: AppTest) -> dict[str, str]:
     return {m.label: m.value for m in at.metric}
+
+
+def text_of(elements: Iterable[AlertBase | Markdown]) -> str:
+    """The words of alerts or markdown-like elements (``at.error``, ``at.caption``, ...) as one string."""
+    return " ".join(e.value for e in elements)

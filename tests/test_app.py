@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from calculator.scenario.model import list_presets, load_scenario_text
+from calculator.scenario.model import Scenario, list_presets, load_scenario_text
 
 from .apptest import APP
 
@@ -246,10 +246,10 @@ ESTIMATE_URL = {
 }
 
 
-def _expected(update: dict[str, object]) -> object:
+def _expected(update: dict[str, object]) -> Scenario:
     import datetime as dt
 
-    from calculator.scenario.model import Scenario, load_preset
+    from calculator.scenario.model import load_preset
 
     data = load_preset("coding-agent").model_dump()
     data["as_of"] = dt.date(2026, 10, 30)
@@ -262,15 +262,15 @@ def _expected(update: dict[str, object]) -> object:
     return Scenario.model_validate(data)
 
 
-def _monthly(scenario: object) -> dict[str, str]:
+def _monthly(scenario: Scenario) -> dict[str, str]:
     from calculator.present import charts
     from calculator.pricing.compare import OPTION_LABELS, compare, load_catalogs
 
-    result = compare(scenario, load_catalogs())  # type: ignore[arg-type]
+    result = compare(scenario, load_catalogs())
     return {
         OPTION_LABELS[o.option] + (" (cheapest)" if o.option == result.cheapest else ""): charts.fmt_money(
             o.monthly,
-            scenario.currency,  # type: ignore[attr-defined]
+            scenario.currency,
         )
         for o in result.options
     }
@@ -386,7 +386,7 @@ def test_bad_advanced_url_values_are_named() -> None:
 def _rows(at: AppTest) -> dict[str, dict[str, str]]:
     """The assumptions table (the first one on the page) by assumption name."""
     table = at.dataframe[0].value
-    return {row["Assumption"]: row.to_dict() for _, row in table.iterrows()}
+    return {str(row["Assumption"]): {str(k): v for k, v in row.items()} for _, row in table.iterrows()}
 
 
 def test_assumptions_list_the_advanced_settings_when_set() -> None:

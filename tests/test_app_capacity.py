@@ -13,11 +13,10 @@ from calculator.present import capacity_charts as cc
 from calculator.pricing.compare import Catalogs
 from calculator.scenario.inputs import LatencyTarget
 
-from .apptest import open_page
+from .apptest import open_page, text_of
 
 SGLANG = Path(__file__).resolve().parent / "fixtures" / "bench" / "sglang"
 ONLINE = SGLANG / "h200_llama_3_3_70b_online_output.jsonl"
-SETUP = {"model": "llama-3.3-70b", "gpu": "h200-sxm", "gpu_count": 4, "precision": "bf16"}
 LLAMA_LIKE = {
     "_name_or_path": "acme/Tiny-Llama-8B",
     "model_type": "llama",
@@ -33,15 +32,11 @@ LLAMA_LIKE = {
 
 
 def _page(page: str, **params: str) -> AppTest:
-    return open_page(page, **params)
+    return open_page(page, 60, **params)
 
 
 def _metrics(at: AppTest) -> dict[str, str]:
     return {m.label: m.value for m in at.metric}
-
-
-def _text(elements: object) -> str:
-    return " ".join(e.value for e in elements)  # type: ignore[attr-defined]
 
 
 # --- Capacity -------------------------------------------------------------------------------------
@@ -51,7 +46,7 @@ def test_70b_fp8_does_not_fit_one_h100_at_32k_and_fits_two(catalogs: Catalogs) -
     at = _page("capacity", c_model="llama-3.3-70b", c_gpu="h100-sxm", c_prec="fp8", c_ctx="32768", c_n="1")
     assert not at.error, [e.value for e in at.error]
     assert _metrics(at)["Fits?"] == "Does not fit"
-    answer = _text(at.warning)
+    answer = text_of(at.warning)
     assert "Does not fit" in answer and "GB per GPU short" in answer and "2 GPUs" in answer
 
     at.number_input(key="c_n").set_value(2).run()
@@ -61,7 +56,7 @@ def test_70b_fp8_does_not_fit_one_h100_at_32k_and_fits_two(catalogs: Catalogs) -
     metrics = _metrics(at)
     assert metrics["Fits?"] == "Yes"
     assert metrics["Max sequences"] == f"{expected.max_sequences:,}"
-    assert f"{expected.max_sequences:,} sequences" in _text(at.success)
+    assert f"{expected.max_sequences:,} sequences" in text_of(at.success)
     assert len(at.get("vega_lite_chart")) == 3  # memory bar, decode per user, decode in total
     tables = [d.value for d in at.dataframe]
     side = tables[0]
@@ -71,7 +66,7 @@ def test_70b_fp8_does_not_fit_one_h100_at_32k_and_fits_two(catalogs: Catalogs) -
 
 def test_bad_url_parameters_are_named_and_the_page_still_answers() -> None:
     at = _page("capacity", c_n="0", c_gpu="h999", c_ctx="lots")
-    errors = _text(at.error)
+    errors = text_of(at.error)
     assert "`c_n`" in errors and "outside 1 to 64" in errors
     assert "`c_gpu`" in errors and "'h999'" in errors
     assert "`c_ctx`" in errors and "not a number" in errors
@@ -95,7 +90,7 @@ def test_a_broken_config_names_its_line() -> None:
     line = next(i for i, s in enumerate(text.splitlines(), 1) if "num_key_value_heads" in s)
     at.file_uploader(key="c_cfg").set_value(("config.json", text.encode(), "application/json")).run()
     assert not at.exception
-    assert f"config.json:{line}: num_key_value_heads" in _text(at.error)
+    assert f"config.json:{line}: num_key_value_heads" in text_of(at.error)
 
 
 def test_memory_frame_adds_up_and_shows_the_shortfall(catalogs: Catalogs) -> None:
@@ -134,7 +129,7 @@ def test_measurements_page_imports_sglang_and_needs_the_setup() -> None:
     records = at.dataframe[0].value
     assert len(records) == 7
     assert all(s == "missing: model, precision, GPU, GPU count" for s in records["Status"])
-    assert "7 of 7 records are incomplete" in _text(at.warning)
+    assert "7 of 7 records are incomplete" in text_of(at.warning)
 
     at.selectbox(key="m_gpu").set_value("h200-sxm").run()
     at.number_input(key="m_n").set_value(4).run()
@@ -150,19 +145,19 @@ def test_measurements_page_imports_sglang_and_needs_the_setup() -> None:
     # the file holds two traffic shapes: one chart per shape, and the other runs are named as left out
     picked = at.selectbox(key="m_grp")
     assert len(picked.options) == 2 and str(picked.value).startswith("1. ")
-    left_out = _text(at.markdown)
+    left_out = text_of(at.markdown)
     assert "online_output-6-rate4" in left_out and "input tokens differs" in left_out
 
 
 def test_latency_target_picks_the_busiest_level() -> None:
     at = _page("measurements", m_gpu="h200-sxm", m_n="4", m_prec="bf16", m_model="llama-3.3-70b")
     at.file_uploader(key="m_files").set_value((ONLINE.name, ONLINE.read_bytes(), "application/jsonl")).run()
-    assert "not p95" in _text(at.info)  # the file holds medians only
+    assert "not p95" in text_of(at.info)  # the file holds medians only
     at.selectbox(key="m_pct").set_value("p50").run()
     at.number_input(key="m_ttft").set_value(200.0).run()
     at.number_input(key="m_tps").set_value(50.0).run()
     assert not at.exception
-    answer = _text(at.success)
+    answer = text_of(at.success)
     assert "online_output-3-rate4" in answer and "sglang" in answer
 
 
@@ -171,19 +166,21 @@ def test_a_broken_upload_names_the_line() -> None:
     bad = b'{"backend": "sglang", "completed": 10, "duration": 5}\n{"backend": sglang}\n'
     at.file_uploader(key="m_files").set_value(("broken.jsonl", bad, "application/jsonl")).run()
     assert not at.exception
-    errors = _text(at.error)
+    errors = text_of(at.error)
     assert "broken.jsonl:2" in errors and "not valid JSON" in errors
 
 
 def test_bad_measurement_url_parameters_are_named() -> None:
     at = _page("measurements", m_n="2.5", m_pct="p42")
-    errors = _text(at.error)
+    errors = text_of(at.error)
     assert "`m_n`" in errors and "whole number" in errors
     assert "`m_pct`" in errors
 
 
 def test_groups_charts_and_target_from_the_fixture(catalogs: Catalogs) -> None:
-    found = cc.import_uploads([(ONLINE.name, ONLINE.read_bytes())], **SETUP)  # type: ignore[arg-type]
+    found = cc.import_uploads(
+        [(ONLINE.name, ONLINE.read_bytes())], model="llama-3.3-70b", gpu="h200-sxm", gpu_count=4, precision="bf16"
+    )
     assert not found.problems and len(found.records) == 7
     groups = cc.comparable_groups([*found.records, *catalogs.records.records])
     big = groups[0]

@@ -13,7 +13,7 @@ from calculator.present.money import format_money
 from calculator.pricing.compare import Catalogs
 from calculator.scenario.model import load_preset
 
-from .apptest import open_page
+from .apptest import open_page, text_of
 
 
 def _page(**params: str) -> AppTest:
@@ -22,10 +22,6 @@ def _page(**params: str) -> AppTest:
 
 def _metrics(at: AppTest) -> dict[str, str]:
     return {m.label: m.value for m in at.metric}
-
-
-def _text(elements: object) -> str:
-    return " ".join(e.value for e in elements)  # type: ignore[attr-defined]
 
 
 def test_the_hybrid_percentile_shown_is_hybrid_plans_best(catalogs: Catalogs) -> None:
@@ -39,7 +35,7 @@ def test_the_hybrid_percentile_shown_is_hybrid_plans_best(catalogs: Catalogs) ->
     metrics = _metrics(at)
     assert metrics["Cheapest hybrid"] == f"p{best.percentile:g}"
     assert metrics["Hybrid per month"] == format_money(best.monthly, "USD")
-    answer = _text(at.success)
+    answer = text_of(at.success)
     assert f"owns {best.owned_replicas} replica(s)" in answer
     assert f"enough for the p{best.percentile:g} hour" in answer
     assert f"{best.overflow_share:.1%}" in answer
@@ -58,7 +54,7 @@ def test_owning_nothing_is_said_in_words_on_the_default_preset(catalogs: Catalog
     result = hybrid_plan(scenario, catalogs, profile_from_traffic(scenario.traffic))
     assert result.best.owned_replicas == 0
     assert _metrics(at)["Cheapest hybrid"] == f"p{result.best.percentile:g}" == "p0"
-    assert "Owning nothing is the cheapest hybrid" in _text(at.success)
+    assert "Owning nothing is the cheapest hybrid" in text_of(at.success)
 
 
 def test_growth_month_in_words_matches_grow(catalogs: Catalogs) -> None:
@@ -69,7 +65,7 @@ def test_growth_month_in_words_matches_grow(catalogs: Catalogs) -> None:
     plan = grow(pc.growth_scenario(scenario, profile, 100_000), catalogs, 36, 0.25, 100_000)
     month = plan.becomes_cheapest["self_hosted"]
     assert month is not None and month > 1
-    words = _text(at.info)
+    words = text_of(at.info)
     assert f"Self-hosted GPUs becomes the cheapest in month {month}." in words
     assert plan.stays_cheapest is not None
     assert f"from month {plan.stays_cheapest[1]} to the end (month 36)" in words
@@ -89,22 +85,22 @@ def test_growth_month_one_matches_the_always_on_options_under_the_profile(catalo
 
 def test_a_trace_upload_sets_the_burst_and_a_bad_one_names_the_field() -> None:
     at = _page(pl_prof="from a request log")
-    assert "Upload a request log" in _text(at.info)
+    assert "Upload a request log" in text_of(at.info)
     stamps = [f"2026-01-01T10:{m:02d}:{s:02d}" for m in range(10) for s in range(0, 60, 2 if m == 3 else 20)]
     csv = ("TIMESTAMP\n" + "\n".join(stamps) + "\n").encode()
     at.file_uploader(key="pl_trace").set_value(("azure.csv", csv, "text/csv")).run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    assert "trace azure.csv" in _text(at.caption)
+    assert "trace azure.csv" in text_of(at.caption)
     assert float(_metrics(at)["Peak-to-average"]) > 2  # minute 3 holds ten times the others' requests
 
     at.file_uploader(key="pl_trace").set_value(("bad.csv", b"when\n1\n2\n", "text/csv")).run()
     assert not at.exception
-    assert "Request log" in _text(at.error) and "no TIMESTAMP column" in _text(at.error)
+    assert "Request log" in text_of(at.error) and "no TIMESTAMP column" in text_of(at.error)
 
 
 def test_bad_url_values_are_named() -> None:
     at = _page(pl_m="99", pl_prof="weekends", pl_burst="abc")
-    errors = _text(at.error)
+    errors = text_of(at.error)
     assert "`pl_m` (Months)" in errors and "`pl_prof`" in errors and "`pl_burst`" in errors
 
 
@@ -112,7 +108,7 @@ def test_a_burst_below_one_is_an_error_naming_the_field() -> None:
     at = _page()
     at.number_input(key="pl_burst").set_value(0.5).run()
     assert not at.exception
-    assert "Within-hour burst" in _text(at.error)
+    assert "Within-hour burst" in text_of(at.error)
 
 
 def test_plan_charts_carry_the_data(catalogs: Catalogs) -> None:

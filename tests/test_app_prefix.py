@@ -15,11 +15,11 @@ from streamlit.testing.v1 import AppTest
 
 from calculator.catalog.datafile import DataFileError
 from calculator.present import prefix_charts as pc
-from calculator.pricing.compare import compare
+from calculator.pricing.compare import Comparison, compare
 from calculator.scenario.model import load_preset, with_measured_reuse
 from calculator.traffic.prefix import CacheConfig, analyse_log
 
-from .apptest import APP, open_page
+from .apptest import APP, open_page, text_of
 
 MOONCAKE = Path(__file__).resolve().parent / "fixtures" / "traces" / "mooncake"
 SYNTHETIC = MOONCAKE / "synthetic_trace.jsonl"
@@ -34,8 +34,11 @@ def _metrics(at: AppTest) -> dict[str, str]:
     return {m.label: m.value for m in at.metric}
 
 
-def _text(elements: object) -> str:
-    return " ".join(e.value for e in elements)  # type: ignore[attr-defined]
+def _serverless_monthly(result: Comparison) -> str:
+    """The serverless option's monthly cost as the page's tables show it."""
+    option = result.option("serverless")
+    assert option is not None
+    return f"${option.monthly:,.2f}"
 
 
 def _percent(value: str) -> float:
@@ -106,7 +109,7 @@ def test_malformed_upload_reports_the_bad_line_numbers() -> None:
     bad = {3: '{"model": "m", "messages": [', 5: '["not", "an", "object"]', 8: '{"model": "m"}'}
     _upload(at, "chats.jsonl", _chat_log(12, bad))
     assert not at.error, [e.value for e in at.error]
-    warning = _text(at.warning)
+    warning = text_of(at.warning)
     assert "3 malformed line(s)" in warning
     assert "chats.jsonl:3: not valid JSON" in warning
     assert "chats.jsonl:5: expected a JSON object" in warning
@@ -117,7 +120,7 @@ def test_malformed_upload_reports_the_bad_line_numbers() -> None:
 def test_an_upload_with_no_usable_line_is_an_error_naming_the_lines() -> None:
     at = _page()
     _upload(at, "broken.jsonl", b'{"prompt": \n\nnot json\n')
-    errors = _text(at.error)
+    errors = text_of(at.error)
     assert "broken.jsonl:1: not valid JSON" in errors and "broken.jsonl:3: not valid JSON" in errors
     assert not at.metric
 
@@ -125,7 +128,7 @@ def test_an_upload_with_no_usable_line_is_an_error_naming_the_lines() -> None:
 def test_a_corrupt_gzip_upload_is_an_error() -> None:
     at = _page()
     _upload(at, "cut.jsonl.gz", gzip.compress(_chat_log(50))[:-60])
-    errors = _text(at.error)
+    errors = text_of(at.error)
     assert "cut.jsonl.gz: cannot read the file" in errors
     assert at.status[0].state == "error"
 
@@ -138,13 +141,13 @@ def test_a_gzip_upload_is_read_and_measured() -> None:
     expected = analyse_log(io.BytesIO(raw), scenario=CacheConfig(capacity_tokens=1_000_000, replicas=4))
     assert expected.prefix_share > 0.5
     assert _metrics(at)["Prefix share s"] == f"{expected.prefix_share:.1%}"
-    assert "openai format" in _text(at.caption) and "(approximate)" in _text(at.caption)
+    assert "openai format" in text_of(at.caption) and "(approximate)" in text_of(at.caption)
 
 
 def test_a_ttl_without_timestamps_names_the_ttl() -> None:
     at = _page(p_ttl="60")
     _upload(at, "chats.jsonl", _chat_log(4))
-    errors = _text(at.error)
+    errors = text_of(at.error)
     assert "**TTL**" in errors and "timestamps" in errors
 
 
@@ -152,13 +155,13 @@ def test_a_missing_tokenizer_file_names_the_field(tmp_path: Path) -> None:
     at = _page()
     at.text_input(key="p_tok").set_value(str(tmp_path / "tokenizer.json")).run()
     assert not at.exception
-    errors = _text(at.error)
+    errors = text_of(at.error)
     assert "**Tokenizer**" in errors and "no such file" in errors
 
 
 def test_bad_url_parameters_are_named() -> None:
     at = _page(p_rep="0", p_route="fastest", p_cap="lots")
-    errors = _text(at.error)
+    errors = text_of(at.error)
     assert "`p_rep`" in errors and "outside 1 to 256" in errors
     assert "`p_route`" in errors and "'fastest'" in errors
     assert "`p_cap`" in errors and "not a number" in errors
@@ -172,11 +175,11 @@ def test_capacity_from_a_gpu_and_model() -> None:
     tokens = fit(cat.models.get("llama-3.3-70b"), cat.gpus.get("h200-sxm"), "fp8").max_cached_tokens
     at = _page(p_capm="GPU and model", p_model="llama-3.3-70b", p_gpu="h200-sxm", p_prec="fp8")
     assert not at.error, [e.value for e in at.error]
-    assert f"{tokens:,} tokens per replica" in _text(at.caption)
+    assert f"{tokens:,} tokens per replica" in text_of(at.caption)
     at.selectbox(key="p_gpu").set_value("h100-sxm")
     at.selectbox(key="p_prec").set_value("bf16").run()  # 141 GB of BF16 weights leave no KV cache on one H100
     assert not at.exception
-    errors = _text(at.error)
+    errors = text_of(at.error)
     assert "**GPU and model**" in errors and "no memory for a KV cache" in errors
 
 
@@ -194,8 +197,8 @@ def test_cost_table_shows_assumed_and_measured_cost() -> None:
     after = compare(with_measured_reuse(preset, values["prefix_share"], values["hit_rate"]), cat)
     assert len(table) == len(before.options)
     serverless = table[table["Option"] == "Serverless API"].iloc[0]
-    assert serverless["Assumed"] == f"${before.option('serverless').monthly:,.2f}"  # type: ignore[union-attr]
-    assert serverless["Measured"] == f"${after.option('serverless').monthly:,.2f}"  # type: ignore[union-attr]
+    assert serverless["Assumed"] == _serverless_monthly(before)
+    assert serverless["Measured"] == _serverless_monthly(after)
     assert serverless["Assumed"] != serverless["Measured"]
 
 
@@ -220,7 +223,7 @@ def test_apply_uses_the_compare_pages_own_inputs_and_replaces_stale_ones() -> No
     at.run()
     at.number_input(key="in").set_value(12345).run()
     at.switch_page("app_pages/prefix_analysis.py").run()
-    assert "'Coding agent" in _text(at.caption)  # the Compare page's scenario, with its 12,345 input tokens
+    assert "'Coding agent" in text_of(at.caption)  # the Compare page's scenario, with its 12,345 input tokens
     at.button(key="p_apply").click().run()
     assert not at.exception
     assert at.number_input(key="in").value == 12345
@@ -299,7 +302,7 @@ def test_the_compare_pages_scenario_is_the_one_priced() -> None:
     table = at.dataframe[-1].value
     assumed = dict(zip(table["Option"], table["Assumed"], strict=True))
     assert assumed and assumed == {k: v for k, v in shown.items() if k in assumed}
-    caption = _text(at.caption)
+    caption = text_of(at.caption)
     assert "12,345 input tokens" in caption and "Token factors: GLM-5.3 x1.2" in caption
 
     # the shared rule builds the same scenario the Compare page priced, factor included
@@ -311,9 +314,9 @@ def test_the_compare_pages_scenario_is_the_one_priced() -> None:
 
     cat = load_catalogs()
     presets = {name: load_preset(name) for name in list_presets()}
-    scenario, _ = _state.current_compare_scenario(at.session_state, cat, presets, dt.date(2026, 10, 30))
+    scenario, _ = _state.current_compare_scenario(at.session_state.to_dict(), cat, presets, dt.date(2026, 10, 30))
     assert scenario.workload.input_tokens == 12345
     assert float(scenario.token_factor("GLM-5.3")) == 1.2
     without = scenario.model_copy(update={"token_factors": {}})
     serverless = assumed["Serverless API"]
-    assert f"${compare(without, cat).option('serverless').monthly:,.2f}" != serverless  # type: ignore[union-attr]
+    assert _serverless_monthly(compare(without, cat)) != serverless

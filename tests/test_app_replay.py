@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from calculator.catalog.measurements import MeasurementFile
 
-from .apptest import open_page
+from .apptest import open_page, text_of
 from .bench_server import running
 
 SERVER = Path(__file__).resolve().parent / "bench_server.py"
@@ -52,10 +52,6 @@ def _wait(at: AppTest, timeout: float = 60) -> AppTest:
         at.run()
         assert not at.exception
     raise TimeoutError("the replay did not finish")
-
-
-def _text(elements: object) -> str:
-    return " ".join(e.value for e in elements)  # type: ignore[attr-defined]
 
 
 def _everything(at: AppTest) -> str:
@@ -109,7 +105,7 @@ def test_a_wrong_key_is_a_clear_error_without_the_key() -> None:
         at = _fill(_page(), url, key=SECRET, levels="1", requests=4)
         at.button(key="r_run_btn").click().run()
         at = _wait(at)
-    errors = _text(at.error)
+    errors = text_of(at.error)
     assert "Base URL" in errors and "HTTP 401" in errors
     assert SECRET not in _everything(at)
 
@@ -119,7 +115,7 @@ def test_a_malformed_base_url_is_named_before_anything_runs() -> None:
     at.button(key="r_run_btn").click().run()
     assert not at.exception
     assert "**Base URL**" in [e.proto.body for e in at.error][0]
-    assert "not an http(s) URL" in _text(at.error)
+    assert "not an http(s) URL" in text_of(at.error)
     assert "r_run" not in at.session_state
 
 
@@ -128,7 +124,7 @@ def test_an_unreachable_base_url_is_a_clear_error() -> None:
     at.button(key="r_run_btn").click().run()
     at = _wait(at)
     assert not at.exception
-    errors = _text(at.error)
+    errors = text_of(at.error)
     assert "Base URL" in errors and "warm-up requests failed" in errors and "connect error" in errors
 
 
@@ -137,13 +133,13 @@ def test_bad_inputs_are_each_named() -> None:
     at.text_input(key="r_url").set_value("http://127.0.0.1:8000/v1")
     at.text_input(key="r_conc").set_value("1, 500")
     at.button(key="r_run_btn").click().run()
-    errors = _text(at.error)
+    errors = text_of(at.error)
     assert "Model" in errors and "Concurrency levels" in errors and "'500'" in errors and "Prompt log" in errors
     at.text_input(key="r_model").set_value("m")
     at.text_input(key="r_conc").set_value("1")
     at.file_uploader(key="r_log").set_value(("p.jsonl", b'{"prompt": "ok"}\n{"nope": 1}\n', "application/jsonl"))
     at.button(key="r_run_btn").click().run()
-    errors = _text(at.error)
+    errors = text_of(at.error)
     assert "Prompt log" in errors and "p.jsonl:2" in errors
 
 
@@ -160,6 +156,6 @@ def test_cancel_stops_the_run_and_keeps_finished_levels() -> None:
         started = time.monotonic()
         at = _wait(at)
         assert time.monotonic() - started < 10  # stops at the next finished request, not after the run
-    assert "Cancelled after 1 of 3 levels" in _text(at.warning)
+    assert "Cancelled after 1 of 3 levels" in text_of(at.warning)
     assert list(at.dataframe[0].value["Level"]) == ["concurrency 1"]
     assert at.download_button

@@ -12,6 +12,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 import httpx
 import pytest
@@ -60,8 +61,19 @@ def _stats(url: str) -> dict[str, object]:
     return data
 
 
-def _cfg(url: str, levels: list[Level], **kw: object) -> BenchConfig:
-    return BenchConfig(**{"base_url": url, "model": "test-model", "levels": tuple(levels), "warmup": 0, **kw})  # type: ignore[arg-type]
+class _Knobs(TypedDict, total=False):
+    """The BenchConfig fields these tests vary."""
+
+    requests_per_level: int
+    warmup: int
+    timeout_s: float
+    max_error_rate: float
+    workers: int
+
+
+def _cfg(url: str, levels: list[Level], **kw: Unpack[_Knobs]) -> BenchConfig:
+    knobs: _Knobs = {"warmup": 0, **kw}
+    return BenchConfig(base_url=url, model="test-model", levels=tuple(levels), **knobs)
 
 
 # --- prompt log ----------------------------------------------------------------------------------

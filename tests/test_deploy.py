@@ -8,7 +8,7 @@ from decimal import Decimal
 import numpy as np
 import pytest
 
-from calculator.capacity.sizing import replica_capacity
+from calculator.capacity.sizing import ReplicaCapacity, replica_capacity
 from calculator.catalog.gpus import load_gpu_specs
 from calculator.catalog.measurements import ThroughputRecord
 from calculator.catalog.prices import DedicatedOffer, GpuVmOffer, PriceSheet
@@ -62,7 +62,7 @@ def _record(rate: float = 2.0, gpus: int = 1) -> ThroughputRecord:
 
 
 def _vm(**kw: object) -> GpuVmOffer:
-    data = {
+    data: dict[str, object] = {
         "kind": "gpu_vm",
         "id": "vm",
         "gpu": "h100-sxm",
@@ -76,14 +76,14 @@ def _vm(**kw: object) -> GpuVmOffer:
 SHAPE = TurnShape(input_tokens=1000, prefix_share=0, output_tokens=200)
 
 
-def _capacity(record: ThroughputRecord) -> object:
+def _capacity(record: ThroughputRecord) -> ReplicaCapacity:
     gpus = load_gpu_specs()
     return replica_capacity(record, gpus.get("h100-sxm"), 1000, 0, 1, 200)
 
 
 def test_record_applies_directly_at_its_own_shape() -> None:
     cap = _capacity(_record(rate=2.0))
-    assert cap.method == "direct" and cap.requests_per_s == 2.0  # type: ignore[attr-defined]
+    assert cap.method == "direct" and cap.requests_per_s == 2.0
 
 
 def test_prefix_caching_raises_capacity_by_shrinking_prefill_only() -> None:
@@ -105,7 +105,7 @@ def test_always_on_self_hosting_is_sized_for_the_peak_in_whole_instances() -> No
     record = _record(rate=2.0)
     cost = self_hosted_option(
         SHEET, _vm(gpus_per_instance=2), AS_OF, record, hosting, traffic, _capacity(record), "USD", Fx()
-    )  # type: ignore[arg-type]
+    )
     assert cost.replicas == 3 and cost.instances == 2 and cost.gpus == 4  # 3 GPUs round up to 2 instances of 2
     assert cost.breakdown["gpu_hours"] == D("5840.00")  # 4 GPUs x 730 h x $2
     assert cost.breakdown["engineer"] == D("5000.00")
@@ -122,13 +122,13 @@ def test_autoscaled_self_hosting_bills_the_active_window_rounded_to_the_billing_
     record = _record(rate=2.0)
     cost = self_hosted_option(
         SHEET, _vm(billing="hour"), AS_OF, record, hosting, traffic, _capacity(record), "USD", Fx()
-    )  # type: ignore[arg-type]
+    )
     # 1 GPU always up (24 h) + 1 more for 10 h 3 min, billed as 11 whole hours
     expected_hours = (24 + 11) * DAYS_PER_MONTH
     assert cost.gpu_hours == pytest.approx(expected_hours)
     per_second = self_hosted_option(
         SHEET, _vm(billing="second"), AS_OF, record, hosting, traffic, _capacity(record), "USD", Fx()
-    )  # type: ignore[arg-type]
+    )
     assert per_second.gpu_hours == pytest.approx((24 + 10.05) * DAYS_PER_MONTH)
     assert per_second.monthly < cost.monthly
 
@@ -137,7 +137,7 @@ def test_engine_builds_are_billed_per_model_change() -> None:
     traffic = Traffic(turns_per_month=1000)
     hosting = SelfHosting(spare_replicas=0, engineer_share=0, model_changes_per_month=2, build_minutes_per_change=30)
     record = _record(gpus=4)
-    cost = self_hosted_option(SHEET, _vm(), AS_OF, record, hosting, traffic, _capacity(record), "USD", Fx())  # type: ignore[arg-type]
+    cost = self_hosted_option(SHEET, _vm(), AS_OF, record, hosting, traffic, _capacity(record), "USD", Fx())
     assert cost.breakdown["engine_builds"] == D("8.00")  # 2 builds x 0.5 h x 4 GPUs x $2
 
 
@@ -154,7 +154,7 @@ def test_dedicated_endpoint_respects_the_providers_minimum() -> None:
     record = _record()
     cost = dedicated_option(
         SHEET, offer, AS_OF, record, SelfHosting(), Traffic(turns_per_month=1000), _capacity(record), "USD", Fx()
-    )  # type: ignore[arg-type]
+    )
     assert cost.replicas == 2 and cost.monthly == D("4380.00")  # 2 x 730 h x $3
     assert any("minimum" in n for n in cost.notes)
 

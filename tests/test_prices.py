@@ -12,6 +12,7 @@ from calculator.catalog.datafile import DataFileError
 from calculator.catalog.gpus import load_gpu_specs
 from calculator.catalog.prices import (
     DEFAULT_SHEETS_DIR,
+    GpuVmOffer,
     PriceCatalog,
     ServerlessOffer,
     load_price_sheet,
@@ -35,7 +36,7 @@ def test_bundled_sheets_cover_what_the_issue_asks_for(catalog: PriceCatalog) -> 
     serverless = [(s, o) for s, o in catalog.offers("serverless")]
     assert len({s.provider for s, _ in serverless} - {"lyceum"}) >= 6
     assert len([o for s, o in serverless if s.provider != "lyceum"]) >= 12
-    versions = [v for _, o in serverless for v in o.versions if isinstance(o, ServerlessOffer)]
+    versions = [v for _, o in serverless if isinstance(o, ServerlessOffer) for v in o.versions]
     assert any(v.prices.cache_write and {"5m", "1h"} <= set(v.prices.cache_write) for v in versions)
     assert any(v.prices.cache_storage_per_hour for v in versions)
     assert any(v.long_context for v in versions)
@@ -43,7 +44,7 @@ def test_bundled_sheets_cover_what_the_issue_asks_for(catalog: PriceCatalog) -> 
     assert any(v.prices.cached_input is not None and not v.prices.cache_write for v in versions)
     vms = list(catalog.offers("gpu_vm"))
     assert len(vms) >= 8 and len({s.provider for s, _ in vms}) >= 4
-    gpus = {o.gpu for _, o in vms}  # type: ignore[union-attr]
+    gpus = {o.gpu for _, o in vms if isinstance(o, GpuVmOffer)}
     assert {"h100-sxm", "h200-sxm", "l40s", "b200"} <= gpus and any(g.startswith("a100") for g in gpus)
     assert len(list(catalog.offers("dedicated"))) >= 3
 

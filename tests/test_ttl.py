@@ -21,6 +21,7 @@ from calculator.catalog.prices import PriceCatalog
 from calculator.cli import main
 from calculator.errors import InputError
 from calculator.pricing.ttl import (
+    DEFAULT_SESSIONS_PER_MONTH,
     EmpiricalGaps,
     ExponentialGaps,
     LognormalGaps,
@@ -36,7 +37,12 @@ AS_OF = dt.date(2026, 11, 29)
 P = 10_000
 
 
-def _advise(catalog: PriceCatalog, gaps: Sequence[float], turns: float | None = None, **kw: object) -> TtlAdvice:
+def _advise(
+    catalog: PriceCatalog,
+    gaps: Sequence[float],
+    turns: float | None = None,
+    sessions_per_month: float = DEFAULT_SESSIONS_PER_MONTH,
+) -> TtlAdvice:
     sheet, offer = catalog.serverless("anthropic", "claude-sonnet-4-5")
     return advise_ttl(
         sheet,
@@ -45,7 +51,7 @@ def _advise(catalog: PriceCatalog, gaps: Sequence[float], turns: float | None = 
         prefix_tokens=P,
         gaps=EmpiricalGaps(tuple(gaps)),
         turns_per_session=turns if turns is not None else len(gaps) + 1,
-        **kw,  # type: ignore[arg-type]
+        sessions_per_month=sessions_per_month,
     )
 
 

@@ -93,7 +93,7 @@ def test_misses_rewrite_the_prefix_with_explicit_caching() -> None:
     half = SEED_TURN.model_copy(update={"hit_rate": D("0.5")})
     cost = price_turn(offer, offer.versions[0], half)
     # cached 9,000; uncached 11,000, all written (at most the 18,000-token prefix)
-    assert (cost.cached_tokens, cost.uncached_tokens, cost.written_tokens) == (9_000, 11_000, 11_000)
+    assert (cost.cached_tokens, cost.uncached_tokens, cost.written_tokens) == (D(9_000), D(11_000), D(11_000))
     assert cost.cost_per_turn == D("0.05145")  # 11,000 x 3.75 + 9,000 x 0.30 + 500 x 15
 
 
@@ -190,7 +190,8 @@ def test_cost_falls_as_hit_rate_rises_when_cached_input_is_cheaper(
     version = offer.versions[-1]
     prices = version.prices_for_prompt(shape.input_tokens)
     cached = prices.cached_input if prices.cached_input is not None else prices.input
-    write = prices.write_price() if prices.cache_write else prices.input
+    sold_write = prices.write_price()  # None when no cache write is sold
+    write = sold_write if sold_write is not None else prices.input
     if cached >= min(prices.input, write):
         return
     low, high = min(low, high), max(low, high)
