@@ -9,7 +9,8 @@ import pandas as pd
 
 from app_pages._state import OWN_RECORD
 from calculator.catalog.prices import DedicatedOffer, GpuVmOffer, ServerlessOffer
-from calculator.present.charts import fmt_money, fmt_price, fmt_turn_cost
+from calculator.present.charts import turn_currency
+from calculator.present.money import format_money, format_price, format_small
 from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison
 from calculator.pricing.turn import PriceRef
 from calculator.scenario.inputs import LatencyTarget
@@ -36,7 +37,7 @@ def _row(
 
 
 def _per_m(value: Decimal | None, currency: str) -> str:
-    return "-" if value is None else f"{fmt_price(value, currency)} per 1M tokens"
+    return "-" if value is None else f"{format_price(value, currency)} per 1M tokens"
 
 
 def _serverless_rows(result: Comparison, cat: Catalogs) -> list[dict[str, str]]:
@@ -155,7 +156,7 @@ def _capacity_rows(result: Comparison, cat: Catalogs) -> list[dict[str, str]]:
         rows.append(_row("Self-hosting", "Autoscale", "no (always on for the peak)"))
     rows += [
         _row("Self-hosting", "Engineer share", f"{h.engineer_share:g}"),
-        _row("Self-hosting", "Engineer monthly cost", fmt_money(h.engineer_monthly_cost, s.currency)),
+        _row("Self-hosting", "Engineer monthly cost", format_money(h.engineer_monthly_cost, s.currency)),
         _row("Self-hosting", "Model changes per month", f"{h.model_changes_per_month:g}"),
         _row("Self-hosting", "Engine build minutes per change", f"{h.build_minutes_per_change:g}"),
     ]
@@ -223,9 +224,9 @@ def assumptions_frame(result: Comparison, cat: Catalogs) -> pd.DataFrame:
             elif isinstance(offer, DedicatedOffer):
                 v = offer.version_at(result.as_of)
                 price = (
-                    f"{fmt_price(v.per_replica_hour, sheet.currency)} per replica-hour"
+                    f"{format_price(v.per_replica_hour, sheet.currency)} per replica-hour"
                     if v.per_replica_hour is not None
-                    else f"{fmt_price(v.per_gpu_hour or 0, sheet.currency)} per GPU-hour"
+                    else f"{format_price(v.per_gpu_hour or 0, sheet.currency)} per GPU-hour"
                 )
                 rows.append(_row(section, f"{ref.provider} {offer.id} ({offer.gpu})", price, ref))
             elif isinstance(offer, GpuVmOffer):
@@ -235,7 +236,7 @@ def assumptions_frame(result: Comparison, cat: Catalogs) -> pd.DataFrame:
                         section,
                         f"{ref.provider} {offer.id} ({offer.gpus_per_instance}x {offer.gpu}, "
                         f"billed per {offer.billing})",
-                        f"{fmt_price(v2.per_gpu_hour, sheet.currency)} per GPU-hour",
+                        f"{format_price(v2.per_gpu_hour, sheet.currency)} per GPU-hour",
                         ref,
                     )
                 )
@@ -244,21 +245,21 @@ def assumptions_frame(result: Comparison, cat: Catalogs) -> pd.DataFrame:
         for note in opt.notes:
             rows.append(_row(f"Result: {OPTION_LABELS[opt.option]}", "Note", note))
     if result.turn is not None:
-        cur = result.turn.price.currency
+        cur, convert = turn_currency(result.turn, s)
         rows += [
             _row(
                 "Result: turn",
                 "No-reuse turn",
-                fmt_turn_cost(result.turn.no_reuse.cost_per_turn, cur),
+                format_small(convert(result.turn.no_reuse.cost_per_turn), cur),
                 result.turn.price,
             ),
             _row(
                 "Result: turn",
                 "Reused-prefix turn",
-                fmt_turn_cost(result.turn.reused.cost_per_turn, cur),
+                format_small(convert(result.turn.reused.cost_per_turn), cur),
                 result.turn.price,
             ),
         ]
     for opt in result.options:
-        rows.append(_row(f"Result: {OPTION_LABELS[opt.option]}", "Monthly cost", fmt_money(opt.monthly, s.currency)))
+        rows.append(_row(f"Result: {OPTION_LABELS[opt.option]}", "Monthly cost", format_money(opt.monthly, s.currency)))
     return pd.DataFrame(rows, columns=COLUMNS)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import datetime as dt
 import tempfile
-from decimal import Decimal
 from pathlib import Path
 from typing import Literal
 
@@ -21,6 +20,7 @@ from calculator.catalog.datafile import DataFileError
 from calculator.catalog.prices import ServerlessOffer
 from calculator.errors import InputError
 from calculator.present import charts
+from calculator.present.money import format_money, format_price, format_small
 from calculator.pricing.ttl import (
     DEFAULT_SESSIONS_PER_MONTH,
     EmpiricalGaps,
@@ -308,10 +308,6 @@ best = advice.cheapest
 by_ttl = {o.ttl: o for o in advice.outcomes}
 
 
-def _money(value: float) -> str:
-    return charts.fmt_money(Decimal(str(round(value, 2))), cur)
-
-
 with st.container(horizontal=True):
     st.metric(
         "Cheaper cache lifetime",
@@ -322,15 +318,15 @@ with st.container(horizontal=True):
     for o in advice.outcomes:
         st.metric(
             f"{o.ttl} cache, per month",
-            _money(o.cost_per_month),
+            format_money(o.cost_per_month, cur),
             help=f"Writes {o.writes_per_session:.2f} and reads {o.reads_per_session:.2f} times per session "
-            f"({o.hit_probability:.0%} of gaps within {o.ttl}); {charts.fmt_turn_cost(o.cost_per_session, cur)} "
+            f"({o.hit_probability:.0%} of gaps within {o.ttl}); {format_small(o.cost_per_session, cur)} "
             "per session.",
             border=True,
         )
     st.metric(
         "No cache, per month",
-        _money(advice.no_cache_cost_per_month),
+        format_money(advice.no_cache_cost_per_month, cur),
         help="The prefix billed as plain input on every turn.",
         border=True,
     )
@@ -340,15 +336,17 @@ others = [o for o in advice.outcomes if o is not best]
 if others:
     dearest = max(others, key=lambda o: o.cost_per_month)
     sentences.append(
-        f"Buy the **{best.ttl}** cache: **{_money(best.cost_per_month)}** a month against "
-        f"{_money(dearest.cost_per_month)} for {dearest.ttl} (saves {_money(advice.saving_per_month)} a month, "
+        f"Buy the **{best.ttl}** cache: **{format_money(best.cost_per_month, cur)}** a month against "
+        f"{format_money(dearest.cost_per_month, cur)} for {dearest.ttl} "
+        f"(saves {format_money(advice.saving_per_month, cur)} a month, "
         f"{advice.sessions_per_month:,.0f} sessions of {advice.turns_per_session:.3g} turns"
         + ("" if advice.sessions_per_month_source == "given" else f"; sessions from {advice.sessions_per_month_source}")
         + ")."
     )
 if not advice.caching_pays:
     sentences.append(
-        f"Not caching at all is cheaper still ({_money(advice.no_cache_cost_per_month)} a month): the turns come "
+        f"Not caching at all is cheaper still ({format_money(advice.no_cache_cost_per_month, cur)} a month): "
+        "the turns come "
         "too far apart for a cache write to be read back often enough."
     )
 for b in advice.break_even:
@@ -402,11 +400,10 @@ st.caption(
 
 ref = advice.price
 writes = ", ".join(
-    f"{o.ttl} write {charts.fmt_price(o.write_price, cur)}"
-    for o in sorted(advice.outcomes, key=lambda o: o.ttl_seconds)
+    f"{o.ttl} write {format_price(o.write_price, cur)}" for o in sorted(advice.outcomes, key=lambda o: o.ttl_seconds)
 )
 st.caption(
     f"Prices per 1M tokens, {ref.provider} {ref.model}, version of {ref.effective.isoformat()} (as of "
-    f"{today.isoformat()}): input {charts.fmt_price(advice.input_price, cur)}, read "
-    f"{charts.fmt_price(best.read_price, cur)}, {writes}. Source: {ref.source}."
+    f"{today.isoformat()}): input {format_price(advice.input_price, cur)}, read "
+    f"{format_price(best.read_price, cur)}, {writes}. Source: {ref.source}."
 )

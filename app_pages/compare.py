@@ -7,7 +7,6 @@ The page only lays out inputs and answers; all numbers come from ``calculator``.
 from __future__ import annotations
 
 import datetime as dt
-from decimal import Decimal
 from typing import Literal
 
 import streamlit as st
@@ -19,6 +18,7 @@ from calculator.catalog.datafile import DataFileError, validation_lines
 from calculator.catalog.prices import ttl_minutes
 from calculator.errors import InputError
 from calculator.present import charts
+from calculator.present.money import format_money, format_small
 from calculator.present.report import answer_sentences, price_changes_frame, repricing_sentences, summary_pdf
 from calculator.pricing.billing import DAYS_PER_MONTH
 from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison, compare, cost_curves, without_unpriceable
@@ -464,10 +464,10 @@ st.subheader("Monthly cost")
 cols = st.columns(max(len(result.options), 1))
 for col, opt in zip(cols, result.options, strict=False):
     with col:
-        per_1000 = charts.fmt_turn_cost(opt.cost_per_1000_turns, cur) if opt.cost_per_1000_turns is not None else "-"
+        per_1000 = format_small(opt.cost_per_1000_turns, cur) if opt.cost_per_1000_turns is not None else "-"
         st.metric(
             OPTION_LABELS[opt.option] + (" (cheapest)" if opt.option == result.cheapest else ""),
-            charts.fmt_money(opt.monthly, cur),
+            format_money(opt.monthly, cur),
             help=f"{opt.provider} {opt.offer}; price version of {opt.prices[0].effective}.",
             border=True,
         )
@@ -505,12 +505,12 @@ if uploaded is not None and uploaded.prices_used:
 if result.turn is not None:
     t = result.turn
     c1, c2, c3 = st.columns(3)
-    no_reuse = t.no_reuse.cost_per_turn * Decimal(scenario.fx.factor(t.price.currency, cur))
-    reused = t.reused.cost_per_turn * Decimal(scenario.fx.factor(t.price.currency, cur))
-    c1.metric("No-reuse turn", charts.fmt_turn_cost(no_reuse, cur), help="Nothing read from the cache.", border=True)
+    convert = charts.turn_currency(t, scenario)[1]
+    no_reuse, reused = convert(t.no_reuse.cost_per_turn), convert(t.reused.cost_per_turn)
+    c1.metric("No-reuse turn", format_small(no_reuse, cur), help="Nothing read from the cache.", border=True)
     c2.metric(
         "Reused-prefix turn",
-        charts.fmt_turn_cost(reused, cur),
+        format_small(reused, cur),
         delta=f"-{float(t.saving_share):.0%} vs no reuse" if t.saving_share else None,
         delta_color="inverse",
         delta_arrow="off",
@@ -520,7 +520,7 @@ if result.turn is not None:
     )
     c3.metric(
         "1,000 turns",
-        f"{charts.fmt_money(reused * 1000, cur)} vs {charts.fmt_money(no_reuse * 1000, cur)}",
+        f"{format_money(reused * 1000, cur)} vs {format_money(no_reuse * 1000, cur)}",
         help="Reused prefix vs no reuse.",
         border=True,
     )
@@ -540,7 +540,7 @@ curves = cost_curves(scenario, work_cat)
 left, right = st.columns(2)
 with left:
     if result.turn is not None:
-        st.altair_chart(charts.turn_parts_chart(result.turn, result.turn.price.currency))
+        st.altair_chart(charts.turn_parts_chart(result.turn, scenario))
     st.altair_chart(charts.volume_chart(curves, float(volume), result, cur))
 with right:
     picked = st.segmented_control(

@@ -11,6 +11,7 @@ import streamlit as st
 from app_pages._data import catalogs
 from calculator.catalog.prices import DedicatedOffer, GpuVmOffer, ServerlessOffer
 from calculator.present import charts
+from calculator.present.money import format_price
 
 KIND_LABELS = {"serverless": "Serverless (per 1M tokens)", "dedicated": "Dedicated endpoint", "gpu_vm": "GPU VM"}
 
@@ -49,7 +50,7 @@ rows = []
 for sheet, offer in cat.prices.offers():
     latest = offer.versions[-1]
     prices = version_prices(latest)
-    headline = ", ".join(f"{k} {charts.fmt_price(v, sheet.currency)}" for k, v in list(prices.items())[:3])
+    headline = ", ".join(f"{k} {format_price(v, sheet.currency)}" for k, v in list(prices.items())[:3])
     gpus = ""
     if isinstance(offer, GpuVmOffer):
         gpus = f"{offer.gpus_per_instance}x {offer.gpu}"
@@ -143,14 +144,14 @@ for part in dict.fromkeys([*pa, *pb]):
     change = ""
     if before is not None and after is not None:
         delta = after - before
-        change = ("+" if delta >= 0 else "-") + charts.fmt_price(abs(delta), sheet.currency)
+        change = format_price(delta, sheet.currency, plus=True)
         if before:
             change += f" ({float(delta / before):+.1%})"
     diff.append(
         {
             "Price": part,
-            str(older): charts.fmt_price(before, sheet.currency) if before is not None else "-",
-            str(newer): charts.fmt_price(after, sheet.currency) if after is not None else "-",
+            str(older): format_price(before, sheet.currency) if before is not None else "-",
+            str(newer): format_price(after, sheet.currency) if after is not None else "-",
             "Change": change or ("added" if before is None else "removed"),
         }
     )

@@ -263,12 +263,12 @@ def _expected(update: dict[str, object]) -> Scenario:
 
 
 def _monthly(scenario: Scenario) -> dict[str, str]:
-    from calculator.present import charts
+    from calculator.present.money import format_money
     from calculator.pricing.compare import OPTION_LABELS, compare, load_catalogs
 
     result = compare(scenario, load_catalogs())
     return {
-        OPTION_LABELS[o.option] + (" (cheapest)" if o.option == result.cheapest else ""): charts.fmt_money(
+        OPTION_LABELS[o.option] + (" (cheapest)" if o.option == result.cheapest else ""): format_money(
             o.monthly,
             scenario.currency,
         )

@@ -37,27 +37,9 @@ def _datasets(spec: dict[str, Any]) -> list[dict[str, Any]]:
     return [row for rows in spec.get("datasets", {}).values() for row in rows]
 
 
-@pytest.mark.parametrize(
-    ("value", "text"),
-    [
-        (Decimal("0.00968"), "$0.00968"),
-        (Decimal("0.0302"), "$0.0302"),
-        (Decimal("9.68"), "$9.68"),
-        (Decimal("0.5"), "$0.500"),
-        (Decimal("1234.5"), "$1,234.50"),
-        (0, "$0.00"),
-    ],
-)
-def test_turn_costs_keep_three_significant_figures(value: Decimal, text: str) -> None:
-    assert charts.fmt_turn_cost(value) == text
-
-
-def test_money_and_price_formats() -> None:
-    assert charts.fmt_money(Decimal("29040"), "USD") == "$29,040.00"
-    assert charts.fmt_money(Decimal("12.345"), "EUR") == "€12.35"
-    assert charts.fmt_price(Decimal("0.26")) == "$0.26"
-    assert charts.fmt_price(Decimal("0.035")) == "$0.035"
+def test_volumes_read_in_words() -> None:  # money formats: tests/test_money.py
     assert charts.fmt_volume(2_730_000) == "2.73 million"
+    assert charts.fmt_volume(350_000) == "350,000"
 
 
 def test_turn_chart_stacks_four_parts_for_both_turns(seed: tuple[Scenario, Comparison]) -> None:
@@ -71,6 +53,7 @@ def test_turn_chart_stacks_four_parts_for_both_turns(seed: tuple[Scenario, Compa
     assert {r["case"] for r in rows} == {"No reuse", "Reused prefix"}
     totals = {r["case"]: r["total_label"] for r in rows}
     assert totals == {"No reuse": "$0.0302", "Reused prefix": "$0.00968"}
+    assert spec["encoding"]["x"]["title"] == "Cost per turn ($)"
     cached = next(r for r in rows if r["case"] == "Reused prefix" and r["part"] == "Cached input")
     assert cached["cost"] == pytest.approx(0.00468)
 

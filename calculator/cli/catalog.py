@@ -24,6 +24,7 @@ from calculator.catalog.prices import (
 )
 from calculator.cli import console, flags
 from calculator.errors import InputError
+from calculator.present.money import format_price
 from calculator.scenario.model import (
     Scenario,
     list_presets,
@@ -110,6 +111,23 @@ def _offer_json(sheet: PriceSheet, offer: Any, as_of: dt.date, history: bool) ->
     return data
 
 
+def _price_text(prices: dict[str, Any], currency: str) -> str:
+    """One price version in a row of the sheets table, as the sheet states it."""
+
+    def money(value: float | None) -> str:
+        return "-" if value is None else format_price(value, currency)
+
+    if "input" in prices:
+        text = f"in {money(prices['input'])} / cached {money(prices['cached_input'])} / out {money(prices['output'])}"
+        text += " per 1M"
+        if prices.get("cache_write_by_ttl"):
+            text += " / write " + ", ".join(f"{k} {money(v)}" for k, v in prices["cache_write_by_ttl"].items())
+        return text
+    if prices.get("per_gpu_hour") is not None:
+        return f"{money(prices['per_gpu_hour'])} per GPU-hour"
+    return f"{money(prices.get('per_replica_hour'))} per replica-hour"
+
+
 def cmd_sheets(args: argparse.Namespace) -> int:
     if args.action == "import-genai-prices":
         from calculator.cli.extras import run_genai_import
@@ -131,22 +149,16 @@ def cmd_sheets(args: argparse.Namespace) -> int:
         return 0
     table = []
     for r in rows:
-        p = r.get("prices", {})
-        if r["kind"] == "serverless":
-            price = f"in {p.get('input')} / cached {p.get('cached_input')} / out {p.get('output')} per 1M"
-            if p.get("cache_write_by_ttl"):
-                price += " / write " + ", ".join(f"{k} {v}" for k, v in p["cache_write_by_ttl"].items())
-        else:
-            hourly = p.get("per_gpu_hour") or p.get("per_replica_hour")
-            price = f"{hourly} per {'GPU' if p.get('per_gpu_hour') else 'replica'}-hour" if p else "-"
+        price = _price_text(r["prices"], r["currency"]) if "prices" in r else "-"
         what = r.get("model") or r.get("gpu") or ""
         table.append(
             [r["kind"], r["provider"], r["id"], what, r["currency"], price, r.get("effective", "not yet priced")]
         )
         if args.history:
             for h in r["history"]:
-                hp = h.get("prices") or {"per_gpu_hour": h.get("per_gpu_hour")}
-                table.append(["", "", "", "", "", f"  {json.dumps(hp)}", h["effective"]])
+                table.append(
+                    ["", "", "", "", "", "  " + _price_text(h.get("prices") or h, r["currency"]), h["effective"]]
+                )
     print(console.table(table, ["Kind", "Provider", "Offer", "Model/GPU", "Cur", "Prices", "Effective"]))
     print(f"\n{len(rows)} offers, prices in force on {as_of.isoformat()}. Sources: --json.")
     return 0

@@ -18,8 +18,9 @@ from calculator.cli import console, flags
 from calculator.cli.scenario_args import scenario_from_args
 from calculator.cli.turn import turn_json
 from calculator.errors import InputError
+from calculator.present.charts import turn_currency
 from calculator.present.money import format_money, format_small
-from calculator.present.report import plain, repricing_sentences
+from calculator.present.report import plain, price_changes_frame, repricing_sentences
 from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison, break_even_by_prefix_share, compare
 from calculator.pricing.pinning import pin_prices, reprice
 from calculator.scenario.model import (
@@ -191,9 +192,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     print("* cheapest")
     if result.turn:
         t = result.turn
+        tc, convert = turn_currency(t, scenario)
         print(
-            f"\nPer turn on {t.price.provider}/{t.price.model}: no reuse {format_small(t.no_reuse.cost_per_turn, cur)},"
-            f" reused prefix {format_small(t.reused.cost_per_turn, cur)} ({float(t.saving_share):.0%} less)"
+            f"\nPer turn on {t.price.provider}/{t.price.model}: no reuse "
+            f"{format_small(convert(t.no_reuse.cost_per_turn), tc)}, reused prefix "
+            f"{format_small(convert(t.reused.cost_per_turn), tc)} ({float(t.saving_share):.0%} less)"
         )
     if result.crossings:
         print("\nBreak-even (turns per month):")
@@ -220,10 +223,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print("\nSince this scenario was saved:")
         for line in repricing_sentences(repricing, scenario):
             print(f"  {plain(line)}")
-        for change in repricing.changes:
-            moved = f" ({change.change_share:+.1%})" if change.change_share is not None else ""
-            where = f"{change.provider}/{change.offer} {change.field}"
-            print(f"  {where}: {console.num(change.before)} -> {console.num(change.after)}{moved}")
+        for _, row in price_changes_frame(repricing, scenario).iterrows():
+            print(f"  {row['Offer']} {row['Price']}: {row['Then']} -> {row['Now']} ({row['Change']})")
         if not repricing.changes:
             print("  no price it used has changed")
     for w in result.warnings:

@@ -220,7 +220,7 @@ def cmd_ttl(args: argparse.Namespace) -> int:
                 f"{o.writes_per_session:.2f}",
                 f"{o.reads_per_session:.2f}",
                 format_small(o.cost_per_session, cur),
-                format_money(Decimal(str(round(o.cost_per_month, 2))), cur),
+                format_money(o.cost_per_month, cur),
             ]
         )
     rows.append(
@@ -230,7 +230,7 @@ def cmd_ttl(args: argparse.Namespace) -> int:
             "-",
             "-",
             format_small(advice.no_cache_cost_per_session, cur),
-            format_money(Decimal(str(round(advice.no_cache_cost_per_month, 2))), cur),
+            format_money(advice.no_cache_cost_per_month, cur),
         ]
     )
     print()

@@ -215,7 +215,7 @@ def cmd_prefix(args: argparse.Namespace) -> int:
             change = row["measured"] - row["assumed"]
             print(
                 f"  {row['option']:12} {format_money(row['assumed'], bill['currency']):>14} -> "
-                f"{format_money(row['measured'], bill['currency']):>14}  ({'+' if change >= 0 else '-'}"
-                f"{format_money(abs(change), bill['currency'])})"
+                f"{format_money(row['measured'], bill['currency']):>14}  "
+                f"({format_money(change, bill['currency'], plus=True)})"
             )
     return 0

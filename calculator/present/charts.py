@@ -17,6 +17,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import math
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any, Literal, cast
 
@@ -35,6 +36,7 @@ from calculator.catalog.prices import (
     TokenPrices,
 )
 from calculator.errors import InputError
+from calculator.present.money import format_money, format_small, money_title
 from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison, CostFn, cost_curves
 from calculator.pricing.ttl import EmpiricalGaps, ExponentialGaps, GapDistribution, LognormalGaps, advise_ttl
 from calculator.pricing.turn import TurnComparison
@@ -44,9 +46,6 @@ __all__ = [
     "OPTION_COLORS",
     "PART_LABELS",
     "cheapest_switch",
-    "fmt_money",
-    "fmt_price",
-    "fmt_turn_cost",
     "fmt_volume",
     "option_color_scale",
     "price_history_chart",
@@ -59,13 +58,13 @@ __all__ = [
     "turn_parts_frame",
     "ttl_chart",
     "ttl_sweep_frame",
+    "turn_currency",
     "utilisation_chart",
     "utilisation_frame",
     "volume_chart",
     "volume_frame",
 ]
 
-CURRENCY_SYMBOL = {"USD": "$", "EUR": "€"}
 OPTION_COLORS = {"serverless": "#1f6feb", "dedicated": "#bf8700", "self_hosted": "#1a7f37"}
 PART_LABELS = {
     "uncached_input": "Uncached input",
@@ -78,36 +77,7 @@ WIDTH = 560
 HEIGHT = 340
 
 
-# --- number formats ------------------------------------------------------------------------------
-
-
-def fmt_money(value: Decimal | float, currency: str = "USD") -> str:
-    """A monthly figure exact to the cent, with thousands separators: ``$29,040.00``."""
-    sym = CURRENCY_SYMBOL.get(currency, currency + " ")
-    v = float(value)
-    sign = "-" if v < 0 else ""
-    return f"{sign}{sym}{abs(v):,.2f}"
-
-
-def fmt_turn_cost(value: Decimal | float, currency: str = "USD", sig: int = 3) -> str:
-    """A per-turn figure with at least ``sig`` significant figures: ``$0.00968``, not ``$0.01``."""
-    sym = CURRENCY_SYMBOL.get(currency, currency + " ")
-    v = float(value)
-    if v == 0:
-        return f"{sym}0.00"
-    exponent = math.floor(math.log10(abs(v)))
-    decimals = max(2, sig - 1 - exponent)
-    sign = "-" if v < 0 else ""
-    return f"{sign}{sym}{abs(v):,.{decimals}f}"
-
-
-def fmt_price(value: Decimal | float, currency: str = "USD") -> str:
-    """A price as the sheet states it, at least to the cent: ``$0.26``, ``$0.035``, ``$2.49``."""
-    sym = CURRENCY_SYMBOL.get(currency, currency + " ")
-    d = Decimal(str(value)).normalize()
-    exponent = d.as_tuple().exponent
-    decimals = max(2, -exponent if isinstance(exponent, int) else 2)
-    return f"{sym}{d:,.{decimals}f}"
+# --- numbers that are not money (money: calculator.present.money) -------------------------------
 
 
 def fmt_volume(turns: float) -> str:
@@ -127,7 +97,18 @@ def option_color_scale(options: list[str]) -> alt.Scale:
 # --- the turn ------------------------------------------------------------------------------------
 
 
-def turn_parts_frame(turn: TurnComparison) -> pd.DataFrame:
+def turn_currency(turn: TurnComparison, scenario: Scenario | None = None) -> tuple[str, Callable[[Decimal], Decimal]]:
+    """The currency a turn pair is shown in and the conversion into it: the scenario's at its exchange rate,
+    or without a scenario the sheet's own. A turn is priced in its sheet's currency; shown beside the
+    scenario's monthly totals it must be in theirs."""
+    if scenario is None:
+        return turn.price.currency, lambda amount: amount
+    src, dst, fx = turn.price.currency, scenario.currency, scenario.fx
+    return dst, lambda amount: fx.convert(amount, src, dst)
+
+
+def turn_parts_frame(turn: TurnComparison, scenario: Scenario | None = None) -> pd.DataFrame:
+    _, convert = turn_currency(turn, scenario)
     rows = []
     for case, cost in (("No reuse", turn.no_reuse), ("Reused prefix", turn.reused)):
         for order, (part, label) in enumerate(PART_LABELS.items()):
@@ -136,24 +117,25 @@ def turn_parts_frame(turn: TurnComparison) -> pd.DataFrame:
                     "case": case,
                     "part": label,
                     "order": order,
-                    "cost": float(getattr(cost.parts, part)),
-                    "total": float(cost.cost_per_turn),
+                    "cost": float(convert(getattr(cost.parts, part))),
+                    "total": float(convert(cost.cost_per_turn)),
                 }
             )
     return pd.DataFrame(rows)
 
 
-def turn_parts_chart(turn: TurnComparison, currency: str = "USD") -> alt.Chart:
-    """The reused-prefix turn beside the no-reuse turn, stacked by billed part."""
-    df = turn_parts_frame(turn)
-    df["cost_label"] = [fmt_turn_cost(v, currency) for v in df["cost"]]
-    df["total_label"] = [fmt_turn_cost(v, currency) for v in df["total"]]
-    sym = CURRENCY_SYMBOL.get(currency, "")
+def turn_parts_chart(turn: TurnComparison, scenario: Scenario | None = None) -> alt.Chart:
+    """The reused-prefix turn beside the no-reuse turn, stacked by billed part, in the scenario's currency
+    (the sheet's without one)."""
+    currency, _ = turn_currency(turn, scenario)
+    df = turn_parts_frame(turn, scenario)
+    df["cost_label"] = [format_small(v, currency) for v in df["cost"]]
+    df["total_label"] = [format_small(v, currency) for v in df["total"]]
     chart: alt.Chart = (
         alt.Chart(df, title=f"Cost of one turn ({turn.price.provider} {turn.price.model}, {turn.price.effective})")
         .mark_bar()
         .encode(
-            x=alt.X("cost:Q", title=f"Cost per turn ({sym})", stack="zero", axis=alt.Axis(format=".4f")),
+            x=alt.X("cost:Q", title=money_title("Cost per turn", currency), stack="zero", axis=alt.Axis(format=".4f")),
             y=alt.Y("case:N", title=None, sort=["No reuse", "Reused prefix"]),
             color=alt.Color(
                 "part:N",
@@ -201,12 +183,11 @@ def volume_chart(
     """Monthly cost of every option against turns per month, with today's volume and the crossings."""
     lo, hi = _volume_range(today, comparison)
     df = volume_frame(curves, lo, hi)
-    df["monthly_label"] = [fmt_money(v, currency) for v in df["monthly"]]
+    df["monthly_label"] = [format_money(v, currency) for v in df["monthly"]]
     df["turns_label"] = [f"{t:,.0f}" for t in df["turns"]]
     options = list(curves)
-    sym = CURRENCY_SYMBOL.get(currency, "")
     x = alt.X("turns:Q", title="Turns per month (log scale)", scale=alt.Scale(type="log"))
-    y = alt.Y("monthly:Q", title=f"Monthly cost ({sym}, log scale)", scale=alt.Scale(type="log"))
+    y = alt.Y("monthly:Q", title=money_title("Monthly cost", currency, "log scale"), scale=alt.Scale(type="log"))
     color = alt.Color("option:N", title="Option", scale=option_color_scale(options), legend=alt.Legend(orient="bottom"))
     tooltip = [
         alt.Tooltip("option:N", title="Option"),
@@ -270,15 +251,14 @@ def share_sweep_chart(df: pd.DataFrame, variable: str, current: float, currency:
     """Monthly cost against hit rate or prefix share; ``df`` has ``value``, ``option``, ``monthly``."""
     label = {"hit_rate": "Cache hit rate", "prefix_share": "Prefix share"}.get(variable, variable)
     df = df.copy()
-    df["monthly_label"] = [fmt_money(v, currency) for v in df["monthly"]]
+    df["monthly_label"] = [format_money(v, currency) for v in df["monthly"]]
     options = [k for k, v in OPTION_LABELS.items() if v in set(df["option"])]
-    sym = CURRENCY_SYMBOL.get(currency, "")
     lines = (
         alt.Chart(df)
         .mark_line(point=True)
         .encode(
             x=alt.X("value:Q", title=label, scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
-            y=alt.Y("monthly:Q", title=f"Monthly cost ({sym})"),
+            y=alt.Y("monthly:Q", title=money_title("Monthly cost", currency)),
             color=alt.Color(
                 "option:N", title="Option", scale=option_color_scale(options), legend=alt.Legend(orient="bottom")
             ),
@@ -308,9 +288,8 @@ def utilisation_chart(
     A serverless row (constant) may be included as a reference line.
     """
     df = df.copy()
-    df["label"] = [fmt_turn_cost(v, currency) for v in df["per_million"]]
+    df["label"] = [format_small(v, currency) for v in df["per_million"]]
     options = [k for k, v in OPTION_LABELS.items() if v in set(df["option"])]
-    sym = CURRENCY_SYMBOL.get(currency, "")
     layers: list[Any] = [
         alt.Chart(df)
         .mark_line()
@@ -318,7 +297,8 @@ def utilisation_chart(
             x=alt.X("utilisation:Q", title="Average GPU utilisation", axis=alt.Axis(format="%")),
             y=alt.Y(
                 "per_million:Q",
-                title=f"Per 1M tokens ({sym}, log)",  # longer than the plot is tall, it hid the chart title
+                # a title longer than the plot is tall hid the chart title
+                title=money_title("Per 1M tokens", currency, "log"),
                 scale=alt.Scale(type="log"),
             ),
             color=alt.Color(
@@ -380,14 +360,13 @@ def sensitivity_chart(df: pd.DataFrame, base: float, currency: str = "USD", subj
         ignore_index=True,
     )
     long["base"] = base
-    long["value_label"] = [fmt_money(v, currency) for v in long["value"]]
-    sym = CURRENCY_SYMBOL.get(currency, "")
+    long["value_label"] = [format_money(v, currency) for v in long["value"]]
     bars = (
         alt.Chart(long)
         .mark_bar(opacity=0.85)
         .encode(
             y=alt.Y("input:N", title=None, sort=order),
-            x=alt.X("value:Q", title=f"Monthly cost ({sym}){' of ' + subject if subject else ''}"),
+            x=alt.X("value:Q", title=money_title("Monthly cost", currency) + (f" of {subject}" if subject else "")),
             x2="base:Q",
             color=alt.Color(
                 "end:N",
@@ -777,11 +756,10 @@ def ttl_chart(
 
     ``today`` maps each series (``5m``, ``1h``, ``No cache``) to its cost per session at the current median."""
     df = df.copy()
-    df["cost_label"] = [fmt_turn_cost(v, currency) for v in df["cost"]]
+    df["cost_label"] = [format_small(v, currency) for v in df["cost"]]
     df["gap_label"] = [_minutes(m) for m in df["median_min"]]
     series = list(dict.fromkeys(df["series"]))
     colors = [*TTL_COLORS[: len(series) - 1], "#6e7781"] if NO_CACHE in series else TTL_COLORS[: len(series)]
-    sym = CURRENCY_SYMBOL.get(currency, "")
     color = alt.Color(
         "series:N",
         title="Cache lifetime",
@@ -794,7 +772,7 @@ def ttl_chart(
         title="Median gap between turns (minutes, log scale)",
         scale=alt.Scale(type="log", domain=domain, nice=False),
     )
-    y = alt.Y("cost:Q", title=f"Cost per session ({sym})")
+    y = alt.Y("cost:Q", title=money_title("Cost per session", currency))
     lines = (
         alt.Chart(df)
         .mark_line(strokeWidth=2.5)
@@ -817,7 +795,7 @@ def ttl_chart(
                 "median_min": current_min,
                 "series": name,
                 "cost": cost,
-                "cost_label": fmt_turn_cost(cost, currency),
+                "cost_label": format_small(cost, currency),
                 "gap_label": _minutes(current_min),
             }
             for name, cost in today.items()

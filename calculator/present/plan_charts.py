@@ -23,7 +23,7 @@ import pandas as pd
 from calculator.planning.growth import GrowthPlan
 from calculator.planning.hybrid import HybridPlan, HybridResult
 from calculator.planning.load_profile import LoadProfile, ProfileCosts
-from calculator.present.money import format_money
+from calculator.present.money import format_money, money_title
 from calculator.pricing.billing import OptionCost
 from calculator.pricing.compare import OPTION_LABELS
 from calculator.scenario.model import Scenario
@@ -258,7 +258,7 @@ def curve_chart(df: pd.DataFrame, result: HybridResult) -> alt.LayerChart:
     """Hybrid monthly cost for owned capacity sized at each percentile hour; the pure options as dashed rules."""
     cur = result.currency
     x = alt.X("percentile:Q", title="Owned capacity sized for the percentile hour", scale=alt.Scale(domain=[0, 100]))
-    y = alt.Y("monthly:Q", title=f"Monthly cost ({cur})")
+    y = alt.Y("monthly:Q", title=money_title("Monthly cost", cur))
     tooltip = [
         alt.Tooltip("percentile:Q", title="Percentile"),
         alt.Tooltip("label:N", title="Hybrid per month"),
@@ -422,7 +422,7 @@ def growth_chart(plan: GrowthPlan) -> alt.LayerChart:
     """Monthly cost of each option over the months; GPU options as steps, the cheapest each month dotted."""
     df = _growth_df(plan)
     x = alt.X("month:Q", title="Month", scale=alt.Scale(domain=[1, plan.months]), axis=alt.Axis(tickMinStep=1))
-    y = alt.Y("monthly:Q", title=f"Monthly cost ({plan.currency})")
+    y = alt.Y("monthly:Q", title=money_title("Monthly cost", plan.currency))
     tooltip = [
         alt.Tooltip("label:N", title="Option"),
         alt.Tooltip("month:Q", title="Month"),
@@ -457,7 +457,7 @@ def cumulative_chart(plan: GrowthPlan) -> alt.Chart:
         .mark_line(strokeWidth=2.5)
         .encode(
             x=alt.X("month:Q", title="Month", scale=alt.Scale(domain=[1, plan.months]), axis=alt.Axis(tickMinStep=1)),
-            y=alt.Y("cumulative:Q", title=f"Spent so far ({plan.currency})"),
+            y=alt.Y("cumulative:Q", title=money_title("Spent so far", plan.currency)),
             color=_option_color(df),
             tooltip=[
                 alt.Tooltip("label:N", title="Option"),

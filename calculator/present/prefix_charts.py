@@ -246,9 +246,7 @@ def cost_frame(assumed: Comparison, measured: Comparison, currency: str) -> pd.D
                 "Offer": f"{before.provider} {before.offer}",
                 "Assumed": format_money(before.monthly, currency),
                 "Measured": format_money(after.monthly, currency),
-                "Change": ("+" if change >= 0 else "-")
-                + format_money(abs(change), currency)
-                + ("" if share is None else f" ({share:+.1%})"),
+                "Change": format_money(change, currency, plus=True) + ("" if share is None else f" ({share:+.1%})"),
             }
         )
     return pd.DataFrame(rows, columns=["Option", "Offer", "Assumed", "Measured", "Change"])

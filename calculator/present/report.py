@@ -16,6 +16,7 @@ import pandas as pd
 from fpdf import FPDF
 
 from calculator.present import charts
+from calculator.present.money import format_money, format_price, format_small
 from calculator.pricing.billing import DAYS_PER_MONTH
 from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison, cost_curves
 from calculator.pricing.pinning import Repricing
@@ -38,7 +39,7 @@ def answer_sentences(result: Comparison, switches: list[tuple[float, str, str]] 
         out.append(
             f"At **{volume:,} turns a month** ({volume / DAYS_PER_MONTH:,.0f} a day) the cheapest is "
             f"**{OPTION_LABELS[result.cheapest]}** ({best.provider} {best.offer}) at "
-            f"**{charts.fmt_money(best.monthly, cur)}** a month."
+            f"**{format_money(best.monthly, cur)}** a month."
         )
     for c in result.crossings:
         other = c.b if c.cheaper_above == c.a else c.a
@@ -86,13 +87,13 @@ def repricing_sentences(repricing: Repricing, scenario: Scenario) -> list[str]:
         if now is None:
             out.append(
                 f"{label}: priced with the sheets of {repricing.priced_on.isoformat()} at "
-                f"{charts.fmt_money(then, cur)} a month; not priced today (the option is no longer chosen)."
+                f"{format_money(then, cur)} a month; not priced today (the option is no longer chosen)."
             )
             continue
         out.append(
             f"{label}: priced with the sheets of **{repricing.priced_on.isoformat()}** at "
-            f"{charts.fmt_money(then, cur)} a month; with today's prices ({repricing.today.isoformat()}) it costs "
-            f"**{charts.fmt_money(now, cur)}** ({_more_or_less(then, now)})."
+            f"{format_money(then, cur)} a month; with today's prices ({repricing.today.isoformat()}) it costs "
+            f"**{format_money(now, cur)}** ({_more_or_less(then, now)})."
         )
     return out
 
@@ -127,8 +128,8 @@ def price_changes_frame(repricing: Repricing, scenario: Scenario) -> pd.DataFram
                 "Option": OPTION_LABELS.get(c.option, c.option),
                 "Offer": f"{c.provider} {c.offer}",
                 "Price": _field_label(c.field),
-                "Then": charts.fmt_price(c.before, cur) if c.before is not None else "-",
-                "Now": charts.fmt_price(c.after, cur) if c.after is not None else "-",
+                "Then": format_price(c.before, cur) if c.before is not None else "-",
+                "Now": format_price(c.after, cur) if c.after is not None else "-",
                 "Change": f"{share:+.1%}" if share is not None else ("new" if c.before is None else "removed"),
                 "Versions": f"{c.effective_before.isoformat()} -> {c.effective_after.isoformat()}",
             }
@@ -199,19 +200,17 @@ def summary_pdf(
     # metric boxes
     boxes: list[tuple[str, str, str]] = []
     for opt in result.options:
-        per = charts.fmt_turn_cost(opt.cost_per_1000_turns, cur) if opt.cost_per_1000_turns is not None else "-"
+        per = format_small(opt.cost_per_1000_turns, cur) if opt.cost_per_1000_turns is not None else "-"
         title = OPTION_LABELS[opt.option] + (" (cheapest)" if opt.option == result.cheapest else "")
-        boxes.append(
-            (title, charts.fmt_money(opt.monthly, cur) + " / month", f"{per} per 1,000 turns · {opt.model or ''}")
-        )
+        boxes.append((title, format_money(opt.monthly, cur) + " / month", f"{per} per 1,000 turns · {opt.model or ''}"))
     if result.turn is not None:
         t = result.turn
-        tc = t.price.currency
+        tc, convert = charts.turn_currency(t, s)
         boxes.append(
             (
                 "One turn: no reuse vs reused prefix",
-                f"{charts.fmt_turn_cost(t.no_reuse.cost_per_turn, tc)} vs "
-                f"{charts.fmt_turn_cost(t.reused.cost_per_turn, tc)}",
+                f"{format_small(convert(t.no_reuse.cost_per_turn), tc)} vs "
+                f"{format_small(convert(t.reused.cost_per_turn), tc)}",
                 f"{t.price.provider} {t.price.model}, price version {t.price.effective.isoformat()}",
             )
         )
@@ -250,7 +249,7 @@ def summary_pdf(
     volume_chart = charts.volume_chart(cost_curves(s, cat), float(s.traffic.turns_per_month), result, cur)
     pdf.image(_png(volume_chart.properties(width=420, height=230)), x=pdf.l_margin, y=y, w=half)
     if result.turn is not None:
-        turn_chart = charts.turn_parts_chart(result.turn, result.turn.price.currency).properties(width=420, height=120)
+        turn_chart = charts.turn_parts_chart(result.turn, s).properties(width=420, height=120)
         pdf.image(_png(turn_chart), x=pdf.l_margin + half + 4, y=y, w=half)
         share_chart = charts.share_sweep_chart(sweep, "prefix_share", float(s.workload.prefix_share), cur)
         pdf.image(_png(share_chart.properties(width=420, height=110)), x=pdf.l_margin + half + 4, y=y + 36, w=half)
