@@ -17,7 +17,7 @@ from app_pages._params import NumberParam, check_params
 from app_pages._widgets import bound_number
 from calculator.capacity.calibration import check_cases
 from calculator.capacity.memory import KV_DTYPE_BYTES, WEIGHT_BYTES, fit
-from calculator.capacity.roofline import RooflineAssumptions, prefill_tokens_per_s
+from calculator.capacity.roofline import DEFAULT_ASSUMPTIONS, RooflineAssumptions, prefill_tokens_per_s
 from calculator.catalog.datafile import DataFileError, validation_lines
 from calculator.catalog.models import ModelSpec, from_hf_config
 from calculator.errors import InputError
@@ -29,7 +29,7 @@ AUTO = "auto"
 PRECISIONS = list(WEIGHT_BYTES)
 KV_DTYPES = [AUTO, *KV_DTYPE_BYTES]
 DEFAULT_MODEL, DEFAULT_GPU = "llama-3.3-70b", "h100-sxm"
-R = RooflineAssumptions()
+R = DEFAULT_ASSUMPTIONS
 NUMBERS = {
     "c_ctx": NumberParam("Context per sequence (tokens)", int, 1, 10_000_000),
     "c_n": NumberParam("GPUs (tensor parallel)", int, 1, 64),
@@ -145,7 +145,11 @@ with st.sidebar:
         )
         reserve = number("c_rsv", 2.0, 0.5, "Activations, CUDA graphs and engine buffers, per GPU.", "%.1f")
     with st.expander("Roofline assumptions and what-ifs", expanded=False):
-        st.caption("Efficiency factors: shares of the datasheet peaks an engine reaches. Assumptions, not facts.")
+        st.caption(
+            "Efficiency factors: shares of the datasheet peaks an engine reaches. Assumptions, not facts. The "
+            "same factors make the estimate and split a measured record's time into prefill and decode when "
+            "it is converted to another shape."
+        )
         bw = number("c_bw", R.bandwidth_efficiency, 0.05, "Share of peak memory bandwidth a decode step reaches.")
         fl = number("c_fl", R.decode_flops_efficiency, 0.05, "Share of peak FLOP/s a large decode batch reaches.")
         pf = number("c_pf", R.prefill_flops_efficiency, 0.05, "Share of peak FLOP/s prefill reaches.")
@@ -249,7 +253,9 @@ st.caption(
 
 # --- estimate beside measurement --------------------------------------------------------------------
 st.subheader("Estimate beside measurement")
-side, skipped = cc.estimate_vs_measured(cat.records.records, model.id, gpu.id, cat.models, cat.gpus, assumptions)
+side, skipped = cc.estimate_vs_measured(
+    cat.records.records, model.id, gpu.id, cat.models, cat.gpus, assumptions, context
+)
 if side.empty:
     st.info(f"No bundled measurement of {model.id} on {gpu.id}; the Measurements page imports your own.")
 else:
@@ -257,7 +263,9 @@ else:
     st.caption(
         "Each record's own setup (precision, GPU count, lengths) estimated at its requests in flight, the batch "
         "capped by what fits in the KV cache. A measurement above the ceiling (every efficiency at 100%) cannot "
-        "hold as stated."
+        f"hold as stated. The last column converts each measurement to {context:,} tokens per sequence (its own "
+        "output, the prompt filling the rest) as sizing does: the roofline with the efficiency factors above "
+        "splits its time into prefill and decode (what-ifs left out: a measurement holds what its engine did)."
     )
 for line in skipped:
     st.caption(f"Left out: {line}")
@@ -266,6 +274,6 @@ for line in skipped:
 st.subheader("The roofline against published measurements")
 st.dataframe(_calibration(cat, assumptions.model_dump_json()), hide_index=True, width="stretch")
 st.caption(
-    "benchmarks/roofline_cases.yaml, estimated with the efficiency factors above. The defaults were fitted to "
+    "calculator/data/roofline_cases.yaml, estimated with the efficiency factors above. The defaults were fitted to "
     "these cases, so agreement here is in-sample; expect more error on other setups."
 )

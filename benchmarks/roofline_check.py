@@ -1,7 +1,9 @@
 """Print the roofline estimate against each published measurement, with the error.
 
 Run with ``.venv/bin/python benchmarks/roofline_check.py``. The cases and their sources are in
-``benchmarks/roofline_cases.yaml``; ``tests/test_roofline.py`` holds the tolerance we claim.
+``calculator/data/roofline_cases.yaml``; ``tests/test_capacity.py`` holds the tolerance we claim and
+``tests/test_roofline.py`` that this script runs. The efficiencies are the one default
+:class:`RooflineAssumptions`, the same ones sizing splits measured records with.
 """
 
 from __future__ import annotations
@@ -9,12 +11,14 @@ from __future__ import annotations
 import statistics
 
 from calculator.capacity.calibration import check_cases
+from calculator.capacity.roofline import DEFAULT_ASSUMPTIONS
 from calculator.catalog.gpus import load_gpu_specs
 from calculator.catalog.models import load_model_specs
 
 
 def main() -> None:
-    results = check_cases(load_model_specs(), load_gpu_specs())
+    results = check_cases(load_model_specs(), load_gpu_specs(), DEFAULT_ASSUMPTIONS)
+    print("assumptions: " + "; ".join(DEFAULT_ASSUMPTIONS.notes()) + "\n")
     header = (
         f"{'case':36} {'kind':16} {'batch':>6} {'bound':8} {'measured':>10} {'estimate':>10} {'error':>7}"
         f" {'ceiling':>10}"

@@ -2,8 +2,10 @@
 
 Each case names its model, GPU, engine, precision, lengths and concurrency, and what was measured.
 The estimate of a throughput case treats a request's replica time as its prefill plus its share of
-the decode steps it rides in: ``t = I / prefill + O x step(B) / B`` (continuous batching), with the
-batch capped by what fits in the KV cache.
+the decode steps it rides in: ``t = I / prefill + O x step(B) / B`` (continuous batching,
+:meth:`ReplicaSpeed.request_seconds`), with the batch capped by what fits in the KV cache. The
+efficiencies are the :class:`RooflineAssumptions` passed in (the one default set otherwise), the same
+object that splits measured records in ``calculator.capacity.sizing``.
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from calculator.capacity.memory import fit
-from calculator.capacity.roofline import RooflineAssumptions, decode, prefill_tokens_per_s
+from calculator.capacity.memory import default_kv_dtype, fit
+from calculator.capacity.roofline import RooflineAssumptions, replica_speed
 from calculator.catalog.datafile import DATA_DIR, load_model
 from calculator.catalog.gpus import GpuCatalog
 from calculator.catalog.models import ModelCatalog
@@ -97,8 +99,7 @@ def _estimate(
     reserve_gb: float = 2.0,
 ) -> tuple[float, int, str]:
     model, gpu = models.get(case.model), gpus.get(case.gpu)
-    kv_dtype = "fp8" if case.precision in {"fp8", "fp4", "int4"} else "bf16"
-    context = case.input_tokens + case.output_tokens / 2
+    kv_dtype = default_kv_dtype(case.precision)
     room = fit(
         model,
         gpu,
@@ -110,12 +111,13 @@ def _estimate(
         reserve_gb=reserve_gb,
     )
     batch = max(1, min(round(case.concurrency), room.max_sequences))
-    point = decode(model, gpu, case.precision, batch, context, case.gpus, kv_dtype, assumptions)
+    speed = replica_speed(
+        model, gpu, case.precision, case.input_tokens, case.output_tokens, batch, case.gpus, kv_dtype, assumptions
+    )
     if case.kind == "decode_per_user":
-        return point.tokens_per_s_per_user, batch, point.bound
-    prefill = prefill_tokens_per_s(model, gpu, case.precision, case.input_tokens, case.gpus, assumptions)
-    request_s = case.input_tokens / prefill + case.output_tokens * (point.step_ms / 1000) / batch
-    return case.output_tokens / request_s, batch, point.bound
+        return speed.decode.tokens_per_s_per_user, batch, speed.decode.bound
+    # a throughput benchmark sends unique prompts: every input token is prefilled
+    return case.output_tokens / speed.request_seconds(case.input_tokens, case.output_tokens), batch, speed.decode.bound
 
 
 def check_cases(

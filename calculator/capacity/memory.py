@@ -21,9 +21,19 @@ from calculator.catalog.gpus import GpuSpec
 from calculator.catalog.models import ModelSpec
 from calculator.errors import InputError
 
-__all__ = ["KV_DTYPE_BYTES", "WEIGHT_BYTES", "FitResult", "fit", "kv_split", "weight_bytes"]
+__all__ = [
+    "KV_DTYPE_BYTES",
+    "WEIGHT_BYTES",
+    "FitResult",
+    "bytes_per_weight",
+    "default_kv_dtype",
+    "fit",
+    "kv_split",
+    "weight_bytes",
+]
 
 WEIGHT_BYTES = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5, "fp4": 0.5}
+"""Bytes per weight: the one table for memory fit, the roofline's weight reads and sizing."""
 KV_DTYPE_BYTES = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0}
 DEFAULT_UTILISATION = 0.9
 """Share of GPU memory the engine may take (vLLM's --gpu-memory-utilization default)."""
@@ -41,9 +51,19 @@ def _bytes_of(table: dict[str, float], value: str, field: str) -> float:
         raise InputError(field, f"unknown precision {value!r}; choose one of {', '.join(table)}") from None
 
 
+def bytes_per_weight(precision: str) -> float:
+    """Bytes one weight takes at ``precision``; an unknown precision is a named error."""
+    return _bytes_of(WEIGHT_BYTES, precision, "precision")
+
+
+def default_kv_dtype(precision: str) -> str:
+    """The KV cache an engine keeps when not told: FP8 beside FP8 or narrower weights, else BF16."""
+    return "fp8" if precision.lower() in {"fp8", "fp4", "int4"} else "bf16"
+
+
 def weight_bytes(model: ModelSpec, precision: str) -> float:
     """All weights, every expert included: a mixture of experts keeps them all resident."""
-    return model.params_total_b * 1e9 * _bytes_of(WEIGHT_BYTES, precision, "precision")
+    return model.params_total_b * 1e9 * bytes_per_weight(precision)
 
 
 def kv_split(model: ModelSpec, gpus: int) -> tuple[int, bool]:
@@ -150,7 +170,7 @@ def fit(
 ) -> FitResult:
     """Memory fit of ``model`` on ``gpus`` x ``gpu``; when it does not fit, what would."""
     context = context or model.default_context
-    kv_dtype = kv_dtype or ("fp8" if precision.lower() in {"fp8", "fp4", "int4"} else "bf16")
+    kv_dtype = kv_dtype or default_kv_dtype(precision)
     if kv_dtype.lower() not in KV_DTYPE_BYTES:
         _bytes_of(KV_DTYPE_BYTES, kv_dtype, "kv_dtype")
     result = _fit_once(model, gpu, gpus, precision, kv_dtype, context, utilisation, reserve_gb)

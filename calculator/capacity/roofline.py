@@ -1,4 +1,4 @@
-"""Roofline estimates of decode and prefill speed, for when nothing is measured. Always an estimate.
+"""Roofline estimates of decode and prefill speed: the one model of GPU speed, with one set of efficiencies.
 
 Decode is bound by memory bandwidth, prefill by compute::
 
@@ -7,26 +7,43 @@ Decode is bound by memory bandwidth, prefill by compute::
         (2 x active params + attention) x B / (FLOP/s x eff_flops))
     prefill tokens/s = FLOP/s x eff_prefill / (2 x active params + attention at the prompt length)
     attention        ~ 4 x layers x hidden x context FLOPs per token
+    request time     = uncached tokens / prefill tokens/s + output tokens x step / B
 
 A mixture of experts reads the shared weights plus the experts its batch touches: with E experts of
 which k serve each token, a batch of B touches 1 - (1 - k/E)^B of them, growing towards all.
 Tensor parallelism adds GPUs' bandwidth and FLOP/s, less a communication overhead. What-if
 multipliers (speculative decoding, a lower precision) are assumptions and say so.
 
-The default efficiencies were fitted to the published measurements in ``benchmarks/roofline_cases.yaml``
-(``benchmarks/roofline_check.py`` prints estimate against measurement for each): within 25% on the
-five cases consistent with their stated conditions. That is in-sample: expect more on other setups.
+:class:`RooflineAssumptions` is the only place efficiencies live: the estimate, the split of a
+measured record's time into prefill and decode (``calculator.capacity.sizing``), the calibration
+and the Capacity page's charts all take the same object. The defaults were fitted to the published
+measurements in ``calculator/data/roofline_cases.yaml`` (``benchmarks/roofline_check.py`` prints
+estimate against measurement for each): within 25% on the five cases consistent with their stated
+conditions. That is in-sample: expect more on other setups.
 """
 
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from calculator.capacity.memory import KV_DTYPE_BYTES, WEIGHT_BYTES, kv_split
+from calculator.capacity.memory import KV_DTYPE_BYTES, bytes_per_weight, default_kv_dtype, kv_split
 from calculator.catalog.gpus import GpuSpec
 from calculator.catalog.models import ModelSpec
 
-__all__ = ["DecodePoint", "RooflineAssumptions", "decode", "expert_share_read", "prefill_tokens_per_s"]
+__all__ = [
+    "DEFAULT_ASSUMPTIONS",
+    "DecodePoint",
+    "ReplicaSpeed",
+    "RooflineAssumptions",
+    "decode",
+    "decode_step",
+    "expert_share_read",
+    "params_only_speed",
+    "prefill_rate",
+    "prefill_tokens_per_s",
+    "replica_speed",
+    "weights_read_bytes",
+]
 
 
 class RooflineAssumptions(BaseModel):
@@ -56,6 +73,15 @@ class RooflineAssumptions(BaseModel):
             out.append(f"what-if: speculative decoding speeds decode {self.speculative_speedup:g}x (assumed)")
         return out
 
+    def efficiencies_only(self) -> RooflineAssumptions:
+        """The same efficiencies without the what-ifs, for splitting a measurement: what its engine did is
+        already in the measured time, so a what-if applies to estimates only."""
+        return self.model_copy(update={"speculative_speedup": 1.0})
+
+
+DEFAULT_ASSUMPTIONS = RooflineAssumptions()
+"""The one default set, used wherever no assumptions are passed."""
+
 
 def expert_share_read(model: ModelSpec, batch: float) -> float:
     """Share of the routed experts a decode batch reads (1 for a dense model)."""
@@ -67,7 +93,7 @@ def expert_share_read(model: ModelSpec, batch: float) -> float:
 
 
 def weights_read_bytes(model: ModelSpec, precision: str, batch: float) -> float:
-    per_param = WEIGHT_BYTES[precision.lower()]
+    per_param = bytes_per_weight(precision)
     if not model.is_moe:
         return model.params_total_b * 1e9 * per_param
     routed = model.routed_expert_params_b
@@ -89,6 +115,47 @@ class DecodePoint(BaseModel):
     """'memory' or 'compute': which roof the step hits."""
 
 
+def _tp_factor(gpus: int, a: RooflineAssumptions) -> float:
+    return 1 + (a.tp_overhead if gpus > 1 else 0)
+
+
+def decode_step(
+    gpu: GpuSpec,
+    precision: str,
+    batch: int,
+    bytes_per_gpu: float,
+    flops_per_token: float,
+    gpus: int = 1,
+    assumptions: RooflineAssumptions | None = None,
+) -> DecodePoint:
+    """One decode step that reads ``bytes_per_gpu`` on each GPU and computes ``flops_per_token`` for each
+    of ``batch`` sequences: the slower of the memory and the compute roof."""
+    a = assumptions or DEFAULT_ASSUMPTIONS
+    memory_s = bytes_per_gpu / (gpu.memory_bandwidth_tbs * 1e12 * a.bandwidth_efficiency)
+    compute_s = flops_per_token * batch / (gpu.dense_tflops(precision) * 1e12 * gpus * a.decode_flops_efficiency)
+    step = max(memory_s, compute_s) * _tp_factor(gpus, a) / a.speculative_speedup
+    return DecodePoint(
+        batch=batch,
+        step_ms=step * 1000,
+        tokens_per_s_per_user=1 / step,
+        tokens_per_s_total=batch / step,
+        bound="memory" if memory_s >= compute_s else "compute",
+    )
+
+
+def prefill_rate(
+    gpu: GpuSpec,
+    precision: str,
+    flops_per_token: float,
+    gpus: int = 1,
+    assumptions: RooflineAssumptions | None = None,
+) -> float:
+    """Prompt tokens per second when each costs ``flops_per_token``: prefill is compute bound."""
+    a = assumptions or DEFAULT_ASSUMPTIONS
+    rate = gpu.dense_tflops(precision) * 1e12 * gpus * a.prefill_flops_efficiency / flops_per_token
+    return rate / _tp_factor(gpus, a)
+
+
 def decode(
     model: ModelSpec,
     gpu: GpuSpec,
@@ -100,23 +167,13 @@ def decode(
     assumptions: RooflineAssumptions | None = None,
 ) -> DecodePoint:
     """One decode step for ``batch`` sequences at a mean context of ``context`` tokens."""
-    a = assumptions or RooflineAssumptions()
     kv = model.kv_bytes_per_token(KV_DTYPE_BYTES[kv_dtype.lower()], int(context) or None)
     # each GPU reads its slice of the weights and its share of the KV cache, which splits only across
     # KV heads: an MLA latent (or fewer KV heads than GPUs) is read in full by every GPU
     ways, _ = kv_split(model, gpus)
     per_gpu = weights_read_bytes(model, precision, batch) / gpus + batch * context * kv / ways
-    memory_s = per_gpu / (gpu.memory_bandwidth_tbs * 1e12 * a.bandwidth_efficiency)
-    flops = (2 * model.params_active_b * 1e9 + attention_flops_per_token(model, context)) * batch
-    compute_s = flops / (gpu.dense_tflops(precision) * 1e12 * gpus * a.decode_flops_efficiency)
-    step = max(memory_s, compute_s) * (1 + (a.tp_overhead if gpus > 1 else 0)) / a.speculative_speedup
-    return DecodePoint(
-        batch=batch,
-        step_ms=step * 1000,
-        tokens_per_s_per_user=1 / step,
-        tokens_per_s_total=batch / step,
-        bound="memory" if memory_s >= compute_s else "compute",
-    )
+    flops = 2 * model.params_active_b * 1e9 + attention_flops_per_token(model, context)
+    return decode_step(gpu, precision, batch, per_gpu, flops, gpus, assumptions)
 
 
 def prefill_tokens_per_s(
@@ -128,7 +185,69 @@ def prefill_tokens_per_s(
     assumptions: RooflineAssumptions | None = None,
 ) -> float:
     """Prompt tokens per second; a causal prompt's tokens see half its length on average."""
-    a = assumptions or RooflineAssumptions()
     per_token = 2 * model.params_active_b * 1e9 + attention_flops_per_token(model, prompt_tokens / 2)
-    rate = gpu.dense_tflops(precision) * 1e12 * gpus * a.prefill_flops_efficiency / per_token
-    return rate / (1 + (a.tp_overhead if gpus > 1 else 0))
+    return prefill_rate(gpu, precision, per_token, gpus, assumptions)
+
+
+class ReplicaSpeed(BaseModel):
+    """One replica serving requests of one shape: its prefill speed and its decode step at the batch."""
+
+    model_config = ConfigDict(frozen=True)
+
+    prefill_tokens_per_s: float
+    decode: DecodePoint
+
+    @property
+    def decode_tokens_per_s(self) -> float:
+        """Output tokens/s of the whole batch."""
+        return self.decode.tokens_per_s_total
+
+    @property
+    def prefill_decode_ratio(self) -> float:
+        return self.prefill_tokens_per_s / self.decode_tokens_per_s
+
+    def request_seconds(self, uncached_tokens: float, output_tokens: float) -> float:
+        """Replica time of one request under continuous batching: its uncached prefill plus its share of
+        the decode steps it rides in, ``U / prefill + O x step / B``."""
+        return uncached_tokens / self.prefill_tokens_per_s + output_tokens / self.decode_tokens_per_s
+
+
+def replica_speed(
+    model: ModelSpec,
+    gpu: GpuSpec,
+    precision: str,
+    input_tokens: float,
+    output_tokens: float,
+    batch: int,
+    gpus: int = 1,
+    kv_dtype: str | None = None,
+    assumptions: RooflineAssumptions | None = None,
+) -> ReplicaSpeed:
+    """Prefill of the whole prompt, and decode with every sequence at its mean context over the output
+    (the prompt plus half the output)."""
+    kv_dtype = kv_dtype or default_kv_dtype(precision)
+    context = input_tokens + output_tokens / 2
+    return ReplicaSpeed(
+        prefill_tokens_per_s=prefill_tokens_per_s(model, gpu, precision, input_tokens, gpus, assumptions),
+        decode=decode(model, gpu, precision, batch, context, gpus, kv_dtype, assumptions),
+    )
+
+
+def params_only_speed(
+    params_total_b: float,
+    params_active_b: float,
+    gpu: GpuSpec,
+    precision: str,
+    batch: int,
+    gpus: int = 1,
+    assumptions: RooflineAssumptions | None = None,
+) -> ReplicaSpeed:
+    """The same roofline when only the parameter counts are known (a record of a model with no architecture
+    spec): no attention or KV-cache term, and a batch reads the active weights of each of its tokens, at
+    most all of them (the experts a batch touches, without knowing how many there are)."""
+    active = params_active_b * 1e9
+    read = min(params_total_b * 1e9, active * batch) * bytes_per_weight(precision)
+    return ReplicaSpeed(
+        prefill_tokens_per_s=prefill_rate(gpu, precision, 2 * active, gpus, assumptions),
+        decode=decode_step(gpu, precision, batch, read / gpus, 2 * active, gpus, assumptions),
+    )

@@ -7,9 +7,12 @@ split into prefill of its uncached tokens and decode of its output tokens::
 
     t_request = U / prefill_rate + O / decode_rate
 
-Both rates are calibrated on the record, with their ratio taken from a roofline estimate of the
-record's own setup (GPU, precision, parameters, requests in flight). Prefix caching shrinks U
-and leaves decode unchanged, which is the seeds' point: repeated prompt starts skip prefill.
+Both rates come from the roofline (:mod:`calculator.capacity.roofline`) of the record's own setup
+(GPU, precision, model, requests in flight), with the same :class:`RooflineAssumptions` as every
+estimate, scaled by one factor so the record's own request takes exactly its measured time. For
+the scenario's shape the roofline says how the decode speed moves (longer contexts read more KV
+cache per step and fit fewer sequences); the prefill speed stays the record's. Prefix caching
+shrinks U and leaves decode unchanged, which is the seeds' point: repeated prompt starts skip prefill.
 """
 
 from __future__ import annotations
@@ -19,10 +22,16 @@ from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
-from calculator.capacity.memory import fit
-from calculator.capacity.roofline import RooflineAssumptions, decode, prefill_tokens_per_s
+from calculator.capacity.memory import WEIGHT_BYTES, default_kv_dtype, fit
+from calculator.capacity.roofline import (
+    DEFAULT_ASSUMPTIONS,
+    ReplicaSpeed,
+    RooflineAssumptions,
+    params_only_speed,
+    replica_speed,
+)
 from calculator.catalog.gpus import GpuSpec
 from calculator.catalog.measurements import Latency, ThroughputRecord
 from calculator.catalog.models import ModelSpec
@@ -36,50 +45,68 @@ __all__ = [
     "context_decode_factor",
     "Efficiency",
     "ReplicaCapacity",
+    "converted_rate",
     "prefill_decode_ratio",
+    "record_speed",
     "replica_capacity",
+    "split_record",
 ]
 
 Arr = npt.NDArray[np.float64]
 
-BYTES_PER_PARAM = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5, "fp4": 0.5}
+BYTES_PER_PARAM = WEIGHT_BYTES
+"""Kept importable: the one bytes-per-weight table is :data:`calculator.capacity.memory.WEIGHT_BYTES`."""
+Efficiency = RooflineAssumptions
+"""Kept importable: the efficiencies are the roofline's, :class:`calculator.capacity.roofline.RooflineAssumptions`."""
 DIRECT_TOLERANCE = 0.25
 """A record applies as measured when the scenario's uncached input and output are within 25% of it."""
 DEFAULT_IN_FLIGHT = 32.0
 
 
-class Efficiency(BaseModel):
-    """Shares of the datasheet peak an engine reaches; assumptions, shown as such."""
+def _setup(record: ThroughputRecord) -> tuple[str, int, int]:
+    """The record's precision, GPUs per replica and batch (its requests in flight)."""
+    return (
+        (record.precision or "bf16").lower(),
+        record.replica_gpus,
+        max(1, round(record.in_flight or DEFAULT_IN_FLIGHT)),
+    )
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
-    prefill_flops: float = Field(default=0.5, gt=0, le=1)
-    decode_bandwidth: float = Field(default=0.7, gt=0, le=1)
-    decode_flops: float = Field(default=0.5, gt=0, le=1)
+def record_speed(
+    record: ThroughputRecord,
+    gpu: GpuSpec,
+    model: ModelSpec | None = None,
+    assumptions: RooflineAssumptions | None = None,
+    input_tokens: float | None = None,
+    output_tokens: float | None = None,
+    batch: int | None = None,
+) -> ReplicaSpeed:
+    """The roofline of the record's setup, at its own shape unless another is given.
 
-
-def prefill_decode_ratio(record: ThroughputRecord, gpu: GpuSpec, eff: Efficiency | None = None) -> float:
-    """Roofline ratio of prefill to decode tokens/s for the record's own setup.
-
-    Prefill is compute bound: ``flops x eff / (2 x active params)``. Decode at B requests in flight
-    takes ``max(weights read / bandwidth, 2 x active x B / flops)`` per step and yields B tokens.
-    A mixture of experts reads the experts the batch touches, growing with B towards all of them.
+    With the model's architecture: the full roofline (attention, KV cache, the experts a batch touches).
+    Without it, only the record's parameter counts. What-ifs are left out: the measured time already
+    holds whatever its engine did.
     """
-    eff = eff or Efficiency()
     check_usable(record)
-    assert record.gpu_count and record.precision and record.params_active_b and record.params_total_b
-    n = record.gpu_count
-    flops = gpu.dense_tflops(record.precision) * 1e12 * n
-    bandwidth = gpu.memory_bandwidth_tbs * 1e12 * n
-    bytes_per_param = BYTES_PER_PARAM.get(record.precision.lower(), 2.0)
-    active = record.params_active_b * 1e9
-    total = record.params_total_b * 1e9
-    in_flight = record.in_flight or DEFAULT_IN_FLIGHT
-    weights_read = min(total, active * in_flight) * bytes_per_param
-    prefill = flops * eff.prefill_flops / (2 * active)
-    step = max(weights_read / (bandwidth * eff.decode_bandwidth), 2 * active * in_flight / (flops * eff.decode_flops))
-    decode = in_flight / step
-    return prefill / decode
+    assert record.params_active_b and record.params_total_b
+    a = (assumptions or DEFAULT_ASSUMPTIONS).efficiencies_only()
+    precision, gpus, in_flight = _setup(record)
+    batch = batch or in_flight
+    if model is None:
+        return params_only_speed(record.params_total_b, record.params_active_b, gpu, precision, batch, gpus, a)
+    i = record.input_tokens if input_tokens is None else input_tokens
+    o = record.output_tokens if output_tokens is None else output_tokens
+    return replica_speed(model, gpu, precision, i, o, batch, gpus, default_kv_dtype(precision), a)
+
+
+def prefill_decode_ratio(
+    record: ThroughputRecord,
+    gpu: GpuSpec,
+    assumptions: RooflineAssumptions | None = None,
+    model: ModelSpec | None = None,
+) -> float:
+    """Roofline ratio of prefill to decode tokens/s for the record's own setup and shape."""
+    return record_speed(record, gpu, model, assumptions).prefill_decode_ratio
 
 
 def check_usable(record: ThroughputRecord) -> None:
@@ -111,48 +138,65 @@ def uncached_tokens(input_tokens: float | Arr, prefix_share: float | Arr, hit_ra
     return input_tokens * (1 - prefix_share * hit_rate)
 
 
+def _record_uncached(record: ThroughputRecord) -> float:
+    return record.input_tokens * (1 - record.prefix_share)
+
+
+def split_record(record: ThroughputRecord, speed: ReplicaSpeed) -> tuple[float, float]:
+    """The record's replica split into prefill and decode tokens/s: the roofline's two speeds, both scaled by
+    the one factor that makes the record's own request take its measured time, ``1 / requests_per_s``."""
+    scale = record.requests_per_s * speed.request_seconds(_record_uncached(record), record.output_tokens)
+    return speed.prefill_tokens_per_s * scale, speed.decode_tokens_per_s * scale
+
+
+def converted_rate(
+    record: ThroughputRecord,
+    speed: ReplicaSpeed,
+    scenario_speed: ReplicaSpeed,
+    uncached: float | Arr,
+    output_tokens: float | Arr,
+) -> float | Arr:
+    """Requests/s for ``uncached`` prefill and ``output_tokens`` decode, from the record's split, each speed
+    moved as ``scenario_speed`` moves it from the record's own roofline (``speed``)."""
+    prefill, decode = split_record(record, speed)
+    prefill *= scenario_speed.prefill_tokens_per_s / speed.prefill_tokens_per_s
+    decode *= scenario_speed.decode_tokens_per_s / speed.decode_tokens_per_s
+    seconds: float | Arr = uncached / prefill + output_tokens / decode
+    return 1 / np.maximum(seconds, 1e-12)
+
+
 def replica_rate(
     record: ThroughputRecord,
-    ratio: float,
+    speed: ReplicaSpeed,
+    scenario_speed: ReplicaSpeed,
     input_tokens: float | Arr,
     uncached: float | Arr,
     output_tokens: float | Arr,
-    decode_factor: float = 1.0,
 ) -> tuple[Arr, npt.NDArray[np.bool_]]:
     """Requests/s per replica for arrays of scenario shapes, and whether each applied directly.
 
-    Direct: input, uncached input and output all within 25% of the record's. Otherwise
-    ``t = U / prefill + O / decode`` with both rates calibrated on the record, and decode scaled by
-    ``decode_factor`` (the roofline's decode speed at the scenario's context over the record's).
+    Direct: input, uncached input and output all within 25% of the record's. Otherwise converted
+    through the record's split (:func:`converted_rate`).
     """
     i = np.asarray(input_tokens, dtype=np.float64)
     u = np.asarray(uncached, dtype=np.float64)
     o = np.asarray(output_tokens, dtype=np.float64)
-    record_uncached = record.input_tokens * (1 - record.prefix_share)
-    decode_rate = record.requests_per_s * (record_uncached / ratio + record.output_tokens)
-    prefill_rate = decode_rate * ratio
-    converted = 1 / np.maximum(u / prefill_rate + o / (decode_rate * decode_factor), 1e-12)
+    converted = converted_rate(record, speed, scenario_speed, u, o)
 
     def near(value: Arr, measured: float) -> npt.NDArray[np.bool_]:
         return np.asarray(np.abs(value - measured) <= DIRECT_TOLERANCE * measured)
 
-    direct = near(i, record.input_tokens) & near(u, record_uncached) & near(o, record.output_tokens)
+    direct = near(i, record.input_tokens) & near(u, _record_uncached(record)) & near(o, record.output_tokens)
     return np.where(direct, record.requests_per_s, converted), direct
 
 
-def context_decode_factor(
+def _scenario_batch(
     record: ThroughputRecord, model: ModelSpec, gpu: GpuSpec, input_tokens: float, output_tokens: float
-) -> tuple[float, int]:
-    """Decode speed of the replica at the scenario's context over the record's, and the batch that fits.
-
-    Longer contexts read more KV cache every step and fewer sequences fit in memory, so a measured
-    decode rate does not carry over to a ten times longer prompt (prefix caching does not help decode).
-    """
-    precision = (record.precision or "bf16").lower()
-    kv_dtype = "fp8" if precision in {"fp8", "fp4", "int4"} else "bf16"
-    gpus = record.replica_gpus
-    batch = max(1, round(record.in_flight or DEFAULT_IN_FLIGHT))
-    room = fit(model, gpu, precision, max(int(input_tokens + output_tokens), 1), gpus, kv_dtype)
+) -> int:
+    """The record's batch, or fewer when the KV cache cannot hold that many sequences of the scenario."""
+    precision, gpus, batch = _setup(record)
+    context = max(int(input_tokens + output_tokens), 1)
+    room = fit(model, gpu, precision, context, gpus, default_kv_dtype(precision))
     if not room.fits:
         raise InputError(
             "self_hosting.record",
@@ -160,10 +204,42 @@ def context_decode_factor(
             f"{int(input_tokens + output_tokens):,} tokens (short by {room.shortfall_gb:.1f} GB per GPU); "
             f"would fit: {'; or '.join(room.suggestions)}",
         )
-    fitting = min(batch, room.max_sequences)
-    measured = decode(model, gpu, precision, batch, record.input_tokens + record.output_tokens / 2, gpus, kv_dtype)
-    scenario = decode(model, gpu, precision, fitting, input_tokens + output_tokens / 2, gpus, kv_dtype)
-    return scenario.tokens_per_s_total / measured.tokens_per_s_total, fitting
+    return min(batch, room.max_sequences)
+
+
+def _at_scenario(
+    record: ThroughputRecord,
+    gpu: GpuSpec,
+    model: ModelSpec,
+    speed: ReplicaSpeed,
+    input_tokens: float,
+    output_tokens: float,
+    assumptions: RooflineAssumptions | None,
+) -> tuple[ReplicaSpeed, int]:
+    """The record's roofline ``speed`` moved to the scenario's shape, and the batch that fits there.
+
+    Only decode moves: longer contexts read more KV cache every step and fewer sequences fit in memory,
+    so a measured decode rate does not carry over to a ten times longer prompt (prefix caching does not
+    help decode). The measured prefill rate is kept, not yet slowed by the roofline's attention term at
+    a longer prompt (that would change sized answers on its own).
+    """
+    batch = _scenario_batch(record, model, gpu, input_tokens, output_tokens)
+    moved = record_speed(record, gpu, model, assumptions, input_tokens, output_tokens, batch)
+    return speed.model_copy(update={"decode": moved.decode}), batch
+
+
+def context_decode_factor(
+    record: ThroughputRecord,
+    model: ModelSpec,
+    gpu: GpuSpec,
+    input_tokens: float,
+    output_tokens: float,
+    assumptions: RooflineAssumptions | None = None,
+) -> tuple[float, int]:
+    """Decode speed of the replica at the scenario's context over the record's, and the batch that fits."""
+    speed = record_speed(record, gpu, model, assumptions)
+    scenario, batch = _at_scenario(record, gpu, model, speed, input_tokens, output_tokens, assumptions)
+    return scenario.decode_tokens_per_s / speed.decode_tokens_per_s, batch
 
 
 def replica_capacity(
@@ -174,22 +250,26 @@ def replica_capacity(
     hit_rate: float,
     output_tokens: float,
     target_gpu: GpuSpec | None = None,
-    eff: Efficiency | None = None,
+    assumptions: RooflineAssumptions | None = None,
     model: ModelSpec | None = None,
 ) -> ReplicaCapacity:
     """Requests/s one replica sustains for the scenario's shape; ``model`` (its architecture) lets the
-    conversion account for context length and memory, and checks the model fits a different GPU."""
-    ratio = prefill_decode_ratio(record, record_gpu, eff)
+    conversion account for context length and memory, and checks the model fits a different GPU.
+    ``assumptions`` are the roofline's efficiencies the record's time is split with (the defaults when
+    not given): the same object the estimate uses."""
+    speed = record_speed(record, record_gpu, model, assumptions)
+    ratio = speed.prefill_decode_ratio
     u = float(uncached_tokens(input_tokens, prefix_share, hit_rate))
-    factor, notes = 1.0, []
+    scenario_speed, notes = speed, []
     if model is not None:
-        factor, batch = context_decode_factor(record, model, record_gpu, input_tokens, output_tokens)
+        scenario_speed, batch = _at_scenario(record, record_gpu, model, speed, input_tokens, output_tokens, assumptions)
+        factor = scenario_speed.decode_tokens_per_s / speed.decode_tokens_per_s
         if abs(factor - 1) > 0.01:
             notes.append(
                 f"decode at {input_tokens + output_tokens:,.0f} tokens of context runs x{factor:.2f} the measured "
                 f"speed (roofline, batch {batch})"
             )
-    rate, direct = replica_rate(record, ratio, input_tokens, u, output_tokens, factor)
+    rate, direct = replica_rate(record, speed, scenario_speed, input_tokens, u, output_tokens)
     if bool(direct):
         notes.insert(
             0, f"measured shape ({record.input_tokens:.0f} in / {record.output_tokens:.0f} out) applies directly"
@@ -277,7 +357,7 @@ def estimate_record(
     takes its uncached prefill plus its share of the decode steps: ``U / prefill + O x step / B``.
     """
     precision = setup.precision.lower()
-    kv_dtype = "fp8" if precision in {"fp8", "fp4", "int4"} else "bf16"
+    kv_dtype = default_kv_dtype(precision)
     context = max(int(input_tokens + output_tokens), 1)
     room = fit(model, gpu, precision, context, setup.gpus_per_replica, kv_dtype)
     if not room.fits:
@@ -287,13 +367,12 @@ def estimate_record(
             f"{context:,} tokens; would fit: {'; or '.join(room.suggestions)}",
         )
     batch = min(setup.max_batch, room.max_sequences)
-    point = decode(
-        model, gpu, precision, batch, input_tokens + output_tokens / 2, setup.gpus_per_replica, kv_dtype, assumptions
+    speed = replica_speed(
+        model, gpu, precision, input_tokens, output_tokens, batch, setup.gpus_per_replica, kv_dtype, assumptions
     )
-    prefill = prefill_tokens_per_s(model, gpu, precision, input_tokens, setup.gpus_per_replica, assumptions)
-    uncached = input_tokens * (1 - prefix_share * hit_rate)
-    seconds = uncached / prefill + output_tokens * (point.step_ms / 1000) / batch
-    notes = "; ".join((assumptions or RooflineAssumptions()).notes())
+    point = speed.decode
+    seconds = speed.request_seconds(float(uncached_tokens(input_tokens, prefix_share, hit_rate)), output_tokens)
+    notes = "; ".join((assumptions or DEFAULT_ASSUMPTIONS).notes())
     return ThroughputRecord(
         id=f"estimate-{model.id}-{precision}-{setup.gpus_per_replica}x{gpu.id}".replace(".", "-"),
         model=model.id,
@@ -311,6 +390,8 @@ def estimate_record(
         requests_per_s=1 / seconds,
         output_tokens_per_s=output_tokens / seconds,
         itl_ms=Latency(p50=point.step_ms),
-        source=Source(document="roofline estimate (calculator/roofline.py), not a measurement", read=dt.date.today()),
+        source=Source(
+            document="roofline estimate (calculator/capacity/roofline.py), not a measurement", read=dt.date.today()
+        ),
         notes=f"ESTIMATE, batch {batch} ({point.bound}-bound decode): {notes}",
     )

@@ -4,7 +4,8 @@ Capacity (one model on one GPU type):
 
     memory_frame / memory_chart      one GPU's memory: weights, KV cache for the sequences, free, reserve
     decode_frame / decode_chart      roofline decode tokens/s per user and in total against the batch size
-    estimate_vs_measured             bundled records beside the roofline estimate at their own concurrency
+    estimate_vs_measured             bundled records beside the roofline estimate at their own concurrency,
+                                     and each converted to the page's context (the sizing's split)
     calibration_frame                the roofline held against published measurements
 
 Measurements (uploaded benchmark result files):
@@ -31,7 +32,7 @@ import pandas as pd
 from calculator.capacity.calibration import Case, CaseResult, estimate_case
 from calculator.capacity.memory import FitResult
 from calculator.capacity.roofline import RooflineAssumptions, decode
-from calculator.capacity.sizing import best_under_target
+from calculator.capacity.sizing import best_under_target, replica_capacity
 from calculator.catalog.datafile import DataFileError
 from calculator.catalog.gpus import GpuCatalog, GpuSpec
 from calculator.catalog.measurements import ThroughputRecord, comparable
@@ -47,6 +48,7 @@ __all__ = [
     "busiest_by_engine",
     "calibration_frame",
     "comparable_groups",
+    "converted_to_context",
     "decode_chart",
     "decode_frame",
     "estimate_vs_measured",
@@ -248,6 +250,24 @@ def _per_user_measured(r: ThroughputRecord) -> float | None:
     return 1000 / itl if itl else None
 
 
+CONVERTED = "Measured, converted to {context:,} tokens (req/s)"
+
+
+def converted_to_context(
+    r: ThroughputRecord, model: ModelSpec, gpu: GpuSpec, context: int, assumptions: RooflineAssumptions | None
+) -> float | None:
+    """A record's requests/s for its own output length with the prompt filling the rest of ``context``,
+    converted as sizing converts it (the same assumptions); None when the output alone fills the context.
+    An :class:`InputError` when the record's setup cannot hold a sequence that long."""
+    if context <= r.output_tokens:
+        return None
+    prompt = context - r.output_tokens
+    capacity = replica_capacity(
+        r, gpu, prompt, r.prefix_share, 1.0, r.output_tokens, assumptions=assumptions, model=model
+    )
+    return capacity.requests_per_s
+
+
 def estimate_vs_measured(
     records: Sequence[ThroughputRecord],
     model_id: str,
@@ -255,9 +275,15 @@ def estimate_vs_measured(
     models: ModelCatalog,
     gpus: GpuCatalog,
     assumptions: RooflineAssumptions | None = None,
+    context: int | None = None,
 ) -> tuple[pd.DataFrame, list[str]]:
     """Records of this model on this GPU type beside the roofline estimate of each one's own setup
-    (precision, GPU count, lengths) at its concurrency; and why a matching record was skipped."""
+    (precision, GPU count, lengths) at its concurrency; and why a matching record was skipped.
+
+    With ``context``, each record is also converted to that many tokens per sequence the way sizing
+    converts it, with the same assumptions, so changing an efficiency moves the estimate and the
+    conversion together.
+    """
     rows: list[dict[str, Any]] = []
     skipped: list[str] = []
     for r in records:
@@ -301,6 +327,17 @@ def estimate_vs_measured(
         except InputError as exc:
             skipped.append(f"{r.id}: {exc.message}")
             continue
+        row: dict[str, Any] = {}
+        if context is not None:
+            try:
+                converted = converted_to_context(r, found, gpus.get(gpu_id), context, assumptions)
+            except InputError as exc:
+                converted = None
+                skipped.append(f"{r.id}: not converted to {context:,} tokens: {exc.message}")
+            row = {
+                "Measured req/s": round(r.requests_per_s, 3),
+                CONVERTED.format(context=context): round(converted, 3) if converted is not None else None,
+            }
         rows.append(
             {
                 "Record": r.id,
@@ -315,6 +352,7 @@ def estimate_vs_measured(
                 "Plausible": "yes" if total.plausible else "no: beats the ceiling",
                 "Measured tok/s per user": round(per_user_measured, 1) if per_user_measured else None,
                 "Estimate tok/s per user": round(per_user.estimate, 1) if per_user else None,
+                **row,
             }
         )
     return pd.DataFrame(rows), skipped
