@@ -159,6 +159,12 @@ def test_bad_turn_input_exits_2_with_one_line_naming_the_flag(
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
 
 
+def test_a_flag_the_command_does_not_take_is_one_line_naming_the_command(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, *SEED_TURN, "--turns-per-month", "5")
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "python -m calculator turn: unrecognized arguments: --turns-per-month 5" in err
+
+
 def test_a_scenario_that_does_not_validate_names_the_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text(dump_scenario(load_preset("coding-agent")).replace("hit_rate: 1\n", "hit_rate: 7\n"))

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from calculator.cli import console, flags
+from calculator.cli import console, flags, folders
 from calculator.errors import InputError
 from calculator.measure.bench import (
     BenchConfig,
@@ -96,6 +96,7 @@ def add_bench_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.Argu
     p.add_argument("--api-key-env", type=_env_name, default="OPENAI_API_KEY", help="variable holding the API key")
     p.add_argument("--out", type=Path, required=True, help="measurement YAML file to write (atomically)")
     p.add_argument("--gpu", help="GPU id the server runs on (see: gpus); not guessed")
+    folders.add_data_folders(p, "gpu_specs")
     p.add_argument("--gpu-count", type=flags.at_least_one, help="GPUs in one replica of the server")
     p.add_argument("--precision", choices=PRECISIONS, help="weight precision the server runs")
     p.add_argument("--engine", default="unknown", help="vllm, sglang, tensorrt-llm, a provider ... (unknown)")
@@ -107,6 +108,8 @@ def add_bench_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.Argu
 
 
 def _config(args: argparse.Namespace) -> BenchConfig:
+    if not args.gpu:
+        folders.refuse_unread(args, "bench", ["gpu_specs"], "with --gpu (to check the GPU id)")
     if not args.concurrency and not args.request_rate:
         raise InputError("--concurrency", "give load levels, e.g. --concurrency 1,4,16,64 (or --request-rate)")
     levels = levels_from(args.concurrency, args.request_rate)
@@ -122,7 +125,7 @@ def _config(args: argparse.Namespace) -> BenchConfig:
     if args.gpu:
         from calculator.catalog.gpus import load_gpu_specs
 
-        load_gpu_specs(getattr(args, "gpu_specs", None)).get(args.gpu)  # an unknown GPU id is an error, named
+        load_gpu_specs(args.gpu_specs).get(args.gpu)  # an unknown GPU id is an error, named
     key = os.environ.get(args.api_key_env)
     if key is None and args.api_key_env != "OPENAI_API_KEY":
         raise InputError("--api-key-env", f"environment variable {args.api_key_env} is not set")

@@ -7,7 +7,7 @@ from decimal import Decimal
 from typing import Any
 
 from calculator.catalog.gpus import load_gpu_specs
-from calculator.cli import console, flags
+from calculator.cli import console, flags, folders
 
 __all__ = ["add_capacity_parsers", "cmd_fit"]
 
@@ -45,6 +45,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
 
 def add_capacity_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     fit_ = sub.add_parser("fit", parents=[common], help="does a model fit; how many sequences fit in the KV cache")
+    folders.add_data_folders(fit_, "models", "gpu_specs")
     fit_.add_argument("--model", required=True, help="model id (see: models)")
     fit_.add_argument("--gpu", required=True, help="GPU id (see: gpus)")
     fit_.add_argument("--precision", default="bf16", choices=["bf16", "fp16", "fp8", "int8", "int4", "fp4"])

@@ -22,7 +22,7 @@ from calculator.catalog.prices import (
     TokenPrices,
     load_price_sheets,
 )
-from calculator.cli import console, flags
+from calculator.cli import console, flags, folders
 from calculator.errors import InputError
 from calculator.present.money import format_price
 from calculator.scenario.model import (
@@ -244,6 +244,9 @@ def cmd_models(args: argparse.Namespace) -> int:
 def cmd_measurements_import(args: argparse.Namespace) -> int:
     from calculator.measure.importers import import_file
 
+    if not args.gpu:
+        folders.refuse_unread(args, "measurements import", ["gpu_specs"], "with --gpu (to check the GPU id)")
+
     records = import_file(
         args.file,
         model=args.model,
@@ -303,6 +306,7 @@ def cmd_schemas(args: argparse.Namespace) -> int:
 
 def add_catalog_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     sheets = sub.add_parser("sheets", parents=[common], help="list offers and their prices")
+    folders.add_data_folders(sheets, "sheets")
     sheets.add_argument(
         "action", nargs="?", choices=["import-genai-prices"], help="propose prices from the genai-prices package"
     )
@@ -315,19 +319,24 @@ def add_catalog_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     sheets.set_defaults(func=cmd_sheets)
 
     gpus = sub.add_parser("gpus", parents=[common], help="list GPU specs")
+    folders.add_data_folders(gpus, "gpu_specs")
     gpus.set_defaults(func=cmd_gpus)
     records = sub.add_parser("records", parents=[common], help="list throughput records")
+    folders.add_data_folders(records, "records")
     records.set_defaults(func=cmd_records)
     presets = sub.add_parser("presets", parents=[common], help="list bundled scenarios")
+    folders.add_data_folders(presets)
     presets.set_defaults(func=cmd_presets)
 
     models = sub.add_parser("models", parents=[common], help="list model architecture specs")
+    folders.add_data_folders(models, "models")
     models.set_defaults(func=cmd_models)
 
     meas = sub.add_parser("measurements", help="benchmark results as measurement records")
     meas_sub = meas.add_subparsers(dest="action", required=True, parser_class=flags.Parser)
     imp = meas_sub.add_parser("import", parents=[common], help="read a benchmark tool's result file")
     imp.add_argument("file", type=Path)
+    folders.add_data_folders(imp, "gpu_specs")
     imp.add_argument("--gpu", help="GPU id the run used (files do not say)")
     imp.add_argument("--gpu-count", type=flags.count, help="GPUs per replica in the run")
     imp.add_argument("--model", help="model the run served, where the file does not say")
@@ -337,4 +346,5 @@ def add_catalog_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     imp.set_defaults(func=cmd_measurements_import)
 
     schemas = sub.add_parser("schemas", help="rewrite the JSON Schemas of the data folders (for editors)")
+    folders.add_data_folders(schemas)
     schemas.set_defaults(func=cmd_schemas)

@@ -9,19 +9,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from calculator.catalog.datafile import validation_lines
-from calculator.catalog.gpus import load_gpu_specs
-from calculator.catalog.measurements import load_records
-from calculator.catalog.prices import (
-    load_price_sheets,
-)
-from calculator.cli import console, flags
+from calculator.cli import console, flags, folders
 from calculator.cli.scenario_args import scenario_from_args
 from calculator.cli.turn import turn_json
 from calculator.errors import InputError
 from calculator.present.charts import turn_currency
 from calculator.present.money import format_money, format_small
 from calculator.present.report import plain, price_changes_frame, repricing_sentences
-from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison, break_even_by_prefix_share, compare
+from calculator.pricing.compare import OPTION_LABELS, Comparison, break_even_by_prefix_share, compare, load_catalogs
 from calculator.pricing.pinning import pin_prices, reprice
 from calculator.scenario.model import (
     DedicatedChoice,
@@ -135,7 +130,7 @@ def _comparison_json(result: Comparison) -> dict[str, Any]:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     scenario = _scenario_from_args(args)
-    catalogs = Catalogs(load_price_sheets(args.sheets), load_gpu_specs(args.gpu_specs), load_records(args.records))
+    catalogs = load_catalogs(args.sheets, args.gpu_specs, args.records, args.models)
     result = compare(scenario, catalogs)
     by_share = break_even_by_prefix_share(scenario, catalogs) if args.by_prefix_share else None
     repricing = reprice(scenario, catalogs) if scenario.prices_used else None
@@ -247,6 +242,7 @@ def _write_atomically(path: Path, text: str) -> None:
 
 def add_compare_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     cmp_ = sub.add_parser("compare", parents=[common], help="serverless vs dedicated vs self-hosted per month")
+    folders.add_data_folders(cmp_, *folders.DATA_FOLDERS)
     cmp_.add_argument("--scenario", help="scenario YAML file")
     cmp_.add_argument("--preset", help="a bundled scenario (see: presets)")
     cmp_.add_argument("--provider", help="serverless provider")

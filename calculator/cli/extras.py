@@ -15,7 +15,7 @@ from typing import Any
 
 from calculator.catalog.genai_prices import DiffEntry, ImportReport, WriteResult, diff_sheets, write_proposals
 from calculator.catalog.prices import DEFAULT_SHEETS_DIR, ServerlessPriceVersion, load_price_sheets
-from calculator.cli import console, flags
+from calculator.cli import console, flags, folders
 from calculator.errors import InputError
 from calculator.present.money import format_money, format_small
 from calculator.pricing.ttl import (
@@ -65,6 +65,7 @@ def add_ttl_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.Argume
         "Gaps: a list (one typical session), a lognormal or exponential distribution by its median, or a "
         "log (JSON Lines with a session id and timestamp, or a Mooncake trace).",
     )
+    folders.add_data_folders(p, "sheets")
     p.add_argument("--provider", required=True)
     p.add_argument("--model", required=True)
     p.add_argument("--prefix-tokens", type=flags.at_least_one, required=True, help="tokens of the cached prompt start")

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 from calculator.catalog.datafile import DataFileError
 from calculator.cli import bench, capacity, catalog, compare, extras, flags, plan, prefix, turn
@@ -26,10 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = flags.Parser(prog="python -m calculator", description=__doc__.splitlines()[0])
     common = flags.Parser(add_help=False)
     common.add_argument("--json", action="store_true", help="machine-readable output")
-    common.add_argument("--sheets", type=Path, default=None, help="price sheet folder (default: bundled)")
-    common.add_argument("--gpu-specs", type=Path, default=None, help="GPU spec folder (default: bundled)")
-    common.add_argument("--records", type=Path, default=None, help="throughput record folder (default: bundled)")
-    common.add_argument("--models", type=Path, default=None, help="model spec folder (default: bundled)")
+    # The data-folder flags are not here: each command adds those it reads (cli/folders.py).
     sub = parser.add_subparsers(dest="command", required=True, parser_class=flags.Parser)
 
     turn.add_turn_parser(sub, common)
@@ -46,7 +42,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args, extras = parser.parse_known_args(argv)
+        if extras:  # name the command: a flag it does not take may belong to another one
+            raise flags.UsageError(
+                f"{parser.prog} {args.command}: unrecognized arguments: {' '.join(extras)} "
+                f"(see: {parser.prog} {args.command} --help)"
+            )
         return int(args.func(args))
     except (flags.UsageError, InputError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from calculator.cli import console, flags
+from calculator.cli import console, flags, folders
 from calculator.cli.scenario_args import required_scenario
 from calculator.planning.growth import MAX_MONTHS, MIN_MONTHS, GrowthPlan, grow
 from calculator.planning.hybrid import HybridPlan, HybridResult, Owned, hybrid_plan
@@ -390,6 +390,7 @@ def cmd_growth(args: argparse.Namespace) -> int:
 
 
 def _add_scenario_args(p: argparse.ArgumentParser) -> None:
+    folders.add_data_folders(p, *folders.DATA_FOLDERS)
     p.add_argument("--preset", help="a bundled scenario (see: presets)")
     p.add_argument("--scenario", help="scenario YAML file")
     p.add_argument("--as-of", type=flags.iso_date, help="price date YYYY-MM-DD (default: the scenario's, else today)")

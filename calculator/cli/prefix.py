@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from calculator.cli import console, flags
+from calculator.cli import console, flags, folders
 from calculator.cli.scenario_args import scenario_from_args
 from calculator.errors import InputError
 from calculator.present.money import format_money
@@ -48,6 +48,8 @@ def add_prefix_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.Arg
         "(JSON Lines, .gz allowed).",
     )
     p.add_argument("file", type=Path, help="JSON Lines request log")
+    # GPU and model specs size the cache with --gpu/--model; all four price --preset/--scenario.
+    folders.add_data_folders(p, *folders.DATA_FOLDERS)
     p.add_argument("--format", choices=["auto", *FORMATS], default="auto")
     p.add_argument(
         "--block-size", type=flags.at_least_one, help="tokens per cache block (default 16; a Mooncake trace's 512)"
@@ -86,8 +88,8 @@ def _capacities(args: argparse.Namespace) -> list[int]:
         from calculator.catalog.gpus import load_gpu_specs
         from calculator.catalog.models import load_model_specs
 
-        model = load_model_specs(getattr(args, "models", None)).get(args.model)
-        gpu = load_gpu_specs(getattr(args, "gpu_specs", None)).get(args.gpu)
+        model = load_model_specs(args.models).get(args.model)
+        gpu = load_gpu_specs(args.gpu_specs).get(args.gpu)
         result = fit(model, gpu, args.precision, gpus=args.gpu_count)
         caps.insert(0, capacity_from_fit(result.max_cached_tokens))
     return caps
@@ -165,7 +167,7 @@ def _bill(args: argparse.Namespace, report: PrefixReport) -> dict[str, Any] | No
         return None
     values = report.scenario_values()
     measured = with_measured_reuse(scenario, values["prefix_share"] or 0.0, values["hit_rate"])
-    catalogs = load_catalogs()
+    catalogs = load_catalogs(args.sheets, args.gpu_specs, args.records, args.models)
     before, after = compare(scenario, catalogs), compare(measured, catalogs)
     return {
         "scenario": scenario.name,
@@ -186,6 +188,10 @@ def _bill(args: argparse.Namespace, report: PrefixReport) -> dict[str, Any] | No
 
 
 def cmd_prefix(args: argparse.Namespace) -> int:
+    if not (args.preset or args.scenario):
+        folders.refuse_unread(args, "prefix", ["sheets", "records"], "with --preset or --scenario (to price it)")
+        if not (args.gpu or args.model):
+            folders.refuse_unread(args, "prefix", ["gpu_specs", "models"], "with --gpu/--model or --preset/--scenario")
     caps = _capacities(args)
     scenario = _config(args, caps[0] if caps else None)
     tokenizer = load_tokenizer(args.tokenizer) if args.tokenizer is not None else None

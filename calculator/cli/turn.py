@@ -13,7 +13,7 @@ from calculator.catalog.datafile import validation_lines
 from calculator.catalog.prices import (
     load_price_sheets,
 )
-from calculator.cli import console, flags
+from calculator.cli import console, flags, folders
 from calculator.present.money import format_money, format_small
 from calculator.pricing.billing import cents
 from calculator.pricing.turn import TurnCost, TurnShape, compare_turn
@@ -106,6 +106,7 @@ def cmd_turn(args: argparse.Namespace) -> int:
 
 def add_turn_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     turn = sub.add_parser("turn", parents=[common], help="price one turn, reused prefix beside no reuse")
+    folders.add_data_folders(turn, "sheets")
     turn.add_argument("--provider", required=True)
     turn.add_argument("--model", required=True)
     turn.add_argument("--as-of", type=flags.iso_date, help="price date YYYY-MM-DD (default today)")
