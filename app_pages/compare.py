@@ -21,8 +21,9 @@ from calculator.present import charts
 from calculator.present.money import format_money, format_small
 from calculator.present.report import answer_sentences, price_changes_frame, repricing_sentences, summary_pdf
 from calculator.pricing.billing import DAYS_PER_MONTH
-from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison, compare, cost_curves, without_unpriceable
+from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison, compare, curves
 from calculator.pricing.pinning import Repricing, pin_prices, reprice
+from calculator.pricing.resolve import resolve
 from calculator.scenario.model import Scenario, dump_scenario, load_scenario_text
 
 BIND: Literal["query-params"] = "query-params"
@@ -428,7 +429,8 @@ except InputError as exc:
 
 # An option that cannot be priced as set (no price version on the date, a GPU setup that cannot hold
 # the model) is left out and said so, not the page.
-scenario, dropped = without_unpriceable(scenario, work_cat)
+resolved = resolve(scenario, work_cat, drop_unpriceable=True)
+scenario, dropped = resolved.scenario, resolved.dropped
 undated = [
     (
         f"Price date (`asof`): the {field} option is left out: {exc.message}"
@@ -447,7 +449,7 @@ if not (scenario.serverless or scenario.dedicated or scenario.gpu_vm):
     st.info("Choose at least one option in the sidebar: a serverless API, a dedicated endpoint or a GPU machine.")
     st.stop()
 try:
-    result: Comparison = compare(scenario, work_cat)
+    result: Comparison = compare(resolved)
 except InputError as exc:
     st.error(f"**{exc.field}**: {exc.message}")
     st.stop()
@@ -536,12 +538,12 @@ for opt in result.options:
             st.info(f"{OPTION_LABELS[opt.option]}: {note}")
 
 # --- charts -------------------------------------------------------------------------------------------
-curves = cost_curves(scenario, work_cat)
+cost_by_volume = curves(result.resolution)
 left, right = st.columns(2)
 with left:
     if result.turn is not None:
         st.altair_chart(charts.turn_parts_chart(result.turn, scenario))
-    st.altair_chart(charts.volume_chart(curves, float(volume), result, cur))
+    st.altair_chart(charts.volume_chart(cost_by_volume, float(volume), result, cur))
 with right:
     picked = st.segmented_control(
         "Sweep", ["prefix share", "hit rate"], default="prefix share", required=True, key="sweep", bind=BIND

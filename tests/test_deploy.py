@@ -12,17 +12,11 @@ from calculator.capacity.sizing import ReplicaCapacity, replica_capacity
 from calculator.catalog.gpus import load_gpu_specs
 from calculator.catalog.measurements import ThroughputRecord
 from calculator.catalog.prices import DedicatedOffer, GpuVmOffer, PriceSheet
-from calculator.pricing.billing import (
-    DAYS_PER_MONTH,
-    Fx,
-    SelfHosting,
-    Traffic,
-    dedicated_option,
-    self_hosted_option,
-    serverless_option,
-)
+from calculator.pricing.billing import dedicated_option, self_hosted_option
 from calculator.pricing.compare import Catalogs, compare, cost_curves, crossings
+from calculator.pricing.serverless import serverless_option
 from calculator.pricing.turn import TurnShape
+from calculator.scenario.inputs import DAYS_PER_MONTH, Fx, SelfHosting, Traffic
 from calculator.scenario.model import GpuVmChoice, Scenario, ServerlessChoice
 
 from .offers import SOURCE, serverless

@@ -15,8 +15,8 @@ from calculator.cli import main
 from calculator.errors import InputError
 from calculator.planning.hybrid import hybrid_plan, owned_replicas_at
 from calculator.planning.load_profile import LoadProfile, preset_profile, profile_from_trace, profile_from_traffic
-from calculator.pricing.billing import DAYS_PER_MONTH
 from calculator.pricing.compare import Catalogs, compare
+from calculator.scenario.inputs import DAYS_PER_MONTH
 from calculator.scenario.model import load_preset
 
 from .conftest import SEED_DATE

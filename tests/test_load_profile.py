@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 import pytest
 from hypothesis import given, settings
@@ -21,19 +22,20 @@ from calculator.catalog.prices import GpuVmOffer, PriceCatalog, PriceSheet
 from calculator.errors import InputError
 from calculator.planning.load_profile import (
     LoadProfile,
-    billed_gpu_hours,
     hourly_replicas,
     load_profile,
     preset_profile,
     profile_costs,
     profile_from_trace,
     profile_from_traffic,
+    profile_schedule,
     ramp_shape,
     trace_shape,
 )
-from calculator.pricing.billing import DAYS_PER_MONTH, SelfHosting, Traffic, engine_replicas
+from calculator.pricing.billing import engine_replicas, vm_counts
 from calculator.pricing.compare import Catalogs, compare
 from calculator.pricing.turn import TurnShape
+from calculator.scenario.inputs import DAYS_PER_MONTH, SelfHosting, Traffic
 from calculator.scenario.model import DedicatedChoice, GpuVmChoice, Scenario, ServerlessChoice, load_preset
 
 from .conftest import SEED_DATE
@@ -174,6 +176,15 @@ def test_ramp_shape_has_mean_one_and_peaks_at_the_burst() -> None:
 
 
 # --- billing per hour of the day ------------------------------------------------------------------------
+
+
+def billed_gpu_hours(
+    offer: GpuVmOffer, replica_gpus: int, hosting: SelfHosting, reps: npt.NDArray[np.float64], always_on: bool,
+    profile: LoadProfile,
+) -> tuple[npt.NDArray[np.float64], float]:  # fmt: skip
+    """(instances up each hour, billed GPU hours a month) from the one billing module."""
+    counts = vm_counts(offer, replica_gpus, hosting, profile_schedule(profile, reps, always_on))
+    return counts.instances[0], float(counts.gpu_hours()[0])
 
 
 def test_office_hours_at_per_second_billing_cost_less_than_always_on_with_the_same_peak() -> None:

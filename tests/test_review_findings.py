@@ -24,21 +24,13 @@ from calculator.errors import InputError
 from calculator.planning.growth import grow
 from calculator.planning.hybrid import hybrid_plan
 from calculator.planning.load_profile import preset_profile, profile_costs, profile_from_traffic
-from calculator.pricing.billing import (
-    DAYS_PER_MONTH,
-    Fx,
-    SelfHosting,
-    Traffic,
-    dedicated_option,
-    self_hosted_monthly_array,
-    self_hosted_option,
-    serverless_option,
-    storage_monthly,
-)
+from calculator.pricing.billing import dedicated_option, self_hosted_monthly_array, self_hosted_option
 from calculator.pricing.compare import Catalogs, compare, cost_curves, crossings
 from calculator.pricing.pinning import pin_prices, reprice
+from calculator.pricing.serverless import serverless_option, storage_monthly
 from calculator.pricing.ttl import EmpiricalGaps, advise_ttl
 from calculator.pricing.turn import TurnShape, compare_turn, price_turn, turn_cost_array
+from calculator.scenario.inputs import DAYS_PER_MONTH, Fx, SelfHosting, Traffic
 from calculator.scenario.model import GpuVmChoice, load_preset
 
 from .offers import SOURCE, serverless
@@ -163,7 +155,9 @@ def test_autoscaled_self_hosting_is_exact_to_the_cent_and_agrees_with_the_sweep(
     traffic = Traffic(turns_per_month=1000, peak_to_average=2, active_hours_per_day=16)
     sheet = _sheet([serverless({"input": 1, "output": 1}).model_dump()])
     cost = self_hosted_option(sheet, offer, AS_OF, record, hosting, traffic, _cap(1.0), "USD", Fx())
-    sweep = self_hosted_monthly_array(offer, AS_OF, record, hosting, traffic, 1.0, np.array([1000.0]), 1.0, 0.0)
+    sweep = self_hosted_monthly_array(
+        offer, AS_OF, record.replica_gpus, hosting, traffic, 1.0, np.array([1000.0]), 1.0, 0.0
+    )
     assert cost.instances == 8
     assert cost.breakdown["gpu_hours"] == D("22356.62")
     assert D(repr(float(sweep[0]))).quantize(D("0.01")) == cost.monthly

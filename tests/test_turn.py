@@ -11,8 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from calculator.catalog.prices import PriceCatalog, ServerlessOffer
-from calculator.pricing.billing import Fx, Traffic, cents, serverless_monthly_array, serverless_option
+from calculator.pricing.option import cents
+from calculator.pricing.serverless import serverless_monthly_array, serverless_option
 from calculator.pricing.turn import TurnShape, compare_turn, price_turn, turn_cost_array
+from calculator.scenario.inputs import Fx, Traffic
 
 from .conftest import SEED_DATE
 from .offers import serverless

@@ -21,11 +21,10 @@ from calculator.planning.load_profile import (
     ProfileCosts,
     load_profile,
     profile_costs,
-    profile_from_traffic,
 )
 from calculator.present.money import format_money
-from calculator.pricing.billing import OptionCost
 from calculator.pricing.compare import OPTION_LABELS, Catalogs, load_catalogs
+from calculator.pricing.option import OptionCost
 from calculator.scenario.model import Scenario
 
 __all__ = ["add_plan_parsers", "cmd_growth", "cmd_hybrid", "cmd_profile"]
@@ -83,7 +82,7 @@ def _catalogs(args: argparse.Namespace) -> Catalogs:
 
 def _profile(args: argparse.Namespace, scenario: Scenario) -> LoadProfile:
     if args.profile in (None, "scenario"):
-        base = profile_from_traffic(scenario.traffic)
+        base = scenario.load_profile  # the profile the scenario holds, else its traffic model
         return base.with_burst(args.burst) if args.burst is not None else base
     return load_profile(args.profile, args.burst, args.daily_shape)
 
@@ -400,7 +399,7 @@ def _add_profile_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--profile",
         help=f"load over the day: {', '.join(PRESETS)}, or a request log (CSV with TIMESTAMP, JSON Lines with "
-        "timestamp); default: the scenario's active hours and peak-to-average",
+        "timestamp); default: the scenario's own load profile, else its active hours and peak-to-average",
     )
     p.add_argument(
         "--burst", type=_burst, help="within-hour peak-to-average (default: 1 for presets, measured for logs)"

@@ -18,8 +18,8 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
 from calculator.errors import InputError
-from calculator.pricing.billing import cents
 from calculator.pricing.compare import OPTION_LABELS, Catalogs, cost_curves, crossings
+from calculator.pricing.option import cents
 from calculator.scenario.model import Scenario
 
 __all__ = ["MAX_MONTHS", "MIN_MONTHS", "CrossingMonth", "GrowthMonth", "GrowthPlan", "grow", "month_volumes"]

@@ -26,20 +26,19 @@ import numpy.typing as npt
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
-from calculator.catalog.prices import DedicatedOffer
+from calculator.catalog.catalogs import Catalogs
 from calculator.errors import InputError
 from calculator.planning.load_profile import (
     HOURS,
     LoadProfile,
-    OwnedSetup,
     ProfileCosts,
-    _self_hosted_cost,
+    costs_under_profile,
     hourly_replicas,
-    owned_setup,
-    profile_costs,
+    owned_under_profile,
+    resolve_for_profile,
 )
-from calculator.pricing.billing import HOURS_PER_MONTH, OptionCost, as_decimal, cents, dedicated_units
-from calculator.pricing.compare import Catalogs
+from calculator.pricing.option import OptionCost, cents
+from calculator.pricing.resolve import OwnedSide, ResolvedScenario
 from calculator.scenario.model import Scenario
 
 __all__ = ["HybridHour", "HybridPlan", "HybridResult", "hybrid_plan", "owned_replicas_at"]
@@ -125,45 +124,17 @@ def owned_replicas_at(replicas_per_hour: npt.NDArray[np.float64], percentile: fl
     return int(np.sort(np.asarray(replicas_per_hour))[k - 1])
 
 
-def _dedicated_cost(scenario: Scenario, setup: OwnedSetup, replicas: int, turns: int) -> OptionCost | None:
-    """An always-on dedicated endpoint of ``replicas`` engine replicas (the provider's minimum applies)."""
-    if replicas <= 0:
-        return None
-    offer = setup.offer
-    assert isinstance(offer, DedicatedOffer)
-    version = offer.version_at(scenario.price_date)
-    units, unit_gpus = dedicated_units(offer, setup.record, np.array([float(replicas)]))
-    n_units = int(units[0])
-    unit_price = version.per_replica_hour or (version.per_gpu_hour or Decimal(0)) * as_decimal(unit_gpus)
-    hours = max(as_decimal(n_units * HOURS_PER_MONTH), Decimal(offer.min_billed_hours))
-    cost = cents(scenario.fx.convert(hours * unit_price, setup.sheet.currency, scenario.currency))
-    return OptionCost(
-        option="dedicated",
-        provider=setup.sheet.provider,
-        offer=offer.id,
-        model=offer.model or setup.record.model,
-        currency=scenario.currency,
-        monthly=cost,
-        cost_per_1000_turns=None,
-        breakdown={"gpu_hours": cost},
-        replicas=n_units,
-        gpus=int(n_units * unit_gpus),
-        gpu_hours=float(n_units * unit_gpus * HOURS_PER_MONTH),
-        prices=(),
-        notes=(setup.capacity_note,),
-    )
-
-
 def _plan(
-    scenario: Scenario,
+    res: ResolvedScenario,
     profile: LoadProfile,
-    setup: OwnedSetup,
+    setup: OwnedSide,
     pure: ProfileCosts,
     needed: npt.NDArray[np.float64],
     percentile: float,
     owned_kind: Owned,
     autoscale: bool,
 ) -> HybridPlan:
+    scenario = res.scenario
     turns = pure.turns_per_month
     util = scenario.self_hosting.target_utilisation
     owned_n = owned_replicas_at(needed, percentile)
@@ -174,7 +145,7 @@ def _plan(
     hours: list[HybridHour] = []
     overflow_day = 0.0
     for h in range(HOURS):
-        capacity = float(serving[h]) * setup.capacity_rps * util
+        capacity = float(serving[h]) * setup.capacity.requests_per_s * util
         share = 0.0 if needed[h] <= serving[h] else profile.overflow_share(float(load[h]), capacity)
         overflow_day += float(load[h]) * 3600 * share
         hours.append(
@@ -194,10 +165,9 @@ def _plan(
     owned: OptionCost | None
     if owned_n == 0:
         owned = None
-    elif owned_kind == "self_hosted":
-        owned, _ = _self_hosted_cost(scenario, setup, serving, not autoscale, profile, turns - overflow_turns)
     else:
-        owned = _dedicated_cost(scenario, setup, owned_n, turns - overflow_turns)
+        # an endpoint is always on at the owned size; self-hosted GPUs follow the hours when autoscaled
+        owned, _ = owned_under_profile(res, setup, profile, serving, not scale_down, turns - overflow_turns)
     owned_monthly = owned.monthly if owned else Decimal(0)
     # the overflow, priced per turn on the serverless offer
     serverless = pure.serverless
@@ -243,29 +213,30 @@ def hybrid_plan(
     """
     if scenario.serverless is None:
         raise InputError("scenario", "a hybrid plan needs a serverless offer for the overflow (serverless:)")
-    setup = owned_setup(scenario, cat, owned)
+    if percentile is not None and not 0 <= percentile <= 100:
+        raise InputError("--percentile", f"{percentile:g} is outside 0..100")
+    res = resolve_for_profile(scenario, cat, profile, turns_per_month)
+    setup = res.owned(owned)
     if setup is None:
         what = "gpu_vm" if owned == "self_hosted" else "dedicated"
         raise InputError("scenario", f"a hybrid plan owning {owned.replace('_', '-')} capacity needs a {what}: offer")
-    if percentile is not None and not 0 <= percentile <= 100:
-        raise InputError("--percentile", f"{percentile:g} is outside 0..100")
     scale = scenario.self_hosting.autoscale if autoscale is None else autoscale
-    pure = profile_costs(scenario, cat, profile, autoscale=scale, turns_per_month=turns_per_month)
-    turns = pure.turns_per_month
-    needed = hourly_replicas(profile, turns, setup.capacity_rps, scenario.self_hosting.target_utilisation)
+    turns = res.scenario.traffic.turns_per_month
+    pure = costs_under_profile(res, profile, scale, turns)
+    needed = hourly_replicas(profile, turns, setup.capacity.requests_per_s, scenario.self_hosting.target_utilisation)
     cache: dict[int, HybridPlan] = {}
     curve: list[tuple[float, Decimal]] = []
     plans: dict[float, HybridPlan] = {}
     for p in range(101):
         n = owned_replicas_at(needed, p)
         if n not in cache:
-            cache[n] = _plan(scenario, profile, setup, pure, needed, float(p), owned, scale)
+            cache[n] = _plan(res, profile, setup, pure, needed, float(p), owned, scale)
         plans[float(p)] = cache[n].model_copy(update={"percentile": float(p)})
         curve.append((float(p), cache[n].monthly))
     low = min(m for _, m in curve)
     ties = [p for p, m in curve if m == low]
     best = plans[ties[0]]
-    chosen = best if percentile is None else _plan(scenario, profile, setup, pure, needed, percentile, owned, scale)
+    chosen = best if percentile is None else _plan(res, profile, setup, pure, needed, percentile, owned, scale)
     notes = [
         f"profile {profile.name}: {profile.source}; peak-to-average {profile.peak_to_average:.2f} "
         f"(busiest hour {float(profile.hourly_factors.max()):.2f}x the day's mean, burst {profile.burst:.2f})",

@@ -26,8 +26,6 @@ import numpy as np
 import pandas as pd
 
 from calculator.catalog.prices import (
-    DedicatedOffer,
-    GpuVmOffer,
     Offer,
     PriceCatalog,
     PriceSheet,
@@ -37,6 +35,7 @@ from calculator.catalog.prices import (
 )
 from calculator.errors import InputError
 from calculator.present.money import format_money, format_small, money_title
+from calculator.pricing.billing import hourly_price_per_replica
 from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison, CostFn, cost_curves
 from calculator.pricing.ttl import EmpiricalGaps, ExponentialGaps, GapDistribution, LognormalGaps, advise_ttl
 from calculator.pricing.turn import TurnComparison
@@ -449,13 +448,14 @@ def cheapest_switch(df: pd.DataFrame) -> list[tuple[float, str, str]]:
     return switches
 
 
-def utilisation_frame(comparison: Comparison, cat: Catalogs, points: int = 40) -> pd.DataFrame:
+def utilisation_frame(comparison: Comparison, cat: Catalogs | None = None, points: int = 40) -> pd.DataFrame:
     """Cost per million tokens (input + output) for the GPU options as utilisation runs 5% to 100%.
 
-    GPU hours only (no engineer, no spares): what a replica-hour buys at each load. The serverless
-    reused-prefix turn is added as a flat reference line.
+    GPU hours only (no engineer, no spares): what a replica-hour of the setup each option was sized
+    from buys at each load. The serverless reused-prefix turn is added as a flat reference line.
     """
-    s = comparison.scenario
+    res = comparison.resolution
+    s = res.scenario
     tokens = float(s.workload.input_tokens + s.workload.output_tokens)
     grid = np.linspace(0.05, 1.0, points)
     frames = []
@@ -467,22 +467,12 @@ def utilisation_frame(comparison: Comparison, cat: Catalogs, points: int = 40) -
                     pd.DataFrame({"utilisation": grid, "option": OPTION_LABELS[opt.option], "per_million": per_m})
                 )
             continue
-        if opt.capacity is None or tokens <= 0:
+        side = res.owned("dedicated" if opt.option == "dedicated" else "self_hosted")
+        if side is None or tokens <= 0:
             continue
-        record = cat.records.get(s.self_hosting.record)
-        kind = "dedicated" if opt.option == "dedicated" else "gpu_vm"
-        sheet, offer = cat.prices.offer(opt.provider, opt.offer, kind)
-        fx = s.fx.factor(sheet.currency, s.currency)
-        if isinstance(offer, DedicatedOffer):
-            version = offer.version_at(comparison.as_of)
-            if version.per_replica_hour is not None:
-                hourly = float(version.per_replica_hour) * record.replica_gpus / offer.gpus_per_replica
-            else:
-                hourly = float(version.per_gpu_hour or 0) * record.replica_gpus
-        else:
-            assert isinstance(offer, GpuVmOffer)
-            hourly = float(offer.version_at(comparison.as_of).per_gpu_hour) * record.replica_gpus
-        tokens_per_hour = opt.capacity.requests_per_s * grid * 3600 * tokens
+        fx = s.fx.factor(side.sheet.currency, s.currency)
+        hourly = float(hourly_price_per_replica(side.offer, res.as_of, side.replica_gpus))
+        tokens_per_hour = side.capacity.requests_per_s * grid * 3600 * tokens
         frames.append(
             pd.DataFrame(
                 {

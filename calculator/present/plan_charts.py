@@ -24,8 +24,8 @@ from calculator.planning.growth import GrowthPlan
 from calculator.planning.hybrid import HybridPlan, HybridResult
 from calculator.planning.load_profile import LoadProfile, ProfileCosts
 from calculator.present.money import format_money, money_title
-from calculator.pricing.billing import OptionCost
 from calculator.pricing.compare import OPTION_LABELS
+from calculator.pricing.option import OptionCost
 from calculator.scenario.model import Scenario
 
 __all__ = [

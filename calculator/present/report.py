@@ -18,7 +18,7 @@ from fpdf import FPDF
 from calculator.present import charts
 from calculator.present.money import format_money, format_price, format_small
 from calculator.pricing.billing import DAYS_PER_MONTH
-from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison, cost_curves
+from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison, curves
 from calculator.pricing.pinning import Repricing
 from calculator.scenario.model import Scenario
 
@@ -246,7 +246,7 @@ def summary_pdf(
     # charts
     y = pdf.get_y()
     half = (w - 4) / 2
-    volume_chart = charts.volume_chart(cost_curves(s, cat), float(s.traffic.turns_per_month), result, cur)
+    volume_chart = charts.volume_chart(curves(result.resolution), float(s.traffic.turns_per_month), result, cur)
     pdf.image(_png(volume_chart.properties(width=420, height=230)), x=pdf.l_margin, y=y, w=half)
     if result.turn is not None:
         turn_chart = charts.turn_parts_chart(result.turn, s).properties(width=420, height=120)

@@ -1,37 +1,39 @@
-"""The three ways to buy inference, per month: serverless, a dedicated endpoint, self-hosted GPU VMs.
+"""The bill for owned capacity: self-hosted GPU VMs and dedicated endpoints, from a schedule of replicas.
 
-Each option has one array function of monthly volume (turns per month) that charts, sweeps and
-break-even search use, and one exact function for a single volume that reuses the same counts
-(replicas, instances, billed hours) and prices them in Decimal, rounded to the cent at the end.
+This is the only module that turns replicas into GPU hours. Every path that prices owned GPUs
+(``compare``, the break-even sweep, the load profile, the hybrid plan, growth, the charts) builds a
+:class:`Schedule` and calls the functions here, so they cannot disagree about a bill.
 
-    serverless   turns x cost of the reused turn (+ cache storage, where charged)
-    dedicated    replicas for the peak x GPUs x 730 h x price, at least the provider's minimum
-    self-hosted  GPU hours in whole instances at the billing granularity (always on for the peak,
-                 or autoscaled over the active hours above a floor), spare replicas, a share of a
-                 platform engineer, and one-time engine builds per model change
+A schedule says how many engine replicas serve in each period of an active day (for one monthly
+volume, or for a whole array of them at once), how long each period is, and on how many days a
+month the traffic arrives:
+
+    always on    the busiest period's replicas, all day, every day of the month
+    autoscaled   each instance "slot" is billed for every run of periods it is up, plus the start-up
+                 time, rounded up to the offer's billing granularity; a floor of ``min_replicas``
+                 stays up, also on days without traffic
+    dedicated    the provider's billing units that hold the busiest period's replicas, always on,
+                 at least its minimum replicas and minimum billed hours
+
+The counts are whole numbers (instance-seconds a day are integers), so the exact figure (Decimal,
+to the cent) and the numpy sweep are the same counts priced two ways.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import math
-from decimal import ROUND_HALF_UP, Decimal
-from typing import Literal
+from dataclasses import dataclass
+from decimal import Decimal
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict
 
 from calculator.capacity.sizing import ReplicaCapacity
 from calculator.catalog.measurements import ThroughputRecord
-from calculator.catalog.prices import (
-    DedicatedOffer,
-    GpuVmOffer,
-    PriceSheet,
-    ServerlessOffer,
-    ServerlessPriceVersion,
-)
-from calculator.pricing.turn import PriceRef, cacheable_prefix, price_ref, price_turn
+from calculator.catalog.prices import DedicatedOffer, DedicatedPriceVersion, GpuVmOffer, PriceSheet
+from calculator.pricing.option import OptionCost, as_decimal, cents
+from calculator.pricing.turn import PriceRef
 from calculator.scenario.inputs import (
     DAYS_PER_MONTH,
     DAYS_PER_MONTH_EXACT,
@@ -39,77 +41,60 @@ from calculator.scenario.inputs import (
     Fx,
     SelfHosting,
     Traffic,
-    TurnShape,
 )
 
 __all__ = [
     "DAYS_PER_MONTH",
     "HOURS_PER_MONTH",
-    "Fx",
-    "OptionCost",
-    "SelfHosting",
-    "Traffic",
-    "as_decimal",
+    "EndpointCounts",
+    "Schedule",
+    "VmCounts",
     "billed_hours",
     "billed_seconds",
-    "cents",
-    "parts_adding_up",
-    "dedicated_units",
-    "self_hosted_gpu_hours",
-    "storage_monthly",
+    "dedicated_cost",
+    "dedicated_option",
+    "dedicated_monthly_array",
+    "endpoint_counts",
+    "engine_replicas",
+    "hourly_price_per_replica",
+    "self_hosted_cost",
+    "self_hosted_monthly_array",
+    "self_hosted_option",
+    "traffic_schedule",
+    "unit_hour_price",
+    "vm_counts",
 ]
 
 Arr = npt.NDArray[np.float64]
-CENT = Decimal("0.01")
+SECONDS_PER_DAY = 86400
 
 
-def cents(value: Decimal) -> Decimal:
-    return value.quantize(CENT, rounding=ROUND_HALF_UP)
+# --- the schedule ---------------------------------------------------------------------------------
 
 
-def parts_adding_up(parts: dict[str, Decimal], total: Decimal) -> dict[str, Decimal]:
-    """Each part to the cent so that they add up to ``total`` exactly (largest remainder first).
+@dataclass(frozen=True)
+class Schedule:
+    """Engine replicas serving in each period of an active day, for one or many monthly volumes."""
 
-    Rounding each part on its own can leave the breakdown a cent or two off the total a user sees.
-    """
-    floored = {k: v.quantize(CENT, rounding="ROUND_FLOOR") for k, v in parts.items()}
-    missing = int((total - sum(floored.values(), Decimal(0))) / CENT)
-    by_remainder = sorted(parts, key=lambda k: parts[k] - floored[k], reverse=True)
-    for key in by_remainder[: max(missing, 0)]:
-        floored[key] += CENT
-    return floored
+    serving: Arr
+    """(volumes, periods): replicas serving in each period, spares not counted (whole numbers)."""
+    hours: tuple[float, ...]
+    """Length of each period in hours; they add up to 24."""
+    active_days: Decimal = DAYS_PER_MONTH_EXACT
+    """Days a month the traffic arrives; on the others only the autoscaling floor runs."""
+    always_on: bool = True
+    """Billed at the busiest period's count all month, instead of following the schedule."""
 
+    def __post_init__(self) -> None:
+        serving = np.atleast_2d(np.asarray(self.serving, dtype=np.float64))
+        if serving.shape[1] != len(self.hours):
+            raise ValueError(f"{serving.shape[1]} periods of replicas for {len(self.hours)} period lengths")
+        object.__setattr__(self, "serving", serving)
 
-def as_decimal(x: float) -> Decimal:
-    """A count or an hour figure from the float path, as Decimal without binary noise."""
-    return Decimal(repr(round(float(x), 9)))
-
-
-class OptionCost(BaseModel):
-    """One way to buy, priced for one month."""
-
-    model_config = ConfigDict(frozen=True)
-
-    option: Literal["serverless", "dedicated", "self_hosted"]
-    provider: str
-    offer: str
-    model: str | None
-    currency: str
-    monthly: Decimal
-    cost_per_1000_turns: Decimal | None
-    breakdown: dict[str, Decimal]
-    replicas: int | None = None
-    gpus: int | None = None
-    instances: int | None = None
-    gpu_hours: float | None = None
-    utilisation: float | None = None
-    """Average load over provisioned capacity across the month."""
-    capacity: ReplicaCapacity | None = None
-    prices: tuple[PriceRef, ...]
-    notes: tuple[str, ...] = ()
-
-
-# --- the count functions, shared by the exact path and the sweeps ------------------------------
+    @property
+    def peak(self) -> Arr:
+        """Replicas serving in the busiest period, per volume."""
+        return np.asarray(self.serving.max(axis=1), dtype=np.float64)
 
 
 def engine_replicas(traffic: Traffic, volume: float | Arr, capacity_rps: float, utilisation: float) -> Arr:
@@ -118,15 +103,19 @@ def engine_replicas(traffic: Traffic, volume: float | Arr, capacity_rps: float, 
     return np.ceil(np.round(peak / (capacity_rps * utilisation), 9))
 
 
-def dedicated_units(offer: DedicatedOffer, record: ThroughputRecord, replicas: Arr) -> tuple[Arr, float]:
-    """Billing units (replicas as the provider counts them, each of ``gpus_per_replica`` GPUs) and GPUs per unit.
+def traffic_schedule(
+    traffic: Traffic, volume: float | Arr, capacity_rps: float, utilisation: float, autoscale: bool
+) -> Schedule:
+    """The scenario's traffic model as a schedule: the peak's replicas over the active hours, none after."""
+    replicas = np.atleast_1d(engine_replicas(traffic, volume, capacity_rps, utilisation))
+    active = traffic.active_hours_per_day
+    if active >= 24:
+        return Schedule(replicas[:, None], (24.0,), always_on=not autoscale)
+    serving = np.column_stack([replicas, np.zeros_like(replicas)])
+    return Schedule(serving, (active, 24.0 - active), always_on=not autoscale)
 
-    The engine replicas' GPUs are packed into the provider's replicas whether it prices per replica-hour
-    or per GPU-hour; its minimum counts its own replicas.
-    """
-    unit_gpus = float(offer.gpus_per_replica)
-    units = np.ceil(np.round(replicas * record.replica_gpus / unit_gpus, 9))
-    return np.maximum(units, offer.min_replicas), unit_gpus
+
+# --- billing granularity --------------------------------------------------------------------------
 
 
 def billed_seconds(hours: float, offer: GpuVmOffer) -> int:
@@ -139,74 +128,113 @@ def billed_hours(hours: float, offer: GpuVmOffer) -> float:
     return billed_seconds(hours, offer) / 3600
 
 
-def self_hosted_gpu_hours(
-    offer: GpuVmOffer, record: ThroughputRecord, hosting: SelfHosting, traffic: Traffic, replicas: Arr
-) -> tuple[Arr, Arr, Arr]:
-    """(instances at peak, GPU hours per month, GPU seconds per day) for arrays of peak replica counts.
+def _billed_seconds_array(hours: Arr, offer: GpuVmOffer) -> Arr:
+    seconds = np.maximum(hours * 3600, offer.min_billed_seconds)
+    return np.asarray(np.ceil(np.round(seconds / offer.billing_seconds, 9)) * offer.billing_seconds)
 
-    The GPU seconds a day are whole numbers, so the exact path can price a month of them to the cent.
+
+def _up_seconds(up: npt.NDArray[np.bool_], hours: Arr, startup_hours: float, offer: GpuVmOffer) -> Arr:
+    """Billed seconds a day of one instance slot that is up in the periods ``up`` (volumes, periods).
+
+    A run of periods is one billed use (start-up added, rounded to the billing unit, at most a day);
+    the day is cyclic, so a run over midnight counts once. A slot up all day is billed 24 h.
+    """
+    n = up.shape[1]
+    up2 = np.concatenate([up, up], axis=1)
+    elapsed = np.concatenate([[0.0], np.cumsum(np.concatenate([hours, hours]))])
+    index = np.arange(2 * n)
+    down_at = np.where(~up2, index, 2 * n)
+    next_down = np.minimum.accumulate(down_at[:, ::-1], axis=1)[:, ::-1][:, :n]
+    run_hours = elapsed[next_down] - elapsed[:n]
+    starts = up & ~np.roll(up, 1, axis=1)
+    billed = np.minimum(_billed_seconds_array(run_hours + startup_hours, offer), SECONDS_PER_DAY)
+    per_slot = np.where(starts, billed, 0.0).sum(axis=1)
+    return np.asarray(np.where(up.all(axis=1), SECONDS_PER_DAY, per_slot), dtype=np.float64)
+
+
+# --- self-hosted GPU VMs --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VmCounts:
+    """Instances of a GPU VM offer a schedule keeps up, and the instance-seconds they are billed."""
+
+    serving: Arr
+    """(volumes, periods): engine replicas serving in each period (the busiest at least one), no spares."""
+    instances: Arr
+    """(volumes, periods): instances up in each period (spares and the floor included)."""
+    peak_instances: Arr
+    active_day_seconds: Arr
+    """Billed instance-seconds on a day with traffic (whole numbers)."""
+    idle_day_seconds: Arr
+    """Billed instance-seconds on a day without traffic (the floor only; always on: all of them)."""
+    gpus_per_instance: int
+    active_days: Decimal
+
+    @property
+    def serving_peak(self) -> Arr:
+        return np.asarray(self.serving.max(axis=1), dtype=np.float64)
+
+    def gpu_hours(self) -> Arr:
+        """Billed GPU hours a month, per volume (float, for sweeps and display)."""
+        active = float(self.active_days)
+        seconds = self.active_day_seconds * active + self.idle_day_seconds * (DAYS_PER_MONTH - active)
+        return np.asarray(seconds * self.gpus_per_instance / 3600, dtype=np.float64)
+
+    def gpu_hours_exact(self, i: int = 0) -> Decimal:
+        """Billed GPU hours a month for volume ``i``, exact: whole seconds times days in Decimal."""
+        idle_days = DAYS_PER_MONTH_EXACT - self.active_days
+        seconds = Decimal(int(self.active_day_seconds[i])) * self.active_days + (
+            Decimal(int(self.idle_day_seconds[i])) * idle_days
+        )
+        return seconds * self.gpus_per_instance / 3600
+
+
+def vm_counts(offer: GpuVmOffer, replica_gpus: int, hosting: SelfHosting, schedule: Schedule) -> VmCounts:
+    """Instances and billed instance-seconds for engine replicas of ``replica_gpus`` GPUs on ``offer``.
+
+    The busiest period always serves at least one replica; spare replicas are added in every period
+    that serves; replicas are packed into whole instances of ``gpus_per_instance`` GPUs.
     """
     gpi = offer.gpus_per_instance
-    total_replicas = np.maximum(replicas, 1) + hosting.spare_replicas
-    instances = np.ceil(total_replicas * record.replica_gpus / gpi)
-    if not hosting.autoscale or traffic.active_hours_per_day >= 24:
-        per_day = instances * 86400
-    else:
-        floor = math.ceil(hosting.min_replicas * record.replica_gpus / gpi)
-        floor_arr = np.minimum(instances, floor)
-        window = billed_seconds(traffic.active_hours_per_day + hosting.startup_minutes / 60, offer)
-        per_day = floor_arr * 86400 + (instances - floor_arr) * min(window, 86400)
-    gpu_seconds: Arr = np.asarray(per_day * gpi, dtype=np.float64)
-    return instances, gpu_seconds / 3600 * DAYS_PER_MONTH, gpu_seconds
+    serving = schedule.serving.copy()
+    busiest = np.argmax(serving, axis=1)
+    rows = np.arange(serving.shape[0])
+    serving[rows, busiest] = np.maximum(serving[rows, busiest], 1)
+    needed = np.where(serving > 0, serving + hosting.spare_replicas, 0)
+    instances = np.ceil(np.round(needed * replica_gpus / gpi, 9))
+    peak = instances.max(axis=1)
+    if schedule.always_on:
+        full = np.repeat(peak[:, None], instances.shape[1], axis=1)
+        day = peak * SECONDS_PER_DAY
+        return VmCounts(serving, full, peak, day, day, gpi, schedule.active_days)
+    floor = np.minimum(peak, math.ceil(hosting.min_replicas * replica_gpus / gpi))
+    instances = np.maximum(instances, floor[:, None])
+    hours = np.asarray(schedule.hours, dtype=np.float64)
+    startup = hosting.startup_minutes / 60
+    # Slots between two adjacent levels of the sorted counts are up in the same periods, so each
+    # distinct level is billed once, times the slots it stands for (not once per slot).
+    levels = np.sort(instances, axis=1)
+    below = np.concatenate([np.zeros((levels.shape[0], 1)), levels[:, :-1]], axis=1)
+    day = np.zeros(levels.shape[0])
+    for j in range(levels.shape[1]):
+        band = levels[:, j] - below[:, j]
+        if not band.any():
+            continue
+        up = instances >= levels[:, j : j + 1]
+        day += band * _up_seconds(up, hours, startup, offer)
+    return VmCounts(serving, instances, peak, day, floor * SECONDS_PER_DAY, gpi, schedule.active_days)
 
 
-def storage_monthly(
-    offer: ServerlessOffer, version: ServerlessPriceVersion, shape: TurnShape, distinct_prefixes: int, hold_hours: float
-) -> Decimal | None:
-    """Monthly cache storage: distinct prefixes held x their tokens x hours x price per 1M per hour.
-
-    Storage is shared by every turn that reads the prefix, so it is a monthly cost, not a per-turn one.
-    None when the offer charges no storage.
-    """
-    price = version.prices_for_prompt(shape.input_tokens).cache_storage_per_hour
-    if price is None:
-        return None
-    prefix_tokens = cacheable_prefix(offer, Decimal(shape.input_tokens), Decimal(shape.prefix_share))
-    return price * prefix_tokens / Decimal(1_000_000) * distinct_prefixes * as_decimal(hold_hours)
-
-
-# --- monthly cost over arrays of volume (charts, sweeps, break-even) ----------------------------
-
-
-def serverless_monthly_array(
-    offer: ServerlessOffer, as_of: dt.date, shape: TurnShape, volume: Arr, fx_factor: float, storage: float
-) -> Arr:
-    per_turn = float(price_turn(offer, offer.version_at(as_of), shape).cost_per_turn)
-    return (np.asarray(volume, dtype=np.float64) * per_turn + storage) * fx_factor
-
-
-def dedicated_monthly_array(
-    offer: DedicatedOffer,
-    as_of: dt.date,
-    record: ThroughputRecord,
-    hosting: SelfHosting,
-    traffic: Traffic,
-    capacity_rps: float,
-    volume: Arr,
-    fx_factor: float,
-) -> Arr:
-    replicas = engine_replicas(traffic, volume, capacity_rps, hosting.target_utilisation)
-    version = offer.version_at(as_of)
-    units, unit_gpus = dedicated_units(offer, record, replicas)
-    unit_price = float(version.per_replica_hour or (version.per_gpu_hour or 0) * Decimal(unit_gpus))
-    hours = np.maximum(units * HOURS_PER_MONTH, offer.min_billed_hours)
-    return hours * unit_price * fx_factor
+def _builds_hours(hosting: SelfHosting, replica_gpus: int) -> float:
+    """GPU hours a month spent building engines for model changes (TensorRT-LLM's ahead-of-time build)."""
+    return hosting.model_changes_per_month * hosting.build_minutes_per_change / 60 * replica_gpus
 
 
 def self_hosted_monthly_array(
     offer: GpuVmOffer,
     as_of: dt.date,
-    record: ThroughputRecord,
+    replica_gpus: int,
     hosting: SelfHosting,
     traffic: Traffic,
     capacity_rps: float,
@@ -214,66 +242,228 @@ def self_hosted_monthly_array(
     fx_factor: float,
     people_monthly: float,
 ) -> Arr:
-    replicas = engine_replicas(traffic, volume, capacity_rps, hosting.target_utilisation)
-    _, gpu_hours, _ = self_hosted_gpu_hours(offer, record, hosting, traffic, replicas)
+    """Monthly cost over an array of volumes: GPU hours + engine builds, plus the engineer's share."""
+    schedule = traffic_schedule(traffic, volume, capacity_rps, hosting.target_utilisation, hosting.autoscale)
+    gpu_hours = vm_counts(offer, replica_gpus, hosting, schedule).gpu_hours()
     price = float(offer.version_at(as_of).per_gpu_hour)
-    builds = hosting.model_changes_per_month * hosting.build_minutes_per_change / 60 * record.replica_gpus
-    return (gpu_hours + builds) * price * fx_factor + people_monthly
+    return (gpu_hours + _builds_hours(hosting, replica_gpus)) * price * fx_factor + people_monthly
 
 
-# --- exact monthly cost for one volume ---------------------------------------------------------
-
-
-def serverless_option(
+def self_hosted_cost(
     sheet: PriceSheet,
-    offer: ServerlessOffer,
+    offer: GpuVmOffer,
     as_of: dt.date,
-    shape: TurnShape,
-    traffic: Traffic,
+    replica_gpus: int,
+    hosting: SelfHosting,
+    schedule: Schedule,
+    capacity: ReplicaCapacity,
+    turns: int,
     currency: str,
     fx: Fx,
-    distinct_prefixes: int = 0,
-    prefix_hold_hours: float = HOURS_PER_MONTH,
+    model: str | None,
+    mode_note: str | None = None,
 ) -> OptionCost:
-    version = offer.version_at(as_of)
-    turn = price_turn(offer, version, shape)
-    tokens = turn.parts.total * traffic.turns_per_month
+    """Exact monthly cost of self-hosting on ``offer`` for a one-volume schedule (Decimal, to the cent)."""
+    counts = vm_counts(offer, replica_gpus, hosting, schedule)
+    price = offer.version_at(as_of).per_gpu_hour
+    gpu_hours = counts.gpu_hours_exact()
+    builds = as_decimal(_builds_hours(hosting, replica_gpus)) * price
+    people = hosting.engineer_monthly_cost * as_decimal(hosting.engineer_share)
     breakdown = {
-        "uncached_input": turn.parts.uncached_input * traffic.turns_per_month,
-        "cache_write": turn.parts.cache_write * traffic.turns_per_month,
-        "cached_input": turn.parts.cached_input * traffic.turns_per_month,
-        "output": turn.parts.output * traffic.turns_per_month,
+        "gpu_hours": cents(fx.convert(gpu_hours * price, sheet.currency, currency)),
+        "engine_builds": cents(fx.convert(builds, sheet.currency, currency)),
+        "engineer": cents(people),
     }
-    notes = []
-    storage = storage_monthly(offer, version, shape, distinct_prefixes, prefix_hold_hours)
-    if storage is not None and distinct_prefixes > 0:
-        breakdown["cache_storage"] = storage
+    monthly = sum(breakdown.values(), Decimal(0))
+    n_instances = int(counts.peak_instances[0])
+    serving = int(counts.serving_peak[0])
+    hours = float(gpu_hours)
+    notes = [
+        capacity.note,
+        f"{serving} replica(s) for the peak + {hosting.spare_replicas} spare, "
+        f"{replica_gpus} GPU(s) each, in {n_instances} instance(s) of {offer.gpus_per_instance}",
+    ]
+    if mode_note:
+        notes.append(mode_note)
+    elif not schedule.always_on:
         notes.append(
-            f"cache storage: {distinct_prefixes} distinct prefix(es) of "
-            f"{float(shape.input_tokens * shape.prefix_share):.0f} tokens held {prefix_hold_hours:g} h a month"
+            f"autoscaled: {hosting.min_replicas} replica(s) outside the busy hours, billed per {offer.billing}, "
+            f"{hosting.startup_minutes:g} min start-up per scale-up"
         )
-    elif storage is not None:
-        notes.append("this offer charges cache storage per hour; set the distinct prefixes held to include it")
-    storage = storage or Decimal(0)
-    total = tokens + storage
-    monthly = cents(fx.convert(total, sheet.currency, currency))
-    converted = parts_adding_up({k: fx.convert(v, sheet.currency, currency) for k, v in breakdown.items()}, monthly)
-    per_1000 = fx.convert(turn.parts.total * 1000, sheet.currency, currency)
     return OptionCost(
-        option="serverless",
+        option="self_hosted",
         provider=sheet.provider,
         offer=offer.id,
-        model=offer.model,
+        model=model,
         currency=currency,
         monthly=monthly,
-        cost_per_1000_turns=per_1000,
-        breakdown=converted,
-        prices=(price_ref(sheet, offer, version),),
+        cost_per_1000_turns=monthly / turns * 1000 if turns else None,
+        breakdown=breakdown,
+        replicas=serving + hosting.spare_replicas,
+        gpus=n_instances * offer.gpus_per_instance,
+        instances=n_instances,
+        gpu_hours=hours,
+        utilisation=_utilisation(turns, capacity.requests_per_s, hours / replica_gpus),
+        capacity=capacity,
+        prices=(hourly_ref(sheet, offer, as_of),),
         notes=tuple(notes),
+        replica_gpus=replica_gpus,
     )
 
 
-def _hourly_ref(sheet: PriceSheet, offer: DedicatedOffer | GpuVmOffer, as_of: dt.date) -> PriceRef:
+# --- dedicated endpoints --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EndpointCounts:
+    """The provider's replicas (billing units) a dedicated endpoint needs, and the hours it bills."""
+
+    units: Arr
+    unit_gpus: int
+    engine_replicas: Arr
+    """Engine replicas of the sizing setup the billed units hold."""
+    unit_hours: Arr
+    """Billed unit-hours a month: always on, at least the provider's minimum billed hours."""
+
+
+def endpoint_counts(offer: DedicatedOffer, replica_gpus: int, schedule: Schedule) -> EndpointCounts:
+    """Billing units for the busiest period's engine replicas, packed into the provider's replicas.
+
+    The engine replicas' GPUs are packed into the provider's replicas whether it prices per replica-hour
+    or per GPU-hour; its minimum counts its own replicas. An endpoint is always on.
+    """
+    unit_gpus = offer.gpus_per_replica
+    units = np.maximum(np.ceil(np.round(schedule.peak * replica_gpus / unit_gpus, 9)), offer.min_replicas)
+    engine = np.floor(np.round(units * unit_gpus / replica_gpus, 9))
+    hours = np.maximum(units * HOURS_PER_MONTH, offer.min_billed_hours)
+    return EndpointCounts(units, unit_gpus, engine, hours)
+
+
+def unit_hour_price(version: DedicatedPriceVersion, unit_gpus: int) -> Decimal:
+    """Price of one billing unit for an hour, whether the sheet prices replicas or GPUs."""
+    if version.per_replica_hour is not None:
+        return version.per_replica_hour
+    return (version.per_gpu_hour or Decimal(0)) * unit_gpus
+
+
+def dedicated_monthly_array(
+    offer: DedicatedOffer,
+    as_of: dt.date,
+    replica_gpus: int,
+    hosting: SelfHosting,
+    traffic: Traffic,
+    capacity_rps: float,
+    volume: Arr,
+    fx_factor: float,
+) -> Arr:
+    schedule = traffic_schedule(traffic, volume, capacity_rps, hosting.target_utilisation, autoscale=False)
+    counts = endpoint_counts(offer, replica_gpus, schedule)
+    price = float(unit_hour_price(offer.version_at(as_of), counts.unit_gpus))
+    return np.asarray(counts.unit_hours * price * fx_factor, dtype=np.float64)
+
+
+def dedicated_cost(
+    sheet: PriceSheet,
+    offer: DedicatedOffer,
+    as_of: dt.date,
+    replica_gpus: int,
+    schedule: Schedule,
+    capacity: ReplicaCapacity,
+    turns: int,
+    currency: str,
+    fx: Fx,
+    model: str | None,
+) -> OptionCost:
+    """Exact monthly cost of a dedicated endpoint for a one-volume schedule (Decimal, to the cent)."""
+    counts = endpoint_counts(offer, replica_gpus, schedule)
+    n_units = int(counts.units[0])
+    hours = max(as_decimal(n_units * HOURS_PER_MONTH), Decimal(offer.min_billed_hours))
+    cost = cents(
+        fx.convert(hours * unit_hour_price(offer.version_at(as_of), counts.unit_gpus), sheet.currency, currency)
+    )
+    engine = int(counts.engine_replicas[0])
+    replica_hours = n_units * counts.unit_gpus / replica_gpus * HOURS_PER_MONTH
+    notes = [capacity.note]
+    needed_units = math.ceil(round(float(schedule.peak[0]) * replica_gpus / counts.unit_gpus, 9))
+    if offer.min_replicas and needed_units < offer.min_replicas:
+        notes.append(f"the provider's minimum of {offer.min_replicas} replica(s) sets the size")
+    return OptionCost(
+        option="dedicated",
+        provider=sheet.provider,
+        offer=offer.id,
+        model=offer.model or model,
+        currency=currency,
+        monthly=cost,
+        cost_per_1000_turns=cost / turns * 1000 if turns else None,
+        breakdown={"gpu_hours": cost},
+        replicas=engine,
+        gpus=n_units * counts.unit_gpus,
+        gpu_hours=float(n_units * counts.unit_gpus * HOURS_PER_MONTH),
+        utilisation=_utilisation(turns, capacity.requests_per_s, replica_hours),
+        capacity=capacity,
+        prices=(hourly_ref(sheet, offer, as_of),),
+        notes=tuple(notes),
+        billing_units=n_units,
+        replica_gpus=replica_gpus,
+    )
+
+
+# --- under the scenario's traffic model ------------------------------------------------------------
+
+
+def self_hosted_option(
+    sheet: PriceSheet,
+    offer: GpuVmOffer,
+    as_of: dt.date,
+    record: ThroughputRecord,
+    hosting: SelfHosting,
+    traffic: Traffic,
+    capacity: ReplicaCapacity,
+    currency: str,
+    fx: Fx,
+) -> OptionCost:
+    """Self-hosted GPUs for the scenario's traffic (peak over the active hours), billed for its month."""
+    schedule = traffic_schedule(
+        traffic, float(traffic.turns_per_month), capacity.requests_per_s, hosting.target_utilisation, hosting.autoscale
+    )
+    return self_hosted_cost(
+        sheet, offer, as_of, record.replica_gpus, hosting, schedule, capacity, traffic.turns_per_month, currency, fx,
+        record.model,
+    )  # fmt: skip
+
+
+def dedicated_option(
+    sheet: PriceSheet,
+    offer: DedicatedOffer,
+    as_of: dt.date,
+    record: ThroughputRecord,
+    hosting: SelfHosting,
+    traffic: Traffic,
+    capacity: ReplicaCapacity,
+    currency: str,
+    fx: Fx,
+) -> OptionCost:
+    """A dedicated endpoint for the scenario's traffic (always on at the peak), billed for its month."""
+    schedule = traffic_schedule(
+        traffic, float(traffic.turns_per_month), capacity.requests_per_s, hosting.target_utilisation, autoscale=False
+    )
+    return dedicated_cost(
+        sheet, offer, as_of, record.replica_gpus, schedule, capacity, traffic.turns_per_month, currency, fx,
+        record.model,
+    )  # fmt: skip
+
+
+# --- shared -----------------------------------------------------------------------------------------
+
+
+def hourly_price_per_replica(offer: DedicatedOffer | GpuVmOffer, as_of: dt.date, replica_gpus: int) -> Decimal:
+    """What one engine replica of ``replica_gpus`` GPUs costs an hour on ``offer`` (GPU hours only)."""
+    if isinstance(offer, DedicatedOffer):
+        return unit_hour_price(offer.version_at(as_of), offer.gpus_per_replica) / offer.gpus_per_replica * replica_gpus
+    return offer.version_at(as_of).per_gpu_hour * replica_gpus
+
+
+def hourly_ref(sheet: PriceSheet, offer: DedicatedOffer | GpuVmOffer, as_of: dt.date) -> PriceRef:
     version = offer.version_at(as_of)
     return PriceRef(
         provider=sheet.provider,
@@ -289,112 +479,8 @@ def _hourly_ref(sheet: PriceSheet, offer: DedicatedOffer | GpuVmOffer, as_of: dt
     )
 
 
-def _avg_utilisation(traffic: Traffic, capacity_rps: float, replica_hours: float) -> float | None:
-    if replica_hours <= 0:
+def _utilisation(turns: int, capacity_rps: float, replica_hours: float) -> float | None:
+    """Average load over provisioned capacity across the month."""
+    if replica_hours <= 0 or capacity_rps <= 0:
         return None
-    served = traffic.turns_per_month / 3600  # request-hours of work at capacity 1 req/s
-    return served / (capacity_rps * replica_hours)
-
-
-def dedicated_option(
-    sheet: PriceSheet,
-    offer: DedicatedOffer,
-    as_of: dt.date,
-    record: ThroughputRecord,
-    hosting: SelfHosting,
-    traffic: Traffic,
-    capacity: ReplicaCapacity,
-    currency: str,
-    fx: Fx,
-) -> OptionCost:
-    volume = np.array([float(traffic.turns_per_month)])
-    replicas = engine_replicas(traffic, volume, capacity.requests_per_s, hosting.target_utilisation)
-    version = offer.version_at(as_of)
-    units, unit_gpus = dedicated_units(offer, record, replicas)
-    n_units = int(units[0])
-    unit_price = version.per_replica_hour or (version.per_gpu_hour or Decimal(0)) * as_decimal(unit_gpus)
-    hours = max(as_decimal(n_units * HOURS_PER_MONTH), Decimal(offer.min_billed_hours))
-    cost = cents(fx.convert(hours * unit_price, sheet.currency, currency))
-    engine_replica_hours = n_units * unit_gpus / record.replica_gpus * HOURS_PER_MONTH
-    notes = [capacity.note]
-    if offer.min_replicas and n_units == offer.min_replicas and int(replicas[0]) < offer.min_replicas:
-        notes.append(f"the provider's minimum of {offer.min_replicas} replica(s) sets the size")
-    return OptionCost(
-        option="dedicated",
-        provider=sheet.provider,
-        offer=offer.id,
-        model=offer.model or record.model,
-        currency=currency,
-        monthly=cost,
-        cost_per_1000_turns=cost / traffic.turns_per_month * 1000 if traffic.turns_per_month else None,
-        breakdown={"gpu_hours": cost},
-        replicas=int(n_units * unit_gpus // record.replica_gpus),
-        gpus=int(n_units * unit_gpus),
-        gpu_hours=float(n_units * unit_gpus * HOURS_PER_MONTH),
-        utilisation=_avg_utilisation(traffic, capacity.requests_per_s, engine_replica_hours),
-        capacity=capacity,
-        prices=(_hourly_ref(sheet, offer, as_of),),
-        notes=tuple(notes),
-    )
-
-
-def self_hosted_option(
-    sheet: PriceSheet,
-    offer: GpuVmOffer,
-    as_of: dt.date,
-    record: ThroughputRecord,
-    hosting: SelfHosting,
-    traffic: Traffic,
-    capacity: ReplicaCapacity,
-    currency: str,
-    fx: Fx,
-) -> OptionCost:
-    volume = np.array([float(traffic.turns_per_month)])
-    replicas = engine_replicas(traffic, volume, capacity.requests_per_s, hosting.target_utilisation)
-    instances, gpu_hours, gpu_seconds = self_hosted_gpu_hours(offer, record, hosting, traffic, replicas)
-    price = offer.version_at(as_of).per_gpu_hour
-    # whole GPU seconds a day times 365/12 days, in Decimal: a month of autoscaled hours is exact to
-    # the cent, not cut at a float's ninth decimal
-    gpu_cost = Decimal(int(gpu_seconds[0])) / 3600 * DAYS_PER_MONTH_EXACT * price
-    build_hours = as_decimal(
-        hosting.model_changes_per_month * hosting.build_minutes_per_change / 60 * record.replica_gpus
-    )
-    builds = build_hours * price
-    people = hosting.engineer_monthly_cost * as_decimal(hosting.engineer_share)
-    breakdown = {
-        "gpu_hours": cents(fx.convert(gpu_cost, sheet.currency, currency)),
-        "engine_builds": cents(fx.convert(builds, sheet.currency, currency)),
-        "engineer": cents(people),
-    }
-    monthly = sum(breakdown.values(), Decimal(0))
-    n_instances = int(instances[0])
-    replica_hours = float(gpu_hours[0]) / record.replica_gpus
-    peak_replicas = int(np.maximum(replicas, 1)[0])
-    notes = [capacity.note]
-    notes.append(
-        f"{peak_replicas} replica(s) for the peak + {hosting.spare_replicas} spare, "
-        f"{record.replica_gpus} GPU(s) each, in {n_instances} instance(s) of {offer.gpus_per_instance}"
-    )
-    if hosting.autoscale:
-        notes.append(
-            f"autoscaled: {hosting.min_replicas} replica(s) overnight, billed per {offer.billing}, "
-            f"{hosting.startup_minutes:g} min start-up per scale-up"
-        )
-    return OptionCost(
-        option="self_hosted",
-        provider=sheet.provider,
-        offer=offer.id,
-        model=record.model,
-        currency=currency,
-        monthly=monthly,
-        cost_per_1000_turns=monthly / traffic.turns_per_month * 1000 if traffic.turns_per_month else None,
-        breakdown=breakdown,
-        replicas=peak_replicas + hosting.spare_replicas,
-        gpus=n_instances * offer.gpus_per_instance,
-        instances=n_instances,
-        gpu_hours=float(gpu_hours[0]),
-        utilisation=_avg_utilisation(traffic, capacity.requests_per_s, replica_hours),
-        capacity=capacity,
-        prices=(_hourly_ref(sheet, offer, as_of),),
-        notes=tuple(notes),
-    )
+    return (turns / 3600) / (capacity_rps * replica_hours)

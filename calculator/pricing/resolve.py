@@ -1,0 +1,272 @@
+"""A scenario resolved once: the offers and price versions in force, and the capacity evidence sized.
+
+Everything downstream (the monthly bill, break-even, the charts, the PDF, the load profile and the
+hybrid plan) reads a :class:`ResolvedScenario` instead of looking offers, records and GPUs up again,
+so one answer fits each model to each GPU once and every page prices the same setup.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from calculator.capacity.sizing import (
+    ReplicaCapacity,
+    best_under_target,
+    check_usable,
+    estimate_record,
+    replica_capacity,
+)
+from calculator.catalog.catalogs import Catalogs
+from calculator.catalog.measurements import RecordCatalog, ThroughputRecord, comparable
+from calculator.catalog.prices import (
+    DedicatedOffer,
+    GpuVmOffer,
+    PriceSheet,
+    ServerlessOffer,
+    ServerlessPriceVersion,
+    canonical_model,
+)
+from calculator.errors import InputError
+from calculator.scenario.inputs import LatencyTarget, TurnShape
+from calculator.scenario.model import Scenario
+
+__all__ = [
+    "OPTION_LABELS",
+    "OwnedSide",
+    "ResolvedScenario",
+    "ServerlessSide",
+    "resolve",
+    "sizing_record",
+    "with_own_records",
+]
+
+OPTION_LABELS = {"serverless": "Serverless API", "dedicated": "Dedicated endpoint", "self_hosted": "Self-hosted GPUs"}
+Owned = Literal["dedicated", "self_hosted"]
+_CHOICE = {"serverless": "serverless", "dedicated": "dedicated", "self_hosted": "gpu_vm"}
+
+
+@dataclass(frozen=True)
+class ServerlessSide:
+    """The serverless offer and the price version in force, with the turn as its tokenizer counts it."""
+
+    sheet: PriceSheet
+    offer: ServerlessOffer
+    version: ServerlessPriceVersion
+    shape: TurnShape
+
+
+@dataclass(frozen=True)
+class OwnedSide:
+    """A GPU offer (dedicated endpoint or GPU VM), the record it is sized from, and a replica's capacity."""
+
+    kind: Owned
+    sheet: PriceSheet
+    offer: DedicatedOffer | GpuVmOffer
+    record: ThroughputRecord
+    """The measured (or roofline-estimated) setup one engine replica runs."""
+    capacity: ReplicaCapacity
+    shape: TurnShape
+
+    @property
+    def replica_gpus(self) -> int:
+        return self.record.replica_gpus
+
+    @property
+    def model(self) -> str | None:
+        if isinstance(self.offer, DedicatedOffer) and self.offer.model:
+            return self.offer.model
+        return self.record.model
+
+
+@dataclass(frozen=True)
+class ResolvedScenario:
+    scenario: Scenario
+    catalogs: Catalogs
+    as_of: dt.date
+    serverless: ServerlessSide | None
+    dedicated: OwnedSide | None
+    self_hosted: OwnedSide | None
+    dropped: tuple[tuple[str, InputError], ...] = ()
+    """Options (by their scenario field: serverless, dedicated, gpu_vm) that cannot be priced as set, and why."""
+    warnings: tuple[str, ...] = ()
+
+    def owned(self, kind: Owned) -> OwnedSide | None:
+        return self.dedicated if kind == "dedicated" else self.self_hosted
+
+    def with_scenario(self, scenario: Scenario) -> ResolvedScenario:
+        """The same catalogues resolved for a changed scenario (a sweep point, another shape)."""
+        return resolve(scenario, self.catalogs, drop_unpriceable=bool(self.dropped))
+
+    @property
+    def options(self) -> tuple[str, ...]:
+        found = {"serverless": self.serverless, "dedicated": self.dedicated, "self_hosted": self.self_hosted}
+        return tuple(k for k, v in found.items() if v is not None)
+
+
+def with_own_records(cat: Catalogs, scenario: Scenario) -> Catalogs:
+    """The catalogues with the scenario's own measurement records first (one with a bundled id replaces it)."""
+    own = scenario.evidence.records
+    if not own:
+        return cat
+    ids = {r.id for r in own}
+    records = RecordCatalog(records=own + tuple(r for r in cat.records.records if r.id not in ids))
+    return replace(cat, records=records)
+
+
+def sizing_record(scenario: Scenario, cat: Catalogs) -> ThroughputRecord:
+    """The measured record the scenario sizes GPUs from: the busiest level meeting its latency target."""
+    hosting = scenario.self_hosting
+    record = cat.records.get(hosting.record)
+    if hosting.latency_target is not None:
+        record = _busiest_meeting_target(cat, record, hosting.latency_target)
+    return record
+
+
+def _busiest_meeting_target(cat: Catalogs, record: ThroughputRecord, target: LatencyTarget) -> ThroughputRecord:
+    """Among the load levels of the record's own setup and engine, the busiest that meets the target."""
+    levels = [r for r in cat.records.records if r.engine == record.engine and comparable(r, record)[0]]
+    best, reasons = best_under_target(levels or [record], target)
+    if best is None:
+        raise InputError(
+            "self_hosting.latency_target",
+            f"no load level of {record.label} meets it: " + "; ".join(reasons),
+        )
+    return best
+
+
+def _owned(kind: Owned, scenario: Scenario, cat: Catalogs, measured: ThroughputRecord | None) -> OwnedSide | None:
+    choice = scenario.dedicated if kind == "dedicated" else scenario.gpu_vm
+    if choice is None:
+        return None
+    sheet, offer = cat.prices.offer(choice.provider, choice.offer, "dedicated" if kind == "dedicated" else "gpu_vm")
+    assert isinstance(offer, DedicatedOffer | GpuVmOffer)
+    offer.version_at(scenario.price_date)
+    setup = scenario.self_hosting.estimate
+    shape = scenario.workload
+    if setup is not None:
+        shape = shape.scaled(scenario.token_factor(setup.model))
+        record = estimate_record(
+            setup,
+            cat.models.get(setup.model),
+            cat.gpus.get(offer.gpu),
+            float(shape.input_tokens),
+            float(shape.prefix_share),
+            float(shape.hit_rate),
+            float(shape.output_tokens),
+        )
+    else:
+        record = measured if measured is not None else sizing_record(scenario, cat)
+        shape = shape.scaled(scenario.token_factor(record.model))
+    check_usable(record)
+    assert record.gpu is not None
+    capacity = replica_capacity(
+        record,
+        cat.gpus.get(record.gpu),
+        float(shape.input_tokens),
+        float(shape.prefix_share),
+        float(shape.hit_rate),
+        float(shape.output_tokens),
+        target_gpu=cat.gpus.get(offer.gpu),
+        model=cat.models.find(record.model) if record.model else None,
+    )
+    if setup is not None:
+        capacity = capacity.model_copy(update={"note": f"{record.notes} (roofline, not a measurement)"})
+    elif scenario.self_hosting.latency_target is not None:
+        target = scenario.self_hosting.latency_target
+        capacity = capacity.model_copy(
+            update={"note": f"busiest load level meeting the {target.percentile} target: {record.id}; {capacity.note}"}
+        )
+    return OwnedSide(kind, sheet, offer, record, capacity, shape)
+
+
+def _serverless(scenario: Scenario, cat: Catalogs) -> ServerlessSide | None:
+    if scenario.serverless is None:
+        return None
+    sheet, offer = cat.prices.serverless(scenario.serverless.provider, scenario.serverless.model)
+    version = offer.version_at(scenario.price_date)
+    shape = scenario.workload.scaled(scenario.token_factor(offer.model, offer.base_model))
+    return ServerlessSide(sheet, offer, version, shape)
+
+
+def resolve(scenario: Scenario, cat: Catalogs, *, drop_unpriceable: bool = False) -> ResolvedScenario:
+    """Look up every chosen offer and its price version, and size the GPU options, once.
+
+    ``drop_unpriceable``: an offer with no price version on the price date, or a GPU setup that cannot
+    hold the model, is an answer about that option, not a reason to refuse the others: it is left out
+    and listed in ``dropped``. Otherwise the first such problem is raised.
+    """
+    cat = with_own_records(cat, scenario)
+    dropped: list[tuple[str, InputError]] = []
+    measured: ThroughputRecord | None = None
+    sides: dict[str, ServerlessSide | OwnedSide | None] = {}
+    for option in ("serverless", "dedicated", "self_hosted"):
+        try:
+            if option == "serverless":
+                sides[option] = _serverless(scenario, cat)
+                continue
+            if getattr(scenario, _CHOICE[option]) is not None and scenario.self_hosting.estimate is None:
+                measured = measured or sizing_record(scenario, cat)
+            sides[option] = _owned("dedicated" if option == "dedicated" else "self_hosted", scenario, cat, measured)
+        except InputError as exc:
+            if not drop_unpriceable:
+                raise
+            dropped.append((_CHOICE[option], exc))
+            sides[option] = None
+            scenario = scenario.model_copy(update={_CHOICE[option]: None})
+    serverless = sides["serverless"]
+    dedicated, self_hosted = sides["dedicated"], sides["self_hosted"]
+    assert serverless is None or isinstance(serverless, ServerlessSide)
+    assert dedicated is None or isinstance(dedicated, OwnedSide)
+    assert self_hosted is None or isinstance(self_hosted, OwnedSide)
+    resolved = ResolvedScenario(
+        scenario=scenario,
+        catalogs=cat,
+        as_of=scenario.price_date,
+        serverless=serverless,
+        dedicated=dedicated,
+        self_hosted=self_hosted,
+        dropped=tuple(dropped),
+    )
+    return replace(resolved, warnings=tuple(_warnings(resolved)))
+
+
+def _warnings(res: ResolvedScenario) -> list[str]:
+    scenario = res.scenario
+    warnings = []
+    models: dict[str, str] = {}
+    if res.serverless:
+        models["serverless"] = res.serverless.offer.model
+    for side in (res.dedicated, res.self_hosted):
+        if side is not None and side.model:
+            models[side.kind] = side.model
+    canon = {k: canonical_model(v) for k, v in models.items()}
+    if len(set(canon.values())) > 1:
+        listing = "; ".join(f"{OPTION_LABELS[k]} runs {v}" for k, v in models.items())
+        warnings.append(f"The options run different models ({listing}): quality differs too, not only cost.")
+        scaled = {k: scenario.token_factor(v) for k, v in models.items() if scenario.token_factor(v) != 1}
+        if scaled:
+            listing = "; ".join(f"{OPTION_LABELS[k]} x{float(f):.2f}" for k, f in scaled.items())
+            warnings.append(f"Token counts scaled for other tokenizers: {listing}.")
+        else:
+            warnings.append(
+                "The same text is often 10 to 30% more or fewer tokens under another model's tokenizer; "
+                "set token_factors in the scenario to count it."
+            )
+    if res.serverless and not res.serverless.offer.open_weights and (res.dedicated or res.self_hosted):
+        warnings.append(
+            f"{res.serverless.offer.model} is a closed model: it cannot be self-hosted, so the GPU options "
+            "price a different (open) model."
+        )
+    if res.serverless and scenario.workload.prefix_share > 0 and res.serverless.version.prices.cached_input is None:
+        warnings.append(
+            f"{res.serverless.offer.model} on {res.serverless.sheet.name} bills cached input at the full input "
+            "price: the repeated prompt start saves nothing on this API (it still saves prefill on your own GPUs)."
+        )
+    if scenario.workload.hit_rate == 1 and scenario.workload.prefix_share > 0:
+        warnings.append(
+            "Hit rate 1 is the best case, not a measured rate: caches evict and requests routed to a replica "
+            "without the prefix miss."
+        )
+    return warnings
