@@ -7,6 +7,9 @@ Every data file (price sheets, GPU specs, scenarios, measurement records) goes t
 
 from __future__ import annotations
 
+import contextlib
+import os
+import tempfile
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -22,6 +25,7 @@ __all__ = [
     "load_model_text",
     "parse_yaml",
     "validation_lines",
+    "write_atomically",
 ]
 
 # The bundled catalogues (price sheets, GPU and model specs, published measurements, presets) ship
@@ -199,3 +203,23 @@ def item_id_lines(path: Path, list_key: str) -> dict[int, int]:
             line = next((v.start_mark.line + 1 for k, v in item.value if getattr(k, "value", None) == "id"), line)
         lines[index] = int(line)
     return lines
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` through a temporary file beside ``path``, then rename it into place.
+
+    An interrupted or failed write leaves the old file (or none), never half a file; the temporary
+    file is removed. Raises :class:`OSError` for the caller to name the flag or field.
+    """
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

@@ -12,7 +12,6 @@ from calculator.catalog.datafile import validation_lines
 from calculator.cli import console, flags, folders
 from calculator.cli.scenario_args import scenario_from_args
 from calculator.cli.turn import turn_json
-from calculator.errors import InputError
 from calculator.present.charts import turn_currency
 from calculator.present.money import format_money, format_small
 from calculator.present.report import plain, price_changes_frame, repricing_sentences
@@ -135,7 +134,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     by_share = break_even_by_prefix_share(scenario, catalogs) if args.by_prefix_share else None
     repricing = reprice(scenario, catalogs) if scenario.prices_used else None
     if args.save:
-        _write_atomically(Path(args.save), dump_scenario(pin_prices(scenario, catalogs, result)))
+        console.save(Path(args.save), dump_scenario(pin_prices(scenario, catalogs, result)), "--save")
     if args.json:
         data = _comparison_json(result)
         if repricing is not None:
@@ -227,17 +226,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.save:
         print(f"\nSaved with its prices pinned: {args.save}")
     return 0
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    """Write through a temporary file and rename, so a failed write never leaves half a file."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise InputError("--save", f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def add_compare_parser(sub: Any, common: argparse.ArgumentParser) -> None:

@@ -5,9 +5,13 @@ from __future__ import annotations
 import json
 import sys
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
-__all__ = ["emit", "num", "table"]
+from calculator.catalog.datafile import write_atomically
+from calculator.errors import InputError
+
+__all__ = ["emit", "num", "save", "table"]
 
 
 def num(value: Decimal | float | None) -> float | None:
@@ -33,3 +37,11 @@ def table(rows: list[list[str]], headers: list[str]) -> str:
         return "  ".join(str(c).ljust(w) for c, w in zip(cells, widths, strict=False)).rstrip()
 
     return "\n".join([line(headers), line(["-" * w for w in widths]), *[line(r) for r in rows]])
+
+
+def save(path: Path, text: str, flag: str) -> None:
+    """Write a file a command was asked for (``--save``, ``--out``) whole or not at all, naming the flag."""
+    try:
+        write_atomically(path, text)
+    except OSError as exc:
+        raise InputError(flag, f"cannot write {path}: {exc.strerror or exc}") from None

@@ -75,6 +75,12 @@ def add_prefix_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.Arg
     p.add_argument("--seed", type=int, default=0, help="random routing seed")
     p.add_argument("--preset", help="also price this bundled scenario with the measured share and hit rate")
     p.add_argument("--scenario", type=Path, help="also price this scenario file with the measured share and hit rate")
+    p.add_argument(
+        "--save",
+        type=Path,
+        help="with --preset or --scenario: write that scenario with the measured reuse and tokens per turn "
+        "as its evidence (a YAML file for compare --scenario and the app)",
+    )
     p.set_defaults(func=cmd_prefix)
     return p
 
@@ -160,25 +166,34 @@ def _reuse(scenario: Any) -> dict[str, float]:
 def _bill(args: argparse.Namespace, report: PrefixReport) -> dict[str, Any] | None:
     """Monthly cost of each option with the scenario's guessed reuse, then with the measured one."""
     from calculator.pricing.compare import compare, load_catalogs
-    from calculator.scenario.model import with_measured_reuse
+    from calculator.scenario.evidence import prefix_evidence
+    from calculator.scenario.model import with_prefix_evidence
 
     scenario = scenario_from_args(args)
     if scenario is None:
         return None
-    values = report.scenario_values()
-    measured = with_measured_reuse(scenario, values["prefix_share"] or 0.0, values["hit_rate"])
+    # the measured shares and the log's own tokens per turn, kept as the scenario's evidence
+    measured = with_prefix_evidence(scenario, prefix_evidence(report))
     catalogs = load_catalogs(args.sheets, args.gpu_specs, args.records, args.models)
     before, after = compare(scenario, catalogs), compare(measured, catalogs)
+    if args.save is not None:
+        from calculator.scenario.model import dump_scenario
+
+        console.save(args.save, dump_scenario(measured), "--save")
     return {
         "scenario": scenario.name,
         "currency": scenario.currency,
         "assumed": {
             "prefix_share": float(scenario.workload.prefix_share),
             "hit_rate": float(scenario.workload.hit_rate),
+            "input_tokens": scenario.workload.input_tokens,
+            "output_tokens": scenario.workload.output_tokens,
         },
         "measured": {
             "prefix_share": float(measured.workload.prefix_share),
             "hit_rate": float(measured.workload.hit_rate),
+            "input_tokens": measured.workload.input_tokens,
+            "output_tokens": measured.workload.output_tokens,
         },
         "options": [
             {"option": b.option, "assumed": float(b.monthly), "measured": float(a.monthly)}
@@ -196,6 +211,8 @@ def cmd_prefix(args: argparse.Namespace) -> int:
     scenario = _config(args, caps[0] if caps else None)
     tokenizer = load_tokenizer(args.tokenizer) if args.tokenizer is not None else None
     report = analyse_log(args.file, args.format, scenario, caps, args.block_size, tokenizer)
+    if args.save is not None and scenario_from_args(args) is None:
+        raise InputError("--save", "give --preset NAME or --scenario FILE: the scenario to save with the measurement")
     bill = _bill(args, report)
     if args.json:
         data = report.model_dump(mode="json")
@@ -215,7 +232,8 @@ def cmd_prefix(args: argparse.Namespace) -> int:
         a, m = bill["assumed"], bill["measured"]
         print(
             f"\nMonthly cost of '{bill['scenario']}': assumed prefix share {a['prefix_share']:.0%} / hit rate "
-            f"{a['hit_rate']:.0%} -> measured {m['prefix_share']:.0%} / {m['hit_rate']:.0%}"
+            f"{a['hit_rate']:.0%}, {a['input_tokens']:,} in / {a['output_tokens']:,} out tokens -> measured "
+            f"{m['prefix_share']:.0%} / {m['hit_rate']:.0%}, {m['input_tokens']:,} in / {m['output_tokens']:,} out"
         )
         for row in bill["options"]:
             change = row["measured"] - row["assumed"]

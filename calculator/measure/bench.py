@@ -24,12 +24,10 @@ import datetime as dt
 import json
 import math
 import multiprocessing as mp
-import os
 import random
 import re
 import signal
 import ssl
-import tempfile
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Sequence
@@ -43,6 +41,7 @@ import certifi
 import httpx
 import yaml
 
+from calculator.catalog.datafile import write_atomically
 from calculator.catalog.measurements import Latency, MeasurementFile, ThroughputRecord
 from calculator.catalog.prices import Source
 from calculator.errors import InputError
@@ -975,15 +974,4 @@ def write_records(path: Path, records: Sequence[ThroughputRecord], *, header: st
         "records": [r.model_dump(mode="json", exclude_none=True) for r in document.records],
     }
     text = (f"# {header}\n" if header else "") + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=120)
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    write_atomically(Path(path), text)

@@ -16,9 +16,12 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from calculator.catalog.datafile import DATA_DIR, load_model, load_model_text
+from calculator.catalog.measurements import ThroughputRecord
 from calculator.catalog.prices import canonical_model
 from calculator.errors import InputError
+from calculator.scenario.evidence import Evidence, PrefixEvidence
 from calculator.scenario.inputs import Fx, SelfHosting, Traffic, TurnShape
+from calculator.scenario.load import LoadProfile, profile_from_traffic
 
 __all__ = [
     "DEFAULT_PRESETS_DIR",
@@ -32,7 +35,10 @@ __all__ = [
     "load_preset",
     "load_scenario",
     "load_scenario_text",
+    "with_evidence_records",
+    "with_load_profile",
     "with_measured_reuse",
+    "with_prefix_evidence",
 ]
 
 DEFAULT_PRESETS_DIR = DATA_DIR / "scenarios"
@@ -96,6 +102,8 @@ class Scenario(_Frozen):
     name (``{claude-haiku-4-5: 1.12}``): the workload's token counts are scaled for options running them."""
     prices_used: tuple[PinnedPrice, ...] = ()
     """The price versions this scenario was priced with when it was saved (see ``pinning.py``)."""
+    evidence: Evidence = Evidence()
+    """The user's own measurements, prefix analysis and load profile (see ``evidence.py``)."""
 
     @field_validator("token_factors")
     @classmethod
@@ -117,6 +125,11 @@ class Scenario(_Frozen):
     def price_date(self) -> dt.date:
         return self.as_of or dt.date.today()
 
+    @property
+    def load_profile(self) -> LoadProfile:
+        """The day's load: the profile the scenario holds, else its traffic model (flat over the active hours)."""
+        return self.evidence.load_profile or profile_from_traffic(self.traffic)
+
 
 def load_scenario(path: Path) -> Scenario:
     return load_model(path, Scenario)
@@ -129,6 +142,8 @@ def load_scenario_text(text: str, name: str = "scenario") -> Scenario:
 def dump_scenario(scenario: Scenario) -> str:
     """YAML text that :func:`load_scenario_text` reads back to an equal scenario."""
     data = _plain(scenario.model_dump(exclude_none=True))
+    if scenario.evidence.empty:
+        data.pop("evidence", None)
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
 
 
@@ -152,6 +167,42 @@ def with_measured_reuse(scenario: Scenario, prefix_share: float, hit_rate: float
         }
     )
     return scenario.model_copy(update={"workload": workload})
+
+
+def with_prefix_evidence(scenario: Scenario, evidence: PrefixEvidence, tokens: bool = True) -> Scenario:
+    """The scenario with what a prompt-log analysis measured: the shares, and (``tokens``) the tokens per turn.
+
+    The analysis is kept in ``evidence.prefix``, so the file and the link say where the numbers came from.
+    """
+    update: dict[str, object] = {"prefix_share": evidence.prefix_share}
+    if evidence.hit_rate is not None:
+        update["hit_rate"] = evidence.hit_rate
+    if tokens and evidence.mean_input_tokens:
+        update["input_tokens"] = evidence.mean_input_tokens
+    if tokens and evidence.mean_output_tokens is not None:
+        update["output_tokens"] = evidence.mean_output_tokens
+    workload = scenario.workload.model_copy(update=update)
+    return scenario.model_copy(
+        update={"workload": workload, "evidence": scenario.evidence.model_copy(update={"prefix": evidence})}
+    )
+
+
+def with_evidence_records(scenario: Scenario, records: tuple[ThroughputRecord, ...], size_from: str | None) -> Scenario:
+    """The scenario holding the user's own measurement records (a record with the same id is replaced).
+
+    ``size_from`` names the record GPU options are sized from (None: keep the scenario's choice).
+    """
+    kept = tuple(r for r in scenario.evidence.records if r.id not in {n.id for n in records})
+    evidence = scenario.evidence.model_copy(update={"records": kept + tuple(records)})
+    update: dict[str, object] = {"evidence": Evidence.model_validate(evidence.model_dump())}
+    if size_from is not None:
+        update["self_hosting"] = scenario.self_hosting.model_copy(update={"record": size_from})
+    return scenario.model_copy(update=update)
+
+
+def with_load_profile(scenario: Scenario, profile: LoadProfile | None) -> Scenario:
+    """The scenario planned with ``profile`` (None: back to its traffic model)."""
+    return scenario.model_copy(update={"evidence": scenario.evidence.model_copy(update={"load_profile": profile})})
 
 
 def list_presets(directory: Path | None = None) -> list[str]:
