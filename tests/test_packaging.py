@@ -1,0 +1,57 @@
+"""The built wheel carries the bundled data and answers from any directory, without the source checkout."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "calculator" / "data"
+
+
+def test_the_wheel_installs_with_its_data_and_prices_a_preset_elsewhere(tmp_path: Path) -> None:
+    dist = tmp_path / "dist"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(dist),
+            str(ROOT),
+        ],
+        check=True,
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=300,
+    )
+    (wheel,) = dist.glob("inference_cost_calculator-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        shipped = {str(p.relative_to(ROOT)) for p in DATA.rglob("*") if p.is_file() and p.suffix in {".yaml", ".json"}}
+        assert shipped and shipped <= names, sorted(shipped - names)
+        site = tmp_path / "site"
+        archive.extractall(site)
+    # Only the unpacked wheel is on the path, run from a directory with no checkout in sight.
+    away = tmp_path / "elsewhere"
+    away.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    done = subprocess.run(
+        [sys.executable, "-c", "import calculator, sys; sys.stdout.write(calculator.__file__)"],
+        cwd=away, env=env, capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    assert Path(done.stdout).is_relative_to(site)
+    done = subprocess.run(
+        [sys.executable, "-m", "calculator", "compare", "--preset", "coding-agent", "--as-of", "2026-10-30", "--json"],
+        cwd=away, env=env, capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    result = json.loads(done.stdout)
+    assert result["turn"]["reused"]["cost_per_turn"] == 0.00968  # the seed's reused turn
