@@ -110,7 +110,7 @@ def test_levels_pair_concurrency_and_rates() -> None:
     assert levels_from([1, 4], []) == [Level(1), Level(4)]
     assert levels_from([8], [2.0, 4.0]) == [Level(8, 2.0), Level(8, 4.0)]
     assert levels_from([], [3.0]) == [Level(None, 3.0)]
-    with pytest.raises(InputError, match="--request-rate"):
+    with pytest.raises(InputError, match="replay.request_rate"):
         levels_from([1, 2, 3], [1.0, 2.0])
 
 

@@ -143,7 +143,7 @@ def test_compare_reads_a_scenario_file_written_by_dump(tmp_path: Path, capsys: p
         (["--hit-rate", "abc"], "--hit-rate: 'abc' is not a number"),
         (["--provider", "nobody"], "provider: unknown provider 'nobody'; known:"),
         (["--model", "GPT-9"], "model: lyceum has no serverless offer for 'GPT-9'; it offers: GLM-5.3"),
-        (["--as-of", "2025-01-01"], "as_of: GLM-5.3 has no price before 2026-09-15"),
+        (["--as-of", "2025-01-01"], "--as-of: GLM-5.3 has no price before 2026-09-15"),
         (["--as-of", "30/10/2026"], "--as-of: '30/10/2026' is not a date; use YYYY-MM-DD"),
     ],
 )

@@ -203,7 +203,7 @@ def test_seed_scenario_compares_serverless_and_self_hosting(catalogs: Catalogs) 
     server = result.option("serverless")
     assert server is not None and server.monthly == D("9680.00")  # 1,000,000 x $0.00968
     assert result.turn is not None and result.turn.no_reuse.cost_per_turn == D("0.0302")
-    assert any("different models" in w for w in result.warnings)
+    assert any("different models" in w.message for w in result.warnings)
     curves = cost_curves(scenario, catalogs)
     assert curves["serverless"](np.array([1_000_000.0]))[0] == pytest.approx(9680.0)
     hosted = result.option("self_hosted")
@@ -270,5 +270,5 @@ def test_an_api_without_a_cache_discount_is_named_in_the_warnings(catalogs: Cata
     from calculator.scenario.model import load_preset
 
     result = compare(load_preset("rag-chatbot"), catalogs)  # Together's Llama 3.3 70B has no cached price
-    assert any("bills cached input at the full input price" in w for w in result.warnings)
+    assert any("bills cached input at the full input price" in w.message for w in result.warnings)
     assert result.turn is not None and result.turn.reused.cost_per_turn == result.turn.no_reuse.cost_per_turn

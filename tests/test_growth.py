@@ -22,11 +22,11 @@ D = Decimal
 def test_volumes_compound_from_month_one() -> None:
     v = month_volumes(1_000_000, 0.1, 12)
     assert v[0] == 1_000_000 and v[1] == 1_100_000 and v[2] == 1_210_000 and v[11] == round(1e6 * 1.1**11)
-    with pytest.raises(InputError, match="--months"):
+    with pytest.raises(InputError, match="growth.months"):
         month_volumes(1, 0.1, 11)
-    with pytest.raises(InputError, match="--months"):
+    with pytest.raises(InputError, match="growth.months"):
         month_volumes(1, 0.1, 37)
-    with pytest.raises(InputError, match="--growth-per-month"):
+    with pytest.raises(InputError, match="growth.growth_per_month"):
         month_volumes(1, 2, 12)
 
 

@@ -37,7 +37,7 @@ def test_percentile_picks_the_hour_that_covers_that_share_of_the_day() -> None:
     assert owned_replicas_at(needed, 50) == 1  # 12 of 24 hours
     assert owned_replicas_at(needed, 51) == 2
     assert owned_replicas_at(needed, 100) == 2
-    with pytest.raises(InputError, match="--percentile"):
+    with pytest.raises(InputError, match="hybrid.percentile"):
         owned_replicas_at(needed, 101)
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from calculator.catalog.datafile import DataFileError
 from calculator.catalog.measurements import ThroughputRecord
+from calculator.cli import words
 from calculator.errors import InputError
 from calculator.measure.importers import detect_format, import_file
 
@@ -683,14 +684,18 @@ def test_upload_errors_name_the_upload(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("kwargs", "flag"),
-    [({"gpu": "NVIDIA H100"}, "--gpu"), ({"gpu_count": 0}, "--gpu-count"), ({"precision": " "}, "--precision")],
+    ("kwargs", "field", "flag"),
+    [
+        ({"gpu": "NVIDIA H100"}, "measurement.gpu", "--gpu"),
+        ({"gpu_count": 0}, "measurement.gpu_count", "--gpu-count"),
+        ({"precision": " "}, "measurement.precision", "--precision"),
+    ],
 )
-def test_bad_user_values_are_input_errors(tmp_path: Path, kwargs: dict[str, Any], flag: str) -> None:
+def test_bad_user_values_are_input_errors(tmp_path: Path, kwargs: dict[str, Any], field: str, flag: str) -> None:
     path = _write(tmp_path, "r.json", VLLM_CURRENT)
     with pytest.raises(InputError) as info:
         import_file(path, **kwargs)
-    assert info.value.field == flag
+    assert info.value.field == field and words.flag(field) == flag
 
 
 def test_nan_statistics_count_as_absent(tmp_path: Path) -> None:

@@ -163,9 +163,9 @@ def test_peak_to_average_is_the_busiest_hour_over_the_mean_times_the_burst() -> 
 def test_profile_rejects_a_wrong_number_of_hours_and_a_burst_below_one() -> None:
     with pytest.raises(ValueError, match="24 hourly weights"):
         LoadProfile(name="x", weights=(1.0,) * 23)
-    with pytest.raises(InputError, match="--burst"):
+    with pytest.raises(InputError, match="load_profile.burst"):
         preset_profile("flat").with_burst(0.9)
-    with pytest.raises(InputError, match="--profile"):
+    with pytest.raises(InputError, match="load_profile"):
         load_profile("weekends")
 
 

@@ -63,7 +63,7 @@ def test_token_factor_scales_the_turn_for_an_option_with_another_tokenizer(catal
     assert scaled.turn.reused.shape.input_tokens == 24_000 and scaled.turn.reused.shape.output_tokens == 600
     # every part of the bill grows by the factor: 0.00968 x 1.2
     assert scaled.turn.reused.cost_per_turn == D("0.011616")
-    assert any("Token counts scaled" in w for w in scaled.warnings)
+    assert any("Token counts scaled" in w.message for w in scaled.warnings)
 
 
 def test_token_factor_outside_a_sane_range_is_refused() -> None:

@@ -78,7 +78,7 @@ def test_ttl_drops_blocks_idle_longer_than_it() -> None:
 def test_ttl_without_timestamps_names_the_flag() -> None:
     with pytest.raises(InputError) as exc:
         list(match_per_request([req(tokens(0, 16))], CacheConfig(ttl_seconds=10)))
-    assert exc.value.field == "--ttl-seconds"
+    assert exc.value.field == "cache.ttl_seconds"
 
 
 def _two_conversations() -> list[Request]:
@@ -281,7 +281,7 @@ def test_cli_bad_tokenizer_path_is_an_input_error(tmp_path: Path, capsys: pytest
     path = _jsonl(tmp_path, [{"prompt": "hello"}])
     with pytest.raises(InputError) as exc:
         _run(["prefix", str(path), "--tokenizer", str(tmp_path / "missing.json")], capsys)
-    assert exc.value.field == "--tokenizer" and "missing.json" in str(exc.value)
+    assert exc.value.field == "tokenizer" and "missing.json" in str(exc.value)
 
 
 def test_cli_takes_the_capacity_from_a_gpu_and_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -96,7 +96,7 @@ def test_a_bad_tokenizer_json_names_the_path(tmp_path: Path) -> None:
     path.write_text('{"this is": "not a tokenizer"}')
     with pytest.raises(InputError) as exc:
         HuggingFaceTokenizer(path)
-    assert exc.value.field == "--tokenizer" and str(path) in exc.value.message
+    assert exc.value.field == "tokenizer" and str(path) in exc.value.message
 
 
 def test_missing_tokenizers_package_says_how_to_get_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

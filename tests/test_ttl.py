@@ -172,7 +172,7 @@ def test_distributions_by_their_median() -> None:
     assert ExponentialGaps(300).cdf(300) == pytest.approx(0.5)
     assert ExponentialGaps(300).cdf(3600) == pytest.approx(1 - 2**-12)
     assert ExponentialGaps(300).cdf(0) == 0
-    with pytest.raises(InputError, match="--gap-median-seconds"):
+    with pytest.raises(InputError, match="ttl.gap_median_seconds"):
         ExponentialGaps(0)
 
 

@@ -572,7 +572,7 @@ def diff_sheets(
                 else:
                     entry.reason = (
                         f"our latest version of {offer.model} is effective {latest}; a new version needs a later "
-                        "date (pass a later --as-of)"
+                        "date (choose a later price date)"
                     )
             entries.append(entry)
         taken_ids = {o.id for o in ours}

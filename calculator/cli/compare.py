@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from calculator.catalog.datafile import validation_lines
-from calculator.cli import console, flags, folders
+from calculator.cli import console, flags, folders, words
 from calculator.cli.scenario_args import scenario_from_args
 from calculator.cli.turn import turn_json
 from calculator.present.charts import turn_currency
@@ -123,7 +124,8 @@ def _comparison_json(result: Comparison) -> dict[str, Any]:
             if result.stays_cheapest
             else None
         ),
-        "warnings": list(result.warnings),
+        "warnings": [words.warning(w) for w in result.warnings],
+        "problems": [dataclasses.asdict(w) for w in result.warnings],
     }
 
 
@@ -222,7 +224,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         if not repricing.changes:
             print("  no price it used has changed")
     for w in result.warnings:
-        print(f"\nWarning: {w}")
+        print(f"\nWarning: {words.warning(w)}")
     if args.save:
         print(f"\nSaved with its prices pinned: {args.save}")
     return 0

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from calculator.catalog.datafile import DataFileError
-from calculator.cli import bench, capacity, catalog, compare, extras, flags, plan, prefix, turn
+from calculator.cli import bench, capacity, catalog, compare, extras, flags, plan, prefix, turn, words
 from calculator.errors import InputError
 
 __all__ = ["build_parser", "main"]
@@ -49,8 +49,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"(see: {parser.prog} {args.command} --help)"
             )
         return int(args.func(args))
-    except (flags.UsageError, InputError) as exc:
+    except flags.UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
+    except InputError as exc:
+        print(f"error: {words.say(exc.problem)}", file=sys.stderr)
     except DataFileError as exc:
         print(
             f"error: {exc.lines[0]}" + (f" (and {len(exc.lines) - 1} more)" if len(exc.lines) > 1 else ""),

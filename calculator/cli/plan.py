@@ -9,9 +9,10 @@ and exit status 2.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from typing import Any
 
-from calculator.cli import console, flags, folders
+from calculator.cli import console, flags, folders, words
 from calculator.cli.scenario_args import required_scenario
 from calculator.planning.growth import MAX_MONTHS, MIN_MONTHS, GrowthPlan, grow
 from calculator.planning.hybrid import HybridPlan, HybridResult, Owned, hybrid_plan
@@ -151,7 +152,8 @@ def _costs_json(c: ProfileCosts) -> dict[str, Any]:
         "self_hosted_autoscaled": _option_json(c.self_hosted_autoscaled),
         "autoscale": c.autoscale,
         "hours": c.frame().to_dict(orient="records"),
-        "warnings": list(c.warnings),
+        "warnings": [words.warning(w) for w in c.warnings],
+        "problems": [dataclasses.asdict(w) for w in c.warnings],
     }
 
 
@@ -199,7 +201,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
     ]
     print(console.table(table, ["Option", "Per month", "GPUs at peak", "GPU hours"]))
     for w in costs.warnings:
-        print(f"\nWarning: {w}")
+        print(f"\nWarning: {words.warning(w)}")
     return 0
 
 
@@ -245,7 +247,9 @@ def _hybrid_json(result: HybridResult) -> dict[str, Any]:
             ),
         },
         "curve": [{"percentile": p, "monthly": float(m)} for p, m in result.curve],
-        "notes": list(result.notes),
+        # the warnings were notes before they were structured; they stay in the list for scripts reading it
+        "notes": [*result.notes, *(words.warning(w) for w in result.warnings)],
+        "warnings": [words.warning(w) for w in result.warnings],
     }
 
 
@@ -310,6 +314,8 @@ def cmd_hybrid(args: argparse.Namespace) -> int:
     print(f"\nCheapest: {span} at {format_money(result.best.monthly, cur)} a month.")
     for n in result.notes:
         print(f"  {n}")
+    for w in result.warnings:
+        print(f"  warning: {words.warning(w)}")
     return 0
 
 

@@ -97,7 +97,7 @@ def read_prompt_log(path: Path) -> list[Prompt]:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise InputError("--prompts", f"cannot read {path}: {exc.strerror or exc}") from None
+        raise InputError("replay.prompts", f"cannot read {path}: {exc.strerror or exc}") from None
     prompts: list[Prompt] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -106,25 +106,25 @@ def read_prompt_log(path: Path) -> list[Prompt]:
         try:
             data = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise InputError("--prompts", f"{where}: not JSON ({exc.msg})") from None
+            raise InputError("replay.prompts", f"{where}: not JSON ({exc.msg})") from None
         if isinstance(data, dict) and isinstance(data.get("body"), dict):
             data = data["body"]
         if not isinstance(data, dict):
-            raise InputError("--prompts", f"{where}: expected a JSON object with 'messages' or 'prompt'")
+            raise InputError("replay.prompts", f"{where}: expected a JSON object with 'messages' or 'prompt'")
         if "messages" in data:
             messages = data["messages"]
             if not isinstance(messages, list) or not messages or not all(isinstance(m, dict) for m in messages):
-                raise InputError("--prompts", f"{where}: 'messages' must be a non-empty list of objects")
+                raise InputError("replay.prompts", f"{where}: 'messages' must be a non-empty list of objects")
             params = {k: data[k] for k in _KEPT_PARAMS if k in data}
             prompts.append(Prompt(tuple(messages), params))
         elif "prompt" in data:
             if not isinstance(data["prompt"], str) or not data["prompt"]:
-                raise InputError("--prompts", f"{where}: 'prompt' must be a non-empty string")
+                raise InputError("replay.prompts", f"{where}: 'prompt' must be a non-empty string")
             prompts.append(Prompt(({"role": "user", "content": data["prompt"]},)))
         else:
-            raise InputError("--prompts", f"{where}: expected 'messages' (chat request body) or 'prompt'")
+            raise InputError("replay.prompts", f"{where}: expected 'messages' (chat request body) or 'prompt'")
     if not prompts:
-        raise InputError("--prompts", f"{path} holds no prompts")
+        raise InputError("replay.prompts", f"{path} holds no prompts")
     return prompts
 
 
@@ -164,7 +164,7 @@ def levels_from(concurrency: Sequence[int], rates: Sequence[float]) -> list[Leve
         return [Level(c, rates[0]) for c in concurrency]
     if len(rates) != len(concurrency):
         raise InputError(
-            "--request-rate", f"give one rate, or one per concurrency level ({len(concurrency)}), not {len(rates)}"
+            "replay.request_rate", f"give one rate, or one per concurrency level ({len(concurrency)}), not {len(rates)}"
         )
     return [Level(c, r) for c, r in zip(concurrency, rates, strict=True)]
 
@@ -203,7 +203,7 @@ def chat_url(base_url: str) -> str:
     """``http://host:8000`` or ``http://host:8000/v1`` -> ``http://host:8000/v1/chat/completions``."""
     parts = urlsplit(base_url.strip())
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise InputError("--base-url", f"{base_url!r} is not an http(s) URL, e.g. http://127.0.0.1:8000/v1")
+        raise InputError("replay.base_url", f"{base_url!r} is not an http(s) URL, e.g. http://127.0.0.1:8000/v1")
     path = parts.path.rstrip("/")
     if path.endswith("/chat/completions"):
         path = path[: -len("/chat/completions")]
@@ -663,10 +663,10 @@ def _summarise(
     if lags and (lag_p99 > LAG_LIMIT_MS or (ttft and lag_p99 > max(LAG_SHARE_OF_TTFT * ttft_p50_ms, LAG_FLOOR_MS))):
         notes.append(
             f"CLIENT-LIMITED: the client's event-loop lag reached p99 {lag_p99:.1f} ms (median TTFT "
-            f"{ttft_p50_ms:.1f} ms); TTFT and ITL include client delay. Use more --workers or a bigger client."
+            f"{ttft_p50_ms:.1f} ms); TTFT and ITL include client delay. Use more worker processes or a bigger client."
         )
     elif cpu_share > CPU_BUSY_SHARE:
-        notes.append(f"CLIENT-LIMITED: a client process used {cpu_share:.0%} of a core; use more --workers.")
+        notes.append(f"CLIENT-LIMITED: a client process used {cpu_share:.0%} of a core; use more worker processes.")
     notes.extend(prompt_notes)
     if not ok:
         return LevelResult(level, None, sent, 0, errors, lag_p50, lag_p99, cpu_share, duration, notes)
@@ -956,7 +956,7 @@ def _check_warm(warm_results: list[ShardResult]) -> None:
     if results and not any(r.ok for r in results):
         reasons = Counter(r.error for r in results)
         detail = ", ".join(f"{k} x{v}" for k, v in reasons.most_common())
-        raise InputError("--base-url", f"all {len(results)} warm-up requests failed ({detail}); nothing measured")
+        raise InputError("replay.base_url", f"all {len(results)} warm-up requests failed ({detail}); nothing measured")
 
 
 # --- output --------------------------------------------------------------------------------------

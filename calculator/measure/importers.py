@@ -924,7 +924,8 @@ def _perf_export(doc: _Doc, fmt: str, run: _Run) -> _Fields:
     if gpus:
         names = sorted(set(gpus))
         f.notes.append(
-            f"GPU telemetry saw {len(gpus)} GPU(s): {', '.join(names)} (not used as the record's GPU; give --gpu)"
+            f"GPU telemetry saw {len(gpus)} GPU(s): {', '.join(names)} "
+            "(not used as the record's GPU; say which GPU ran it)"
         )
     return f
 
@@ -1096,14 +1097,16 @@ def _check_user(
     if gpu is not None:
         gpu = gpu.strip().lower()
         if not _SLUG.match(gpu) or len(gpu) > _SLUG_MAX:
-            raise InputError("--gpu", f"{gpu!r} is not a GPU id (lower-case letters, digits, '-', such as h100-sxm)")
+            raise InputError(
+                "measurement.gpu", f"{gpu!r} is not a GPU id (lower-case letters, digits, '-', such as h100-sxm)"
+            )
     if gpu_count is not None and (isinstance(gpu_count, bool) or not isinstance(gpu_count, int) or gpu_count < 1):
-        raise InputError("--gpu-count", f"must be a whole number of GPUs, at least 1; got {gpu_count!r}")
+        raise InputError("measurement.gpu_count", f"must be a whole number of GPUs, at least 1; got {gpu_count!r}")
     if precision is not None:
         precision = precision.strip().lower()
         if not precision:
-            raise InputError("--precision", "must not be empty (bf16, fp16, fp8, int4, fp4)")
-    for label, value in (("--model", model), ("--engine", engine)):
+            raise InputError("measurement.precision", "must not be empty (bf16, fp16, fp8, int4, fp4)")
+    for label, value in (("measurement.model", model), ("measurement.engine", engine)):
         if value is not None and not value.strip():
             raise InputError(label, "must not be empty")
     return gpu, precision
@@ -1180,7 +1183,7 @@ def import_file(
         where = f"{run.where}line {f.line}" if fmt != "guidellm" else f"{run.where.rstrip(': ')} (line {f.line})"
         notes = list(f.notes)
         if f.engine is None and engine is None:
-            notes.append("engine not stated in the file; give --engine")
+            notes.append("engine not stated in the file; say which engine ran it")
         fields: dict[str, Any] = {
             "id": _record_id(stem, f),
             "model": model.strip() if model else f.model,

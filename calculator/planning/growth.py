@@ -90,11 +90,11 @@ class GrowthPlan(BaseModel):
 def month_volumes(start: int, growth_per_month: float, months: int) -> npt.NDArray[np.float64]:
     """Whole turns per month, month 1 = ``start``, compounding at ``growth_per_month``."""
     if not MIN_MONTHS <= months <= MAX_MONTHS:
-        raise InputError("--months", f"{months} is outside {MIN_MONTHS}..{MAX_MONTHS}")
+        raise InputError("growth.months", f"{months} is outside {MIN_MONTHS}..{MAX_MONTHS}")
     if not -0.5 <= growth_per_month <= 1:
-        raise InputError("--growth-per-month", f"{growth_per_month:g} is outside -0.5..1 (0.05 = 5% a month)")
+        raise InputError("growth.growth_per_month", f"{growth_per_month:g} is outside -0.5..1 (0.05 = 5% a month)")
     if start < 0:
-        raise InputError("--start-turns-per-month", f"{start} is negative; give 0 or more")
+        raise InputError("growth.start_turns_per_month", f"{start} is negative; give 0 or more")
     return np.round(start * (1 + growth_per_month) ** np.arange(months))
 
 

@@ -27,7 +27,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
 from calculator.catalog.catalogs import Catalogs
-from calculator.errors import InputError
+from calculator.errors import InputError, Problem
 from calculator.planning.load_profile import (
     HOURS,
     LoadProfile,
@@ -106,6 +106,7 @@ class HybridResult(BaseModel):
     """(percentile, monthly) for 0..100."""
     pure: ProfileCosts
     notes: tuple[str, ...]
+    warnings: tuple[Problem, ...] = ()
 
     def pure_monthly(self) -> dict[str, Decimal]:
         return {k: v.monthly for k, v in self.pure.options().items()}
@@ -117,7 +118,7 @@ class HybridResult(BaseModel):
 def owned_replicas_at(replicas_per_hour: npt.NDArray[np.float64], percentile: float) -> int:
     """Replicas that cover ``percentile`` % of the hours fully: the k-th smallest hour, k = ceil(P/100 x 24)."""
     if not 0 <= percentile <= 100:
-        raise InputError("--percentile", f"{percentile:g} is outside 0..100")
+        raise InputError("hybrid.percentile", f"{percentile:g} is outside 0..100")
     k = math.ceil(round(percentile / 100 * HOURS, 9))
     if k == 0:
         return 0
@@ -214,7 +215,7 @@ def hybrid_plan(
     if scenario.serverless is None:
         raise InputError("scenario", "a hybrid plan needs a serverless offer for the overflow (serverless:)")
     if percentile is not None and not 0 <= percentile <= 100:
-        raise InputError("--percentile", f"{percentile:g} is outside 0..100")
+        raise InputError("hybrid.percentile", f"{percentile:g} is outside 0..100")
     res = resolve_for_profile(scenario, cat, profile, turns_per_month)
     setup = res.owned(owned)
     if setup is None:
@@ -261,5 +262,6 @@ def hybrid_plan(
         best_percentiles=(ties[0], ties[-1]),
         curve=tuple(curve),
         pure=pure,
-        notes=tuple(notes) + pure.warnings,
+        notes=tuple(notes),
+        warnings=pure.warnings,
     )

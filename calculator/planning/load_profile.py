@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict
 
 from calculator.catalog.catalogs import Catalogs
 from calculator.catalog.prices import DedicatedOffer
-from calculator.errors import InputError
+from calculator.errors import InputError, Problem
 from calculator.pricing.billing import Schedule, VmCounts, dedicated_cost, self_hosted_cost, vm_counts
 from calculator.pricing.compare import compare
 from calculator.pricing.option import OptionCost
@@ -77,7 +77,7 @@ def read_timestamps(path: Path, unit: Literal["auto", "s", "ms"] = "auto") -> tu
     Mooncake traces write them).
     """
     if not path.is_file():
-        raise InputError("--profile", f"{path}: no such file")
+        raise InputError("load_profile", f"{path}: no such file")
     suffixes = "".join(path.suffixes).lower()
     raw: pd.Series
     if suffixes.endswith((".jsonl", ".jsonl.gz", ".json")):
@@ -89,9 +89,9 @@ def read_timestamps(path: Path, unit: Literal["auto", "s", "ms"] = "auto") -> tu
                 try:
                     row = json.loads(line)
                 except json.JSONDecodeError as exc:
-                    raise InputError("--profile", f"{path}:{n}: not JSON ({exc.msg})") from None
+                    raise InputError("load_profile", f"{path}:{n}: not JSON ({exc.msg})") from None
                 if not isinstance(row, dict) or "timestamp" not in row:
-                    raise InputError("--profile", f"{path}:{n}: no 'timestamp' key")
+                    raise InputError("load_profile", f"{path}:{n}: no 'timestamp' key")
                 values.append(row["timestamp"])
         raw = pd.Series(values)
         numeric_unit = "ms" if unit == "auto" else unit
@@ -99,17 +99,17 @@ def read_timestamps(path: Path, unit: Literal["auto", "s", "ms"] = "auto") -> tu
         try:
             frame = pd.read_csv(path)
         except (ValueError, OSError) as exc:
-            raise InputError("--profile", f"{path}: not a readable CSV ({exc})") from None
+            raise InputError("load_profile", f"{path}: not a readable CSV ({exc})") from None
         cols = {str(c).strip().lower(): c for c in frame.columns}
         if "timestamp" not in cols:
             raise InputError(
-                "--profile", f"{path}: no TIMESTAMP column (columns: {', '.join(map(str, frame.columns))})"
+                "load_profile", f"{path}: no TIMESTAMP column (columns: {', '.join(map(str, frame.columns))})"
             )
         raw = frame[cols["timestamp"]]
         numeric_unit = "s" if unit == "auto" else unit
     raw = raw.dropna()
     if len(raw) < 2:
-        raise InputError("--profile", f"{path}: fewer than 2 timestamps")
+        raise InputError("load_profile", f"{path}: fewer than 2 timestamps")
     numeric = pd.to_numeric(raw, errors="coerce")
     if numeric.notna().all():
         seconds = numeric.to_numpy(dtype=np.float64) * (0.001 if numeric_unit == "ms" else 1.0)
@@ -118,7 +118,7 @@ def read_timestamps(path: Path, unit: Literal["auto", "s", "ms"] = "auto") -> tu
         try:
             times = pd.to_datetime(raw, format="mixed")
         except (ValueError, TypeError) as exc:
-            raise InputError("--profile", f"{path}: timestamps are neither numbers nor date-times ({exc})") from None
+            raise InputError("load_profile", f"{path}: timestamps are neither numbers nor date-times ({exc})") from None
         if times.dt.tz is not None:
             times = times.dt.tz_convert("UTC").dt.tz_localize(None)
         seconds = np.asarray((times - pd.Timestamp(0)).dt.total_seconds(), dtype=np.float64)
@@ -162,13 +162,13 @@ def _buckets(seconds: Arr, start: float, end: float, width: float) -> Arr:
 def trace_shape(path: Path, bucket_seconds: int = 60, unit: Literal["auto", "s", "ms"] = "auto") -> TraceShape:
     """Within-hour shape (peak-to-average over ``bucket_seconds`` buckets) and, from a day or more, a daily one."""
     if bucket_seconds < 1:
-        raise InputError("--bucket-seconds", "give 1 second or more")
+        raise InputError("load_profile.bucket_seconds", "give 1 second or more")
     seconds, clock = read_timestamps(path, unit)
     start, end = float(seconds[0]), float(seconds[-1])
     span = end - start
     if span < 2 * bucket_seconds:
         raise InputError(
-            "--profile", f"{path}: the timestamps span {span:.0f} s; need at least two {bucket_seconds} s buckets"
+            "load_profile", f"{path}: the timestamps span {span:.0f} s; need at least two {bucket_seconds} s buckets"
         )
     notes: list[str] = []
     hours = span / 3600
@@ -250,7 +250,7 @@ def profile_from_trace(
             notes=shape.notes,
         )
     except ValueError as exc:
-        raise InputError("--profile", f"{path}: {exc}") from None
+        raise InputError("load_profile", f"{path}: {exc}") from None
 
 
 def load_profile(spec: str, burst: float | None = None, daily: str = "flat") -> LoadProfile:
@@ -261,7 +261,7 @@ def load_profile(spec: str, burst: float | None = None, daily: str = "flat") -> 
     else:
         path = Path(spec)
         if not path.exists():
-            raise InputError("--profile", f"{spec!r} is neither a preset ({', '.join(PRESETS)}) nor a file")
+            raise InputError("load_profile", f"{spec!r} is neither a preset ({', '.join(PRESETS)}) nor a file")
         profile = profile_from_trace(path, preset_profile(daily))
     return profile.with_burst(burst) if burst is not None else profile
 
@@ -302,7 +302,7 @@ class ProfileCosts(BaseModel):
     """Instances up in each hour when autoscaled (spares and the floor included)."""
     autoscale: bool
     """Which self-hosted variant the scenario (or the caller) chose."""
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[Problem, ...] = ()
 
     @property
     def self_hosted(self) -> OptionCost | None:

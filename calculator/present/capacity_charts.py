@@ -382,7 +382,12 @@ def calibration_frame(results: Sequence[CaseResult]) -> pd.DataFrame:
 
 # --- Measurements: uploads ---------------------------------------------------------------------------
 
-USER_FIELDS = {"--gpu": "GPU", "--gpu-count": "GPU count", "--precision": "Precision", "--model": "Model"}
+USER_FIELDS = {
+    "measurement.gpu": "GPU",
+    "measurement.gpu_count": "GPU count",
+    "measurement.precision": "Precision",
+    "measurement.model": "Model",
+}
 MISSING_NAMES = {"model": "model", "precision": "precision", "gpu": "GPU", "gpu_count": "GPU count"}
 
 

@@ -239,7 +239,7 @@ def summary_pdf(
         pdf.multi_cell(w, 3.8, pdf.text_ok("• " + plain(sentence)), new_x="LMARGIN", new_y="NEXT")
     for warning in result.warnings:
         pdf.set_text_color(150, 90, 0)
-        pdf.multi_cell(w, 3.6, pdf.text_ok("! " + warning), new_x="LMARGIN", new_y="NEXT")
+        pdf.multi_cell(w, 3.6, pdf.text_ok("! " + warning.text()), new_x="LMARGIN", new_y="NEXT")
     pdf.set_text_color(0, 0, 0)
     pdf.ln(1)
 

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from calculator.catalog.catalogs import Catalogs, load_catalogs
 from calculator.catalog.prices import DedicatedOffer, GpuVmOffer
-from calculator.errors import InputError
+from calculator.errors import InputError, Problem
 from calculator.pricing.billing import (
     dedicated_monthly_array,
     dedicated_option,
@@ -73,7 +73,7 @@ class Comparison(BaseModel):
     crossings: tuple[Crossing, ...]
     stays_cheapest: tuple[str, float] | None
     """(option, volume): above this monthly volume the option is cheapest all the way to 10^10 turns."""
-    warnings: tuple[str, ...]
+    warnings: tuple[Problem, ...]
     resolved: Any = Field(default=None, exclude=True, repr=False)
     """The :class:`ResolvedScenario` priced here, so charts and the PDF read the same setup."""
 

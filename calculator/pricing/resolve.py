@@ -28,7 +28,7 @@ from calculator.catalog.prices import (
     ServerlessPriceVersion,
     canonical_model,
 )
-from calculator.errors import InputError
+from calculator.errors import InputError, Problem
 from calculator.scenario.inputs import LatencyTarget, TurnShape
 from calculator.scenario.model import Scenario
 
@@ -90,7 +90,8 @@ class ResolvedScenario:
     self_hosted: OwnedSide | None
     dropped: tuple[tuple[str, InputError], ...] = ()
     """Options (by their scenario field: serverless, dedicated, gpu_vm) that cannot be priced as set, and why."""
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[Problem, ...] = ()
+    """What the answer should be read with (different models, best-case hit rate), for each front end to say."""
 
     def owned(self, kind: Owned) -> OwnedSide | None:
         return self.dedicated if kind == "dedicated" else self.self_hosted
@@ -232,9 +233,13 @@ def resolve(scenario: Scenario, cat: Catalogs, *, drop_unpriceable: bool = False
     return replace(resolved, warnings=tuple(_warnings(resolved)))
 
 
-def _warnings(res: ResolvedScenario) -> list[str]:
+def _warnings(res: ResolvedScenario) -> list[Problem]:
     scenario = res.scenario
-    warnings = []
+    warnings: list[Problem] = []
+
+    def warn(field: str, message: str, code: str) -> None:
+        warnings.append(Problem(field, message, severity="warning", code=code))
+
     models: dict[str, str] = {}
     if res.serverless:
         models["serverless"] = res.serverless.offer.model
@@ -244,29 +249,40 @@ def _warnings(res: ResolvedScenario) -> list[str]:
     canon = {k: canonical_model(v) for k, v in models.items()}
     if len(set(canon.values())) > 1:
         listing = "; ".join(f"{OPTION_LABELS[k]} runs {v}" for k, v in models.items())
-        warnings.append(f"The options run different models ({listing}): quality differs too, not only cost.")
+        warn(
+            "models",
+            f"The options run different models ({listing}): quality differs too, not only cost.",
+            "different_models",
+        )
         scaled = {k: scenario.token_factor(v) for k, v in models.items() if scenario.token_factor(v) != 1}
         if scaled:
             listing = "; ".join(f"{OPTION_LABELS[k]} x{float(f):.2f}" for k, f in scaled.items())
-            warnings.append(f"Token counts scaled for other tokenizers: {listing}.")
+            warn("token_factors", f"Token counts scaled for other tokenizers: {listing}.", "tokenizer_scaled")
         else:
-            warnings.append(
-                "The same text is often 10 to 30% more or fewer tokens under another model's tokenizer; "
-                "set token_factors in the scenario to count it."
+            warn(
+                "token_factors",
+                "The same text is often 10 to 30% more or fewer tokens under another model's tokenizer.",
+                "tokenizer_factors",
             )
     if res.serverless and not res.serverless.offer.open_weights and (res.dedicated or res.self_hosted):
-        warnings.append(
+        warn(
+            "serverless.model",
             f"{res.serverless.offer.model} is a closed model: it cannot be self-hosted, so the GPU options "
-            "price a different (open) model."
+            "price a different (open) model.",
+            "closed_model",
         )
     if res.serverless and scenario.workload.prefix_share > 0 and res.serverless.version.prices.cached_input is None:
-        warnings.append(
+        warn(
+            "serverless",
             f"{res.serverless.offer.model} on {res.serverless.sheet.name} bills cached input at the full input "
-            "price: the repeated prompt start saves nothing on this API (it still saves prefill on your own GPUs)."
+            "price: the repeated prompt start saves nothing on this API (it still saves prefill on your own GPUs).",
+            "no_cache_discount",
         )
     if scenario.workload.hit_rate == 1 and scenario.workload.prefix_share > 0:
-        warnings.append(
+        warn(
+            "workload.hit_rate",
             "Hit rate 1 is the best case, not a measured rate: caches evict and requests routed to a replica "
-            "without the prefix miss."
+            "without the prefix miss.",
+            "best_case_hit_rate",
         )
     return warnings

@@ -104,10 +104,10 @@ class EmpiricalGaps(GapDistribution):
 
     def __post_init__(self) -> None:
         if not self.gaps:
-            raise InputError("--gaps-seconds", "give at least one gap (a session of one turn has none)")
+            raise InputError("ttl.gaps_seconds", "give at least one gap (a session of one turn has none)")
         for g in self.gaps:
             if not math.isfinite(g) or g < 0:
-                raise InputError("--gaps-seconds", f"a gap must be 0 seconds or more, got {g}")
+                raise InputError("ttl.gaps_seconds", f"a gap must be 0 seconds or more, got {g}")
 
     def cdf(self, seconds: float) -> float:
         return sum(1 for g in self.gaps if g <= seconds) / len(self.gaps)
@@ -127,7 +127,7 @@ class EmpiricalGaps(GapDistribution):
 
 def _check_median(median: float) -> None:
     if not math.isfinite(median) or median <= 0:
-        raise InputError("--gap-median-seconds", f"the median gap must be greater than 0 seconds, got {median}")
+        raise InputError("ttl.gap_median_seconds", f"the median gap must be greater than 0 seconds, got {median}")
 
 
 @dataclass(frozen=True)
@@ -141,7 +141,7 @@ class LognormalGaps(GapDistribution):
     def __post_init__(self) -> None:
         _check_median(self.median)
         if not math.isfinite(self.sigma) or self.sigma <= 0:
-            raise InputError("--gap-sigma", f"the spread must be greater than 0, got {self.sigma}")
+            raise InputError("ttl.gap_sigma", f"the spread must be greater than 0, got {self.sigma}")
 
     def cdf(self, seconds: float) -> float:
         if seconds <= 0:
@@ -217,7 +217,7 @@ class LogGaps:
     def distribution(self) -> EmpiricalGaps:
         if not self.gaps:
             raise InputError(
-                "--log",
+                "ttl.log",
                 f"{self.path}: no session has more than one request ({self.sessions} sessions), so there is no "
                 "gap between turns to measure",
             )
@@ -343,7 +343,7 @@ def expected_uses(turns_per_session: float, hit_probability: float) -> tuple[flo
     """(writes, reads) per session: the first turn writes; each later turn reads with the hit probability,
     otherwise rewrites."""
     if turns_per_session < 1:
-        raise InputError("--turns-per-session", f"a session has at least 1 turn, got {turns_per_session:g}")
+        raise InputError("ttl.turns_per_session", f"a session has at least 1 turn, got {turns_per_session:g}")
     later = turns_per_session - 1
     return 1 + later * (1 - hit_probability), later * hit_probability
 
@@ -448,9 +448,9 @@ def advise_ttl(
 ) -> TtlAdvice:
     """Expected writes, reads and cost of a ``prefix_tokens`` prefix under each cache lifetime the offer sells."""
     if prefix_tokens <= 0:
-        raise InputError("--prefix-tokens", f"the prefix must be at least 1 token, got {prefix_tokens}")
+        raise InputError("ttl.prefix_tokens", f"the prefix must be at least 1 token, got {prefix_tokens}")
     if sessions_per_month < 0:
-        raise InputError("--sessions-per-month", f"must be 0 or more, got {sessions_per_month:g}")
+        raise InputError("ttl.sessions_per_month", f"must be 0 or more, got {sessions_per_month:g}")
     notes: list[str] = []
     prefix = prefix_tokens
     if offer.cache_increment_tokens > 1:
@@ -461,7 +461,7 @@ def advise_ttl(
             )
     if prefix < max(offer.min_cacheable_tokens, 1):
         raise InputError(
-            "--prefix-tokens",
+            "ttl.prefix_tokens",
             f"{prefix_tokens:,} tokens is below {offer.model}'s minimum cacheable prompt "
             f"({offer.min_cacheable_tokens:,} tokens): nothing would be cached",
         )
@@ -471,7 +471,7 @@ def advise_ttl(
     if not prices.cache_write:
         sold = "automatic caching with no write fee" if prices.cached_input is not None else "no prompt caching"
         raise InputError(
-            "--model",
+            "ttl.model",
             f"{offer.model} on {sheet.provider} has {sold}, so there is no cache lifetime to choose; the TTL "
             "advisor is for offers that charge cache writes by lifetime (for example anthropic claude-sonnet-4-5)",
         )
@@ -541,6 +541,6 @@ def parse_gap_list(text: str | Sequence[float]) -> tuple[float, ...]:
         try:
             value = float(part)
         except ValueError:
-            raise InputError("--gaps-seconds", f"{part!r} is not a number of seconds; give e.g. 30,120,600") from None
+            raise InputError("ttl.gaps_seconds", f"{part!r} is not a number of seconds; give e.g. 30,120,600") from None
         values.append(value)
     return tuple(values)

@@ -24,12 +24,22 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from calculator.errors import InputError
 from calculator.scenario.inputs import DAYS_PER_MONTH, Traffic
 
-__all__ = ["HOURS", "PRESETS", "LoadProfile", "preset_profile", "profile_from_traffic", "ramp_shape"]
+__all__ = ["HOURS", "PRESETS", "LoadProfile", "check_burst", "preset_profile", "profile_from_traffic", "ramp_shape"]
 
 Arr = npt.NDArray[np.float64]
 HOURS = 24
 SECONDS_PER_DAY = 24 * 3600
 _TOL = 1e-9
+
+
+def check_burst(burst: float) -> None:
+    """A within-hour burst is the busiest moment's rate over the hour's mean: at least 1, and finite."""
+    if not math.isfinite(burst) or burst < 1:
+        raise InputError(
+            "load_profile.burst",
+            f"{burst:g} is not a burst: the busiest moment is at least the hour's mean",
+            "1 or more",
+        )
 
 
 def ramp_shape(burst: float, points: int = 3600) -> tuple[float, ...]:
@@ -40,8 +50,7 @@ def ramp_shape(burst: float, points: int = 3600) -> tuple[float, ...]:
     of it. Used only to split an hour's traffic between owned capacity and overflow when no trace
     gives the measured shape; sizing uses the burst itself.
     """
-    if burst < 1:
-        raise InputError("--burst", f"{burst:g} is below 1; the busiest moment is at least the hour's mean")
+    check_burst(burst)
     t = (np.arange(points) + 0.5) / points
     if burst <= 2:
         x = (2 - burst) + (2 * burst - 2) * t
@@ -128,7 +137,9 @@ class LoadProfile(BaseModel):
     def with_burst(self, burst: float) -> LoadProfile:
         """The same daily shape with a burst the user sets (a measured within-hour shape is dropped)."""
         if burst < 1:
-            raise InputError("--burst", f"{burst:g} is below 1; the busiest moment is at least the hour's mean")
+            raise InputError(
+                "load_profile.burst", f"{burst:g} is below 1; the busiest moment is at least the hour's mean"
+            )
         return self.model_copy(update={"burst": float(burst), "within_hour": None})
 
     # --- rates ---------------------------------------------------------------------------------
@@ -240,7 +251,7 @@ PRESETS: dict[str, tuple[tuple[float, ...], float, str]] = {
 def preset_profile(name: str, burst: float = 1.0) -> LoadProfile:
     key = name.lower().replace("-", "_")
     if key not in PRESETS:
-        raise InputError("--profile", f"unknown profile {name!r}; choose {', '.join(PRESETS)} or a trace file")
+        raise InputError("load_profile", f"unknown profile {name!r}; choose {', '.join(PRESETS)} or a trace file")
     weights, days, text = PRESETS[key]
     return LoadProfile(
         name=key,

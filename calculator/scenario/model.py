@@ -213,5 +213,5 @@ def load_preset(name: str, directory: Path | None = None) -> Scenario:
     directory = directory or DEFAULT_PRESETS_DIR
     path = directory / f"{name}.yaml"
     if not path.is_file():
-        raise InputError("--preset", f"unknown preset {name!r}; choose one of {', '.join(list_presets(directory))}")
+        raise InputError("preset", f"unknown preset {name!r}; choose one of {', '.join(list_presets(directory))}")
     return load_scenario(path)

@@ -98,7 +98,7 @@ class Request:
 def block_hashes(tokens: Sequence[int], block_size: int = DEFAULT_BLOCK_SIZE) -> tuple[int, ...]:
     """Hashes of the full blocks of ``tokens``, each chained to its parent: hash((parent, block))."""
     if block_size < 1:
-        raise InputError("block_size", f"must be 1 or more tokens, got {block_size}")
+        raise InputError("cache.block_size", f"must be 1 or more tokens, got {block_size}")
     parent = _ROOT
     out = []
     for start in range(0, len(tokens) - block_size + 1, block_size):
@@ -207,9 +207,9 @@ class LogReader:
         name: str | None = None,
     ) -> None:
         if format not in ("auto", *FORMATS):
-            raise InputError("--format", f"unknown format {format!r}; choose auto, {', '.join(FORMATS)}")
+            raise InputError("log.format", f"unknown format {format!r}; choose auto, {', '.join(FORMATS)}")
         if block_size is not None and block_size < 1:
-            raise InputError("--block-size", f"must be 1 or more tokens, got {block_size}")
+            raise InputError("cache.block_size", f"must be 1 or more tokens, got {block_size}")
         self.source = source
         self.name = name or (str(source) if isinstance(source, Path | str) else "<log>")
         self.format = format
@@ -538,7 +538,7 @@ class _Run:
         if self.config.ttl_seconds is not None:
             if request.timestamp is None:
                 where = f"line {request.line}" if request.line is not None else "a request"
-                raise InputError("--ttl-seconds", f"a time-to-live needs request timestamps; {where} has none")
+                raise InputError("cache.ttl_seconds", f"a time-to-live needs request timestamps; {where} has none")
             self.now = max(self.now, request.timestamp)
             for cache in self.caches:
                 cache.expire(self.now)
@@ -597,7 +597,7 @@ def simulate(
 ) -> list[CacheResult]:
     """Run every cache configuration over the request stream in a single pass."""
     if block_size < 1:
-        raise InputError("--block-size", f"must be 1 or more tokens, got {block_size}")
+        raise InputError("cache.block_size", f"must be 1 or more tokens, got {block_size}")
     runs = [_Run(c, block_size) for c in configs]
     for request in requests:
         for run in runs:
@@ -625,7 +625,7 @@ def analyse(
     scenario = scenario or CacheConfig()
     for cap in capacities:
         if cap < 0:
-            raise InputError("--capacity-tokens", f"must be 0 or more tokens, got {cap}")
+            raise InputError("cache.capacity_tokens", f"must be 0 or more tokens, got {cap}")
     curve_configs = [scenario.model_copy(update={"capacity_tokens": cap}) for cap in sorted(set(capacities))]
     totals = {"requests": 0, "output": 0, "with_output": 0}
 
@@ -700,7 +700,7 @@ def analyse_log(
     return report.model_copy(update={"malformed": reader.report()})
 
 
-def capacity_from_fit(max_cached_tokens: int, field: str = "--gpu") -> int:
+def capacity_from_fit(max_cached_tokens: int, field: str = "cache.gpu") -> int:
     """The cache capacity per replica from a memory fit (``calculator.capacity.memory.fit(...).max_cached_tokens``)."""
     if max_cached_tokens <= 0:
         raise InputError(field, "the model leaves no memory for a KV cache on this GPU; nothing can be cached")

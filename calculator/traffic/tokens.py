@@ -136,7 +136,7 @@ class HuggingFaceTokenizer:
 
     exact = True
 
-    def __init__(self, path: Path | str, field: str = "--tokenizer") -> None:
+    def __init__(self, path: Path | str, field: str = "tokenizer") -> None:
         path = Path(path)
         self.path = path
         try:
@@ -145,7 +145,7 @@ class HuggingFaceTokenizer:
             raise InputError(
                 field,
                 f"reading {path} needs the 'tokenizers' package (pip install 'tokenizers>=0.19'); "
-                "without it, leave --tokenizer out to use the built-in approximation",
+                "without it, leave the tokenizer out to use the built-in approximation",
             ) from None
         if not path.is_file():
             raise InputError(field, f"{path}: no such file; give the path of a Hugging Face tokenizer.json")
@@ -163,7 +163,7 @@ class HuggingFaceTokenizer:
         return len(self.encode(text))
 
 
-def load_tokenizer(path: Path | str | None, field: str = "--tokenizer") -> Tokenizer:
+def load_tokenizer(path: Path | str | None, field: str = "tokenizer") -> Tokenizer:
     """The exact tokenizer at ``path``, or the built-in approximation when ``path`` is None."""
     return ApproxTokenizer() if path is None else HuggingFaceTokenizer(path, field)
 

@@ -1,0 +1,80 @@
+"""Errors and warnings are structured: the core names fields, each front end says them in its own words."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+
+from app_pages import _words
+from calculator.catalog.catalogs import Catalogs
+from calculator.cli import main, words
+from calculator.errors import InputError, Problem
+from calculator.pricing.compare import compare
+from calculator.scenario.model import Scenario, load_preset
+
+from .conftest import SEED_DATE
+
+CALCULATOR = Path(__file__).resolve().parents[1] / "calculator"
+NO_FLAG = {"scenario", "offer", "genai-prices"}
+"""Fields no single flag sets: the scenario as a whole, an offer inside it, the genai-prices import."""
+
+
+def _core_error_fields() -> set[str]:
+    fields: set[str] = set()
+    for path in CALCULATOR.rglob("*.py"):
+        if "cli" in path.relative_to(CALCULATOR).parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "InputError" and node.args:
+                first = node.args[0]
+                if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                    fields.add(first.value)
+    return fields
+
+
+def test_the_core_names_fields_not_command_line_flags() -> None:
+    fields = _core_error_fields()
+    assert len(fields) > 30  # the walk found the raises
+    assert not [f for f in fields if f.startswith("-")]
+
+
+def test_every_core_error_field_is_a_flag_or_a_scenario_path_on_the_command_line() -> None:
+    scenario_fields = set(Scenario.model_fields)
+    for field in _core_error_fields() - NO_FLAG:
+        rendered = words.flag(field)
+        assert rendered.startswith("--") or field.split(".")[0] in scenario_fields, field
+
+
+def test_the_command_line_names_the_flag_for_a_core_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["profile", "--preset", "coding-agent", "--profile", "no-such-shape"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --profile: ") and "no-such-shape" in err and "load_profile" not in err
+
+
+def test_an_input_error_carries_what_is_allowed() -> None:
+    exc = InputError("load_profile.burst", "0.5 is not a burst", "1 or more")
+    assert exc.problem == Problem("load_profile.burst", "0.5 is not a burst", "1 or more")
+    assert words.say(exc.problem) == "--burst: 0.5 is not a burst (allowed: 1 or more)"
+
+
+def test_warnings_are_structured_and_each_front_end_adds_its_own_advice(catalogs: Catalogs) -> None:
+    result = compare(load_preset("coding-agent").model_copy(update={"as_of": SEED_DATE}), catalogs)
+    codes = {w.code for w in result.warnings}
+    assert {"different_models", "tokenizer_factors", "best_case_hit_rate"} <= codes
+    assert all(w.severity == "warning" and w.field for w in result.warnings)
+    factors = next(w for w in result.warnings if w.code == "tokenizer_factors")
+    assert "token_factors" in words.warning(factors) and "**Advanced**" not in words.warning(factors)
+    assert "**Advanced**" in _words.warning(factors) and "token_factors in the scenario" not in _words.warning(factors)
+
+
+def test_compare_json_keeps_warning_sentences_and_adds_the_structured_problems(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["compare", "--preset", "coding-agent", "--as-of", "2026-10-30", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert all(isinstance(w, str) for w in data["warnings"])
+    assert {p["code"] for p in data["problems"]} >= {"different_models", "best_case_hit_rate"}
+    assert len(data["problems"]) == len(data["warnings"])
