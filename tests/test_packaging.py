@@ -55,3 +55,29 @@ def test_the_wheel_installs_with_its_data_and_prices_a_preset_elsewhere(tmp_path
     )  # fmt: skip
     result = json.loads(done.stdout)
     assert result["turn"]["reused"]["cost_per_turn"] == 0.00968  # the seed's reused turn
+
+
+def test_the_public_api_is_declared_once_and_old_import_paths_still_work() -> None:
+    import importlib
+
+    import calculator
+    from calculator.cli import main
+
+    declared = set(calculator.__all__) - {"__version__"}
+    assert declared == set(calculator._EXPORTS)
+    for name, module in calculator._EXPORTS.items():
+        assert getattr(calculator, name) is getattr(importlib.import_module(module), name)
+    # the paths users imported before the package was layered are the very modules they moved to
+    moved = {
+        "calculator.models": "calculator.catalog.models",
+        "calculator.gpus": "calculator.catalog.gpus",
+        "calculator.prices": "calculator.catalog.prices",
+        "calculator.calibration": "calculator.capacity.calibration",
+        "calculator.turn": "calculator.pricing.turn",
+        "calculator.compare": "calculator.pricing.compare",
+    }
+    for old, new in moved.items():
+        assert importlib.import_module(old) is importlib.import_module(new)
+    assert importlib.import_module("calculator.cli").main is main
+    assert importlib.import_module("calculator.scenario").Scenario is calculator.Scenario
+    assert importlib.import_module("calculator.capacity").replica_capacity is not None
