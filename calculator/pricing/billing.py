@@ -33,7 +33,7 @@ from calculator.capacity.sizing import ReplicaCapacity
 from calculator.catalog.measurements import ThroughputRecord
 from calculator.catalog.prices import DedicatedOffer, DedicatedPriceVersion, GpuVmOffer, PriceSheet
 from calculator.pricing.option import OptionCost, as_decimal, cents
-from calculator.pricing.turn import PriceRef
+from calculator.pricing.turn import PriceRef, price_ref
 from calculator.scenario.inputs import (
     DAYS_PER_MONTH,
     DAYS_PER_MONTH_EXACT,
@@ -464,19 +464,7 @@ def hourly_price_per_replica(offer: DedicatedOffer | GpuVmOffer, as_of: dt.date,
 
 
 def hourly_ref(sheet: PriceSheet, offer: DedicatedOffer | GpuVmOffer, as_of: dt.date) -> PriceRef:
-    version = offer.version_at(as_of)
-    return PriceRef(
-        provider=sheet.provider,
-        kind=offer.kind,
-        offer=offer.id,
-        model=getattr(offer, "model", None),
-        gpu=offer.gpu,
-        currency=sheet.currency,
-        effective=version.effective,
-        source=version.source.url or version.source.document or "",
-        read=version.source.read,
-        note=version.note,
-    )
+    return price_ref(sheet, offer, offer.version_at(as_of))
 
 
 def _utilisation(turns: int, capacity_rps: float, replica_hours: float) -> float | None:

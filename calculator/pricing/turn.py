@@ -25,7 +25,16 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict
 
-from calculator.catalog.prices import PriceSheet, ServerlessOffer, ServerlessPriceVersion, TokenPrices
+from calculator.catalog.prices import (
+    DedicatedOffer,
+    DedicatedPriceVersion,
+    GpuHourPriceVersion,
+    GpuVmOffer,
+    PriceSheet,
+    ServerlessOffer,
+    ServerlessPriceVersion,
+    TokenPrices,
+)
 from calculator.errors import InputError
 from calculator.scenario.inputs import TurnShape
 
@@ -112,12 +121,18 @@ class TurnComparison(BaseModel):
         return (base - self.reused.cost_per_turn) / base if base else Decimal(0)
 
 
-def price_ref(sheet: PriceSheet, offer: ServerlessOffer, version: ServerlessPriceVersion) -> PriceRef:
+def price_ref(
+    sheet: PriceSheet,
+    offer: ServerlessOffer | DedicatedOffer | GpuVmOffer,
+    version: ServerlessPriceVersion | DedicatedPriceVersion | GpuHourPriceVersion,
+) -> PriceRef:
+    """The dated version a figure used, for any kind of offer (a GPU offer names its GPU)."""
     return PriceRef(
         provider=sheet.provider,
         kind=offer.kind,
         offer=offer.id,
-        model=offer.model,
+        model=getattr(offer, "model", None),
+        gpu=getattr(offer, "gpu", None),
         currency=sheet.currency,
         effective=version.effective,
         source=version.source.url or version.source.document or "",
