@@ -109,7 +109,8 @@ def traffic_schedule(
     """The scenario's traffic model as a schedule: the peak's replicas over the active hours, none after."""
     replicas = np.atleast_1d(engine_replicas(traffic, volume, capacity_rps, utilisation))
     active = traffic.active_hours_per_day
-    if active >= 24:
+    if active >= 24 or not autoscale:
+        # always on bills the peak all day, so the quiet hours need no period of their own
         return Schedule(replicas[:, None], (24.0,), always_on=not autoscale)
     serving = np.column_stack([replicas, np.zeros_like(replicas)])
     return Schedule(serving, (active, 24.0 - active), always_on=not autoscale)
@@ -128,28 +129,49 @@ def billed_hours(hours: float, offer: GpuVmOffer) -> float:
     return billed_seconds(hours, offer) / 3600
 
 
-def _billed_seconds_array(hours: Arr, offer: GpuVmOffer) -> Arr:
-    seconds = np.maximum(hours * 3600, offer.min_billed_seconds)
-    return np.asarray(np.ceil(np.round(seconds / offer.billing_seconds, 9)) * offer.billing_seconds)
-
-
-def _up_seconds(up: npt.NDArray[np.bool_], hours: Arr, startup_hours: float, offer: GpuVmOffer) -> Arr:
-    """Billed seconds a day of one instance slot that is up in the periods ``up`` (volumes, periods).
+def _run_seconds(up: tuple[bool, ...], hours: tuple[float, ...], startup_hours: float, offer: GpuVmOffer) -> int:
+    """Billed seconds a day of one instance slot that is up in the periods ``up``.
 
     A run of periods is one billed use (start-up added, rounded to the billing unit, at most a day);
     the day is cyclic, so a run over midnight counts once. A slot up all day is billed 24 h.
     """
+    if all(up):
+        return SECONDS_PER_DAY
+    if not any(up):
+        return 0
+    start = up.index(False)  # begin the day at a period that is down, so no run is cut in two
+    total, run = 0, 0.0
+    for k in range(1, len(up) + 1):
+        p = (start + k) % len(up)
+        if up[p]:
+            run += hours[p]
+        elif run:
+            total += min(billed_seconds(run + startup_hours, offer), SECONDS_PER_DAY)
+            run = 0.0
+    if run:
+        total += min(billed_seconds(run + startup_hours, offer), SECONDS_PER_DAY)
+    return total
+
+
+def _up_seconds(up: npt.NDArray[np.bool_], hours: tuple[float, ...], startup_hours: float, offer: GpuVmOffer) -> Arr:
+    """:func:`_run_seconds` for each row of ``up`` (volumes, periods).
+
+    Rows share few distinct patterns (a sweep's volumes mostly differ in how many slots, not when),
+    so each pattern is billed once and looked up by its bit code.
+    """
     n = up.shape[1]
-    up2 = np.concatenate([up, up], axis=1)
-    elapsed = np.concatenate([[0.0], np.cumsum(np.concatenate([hours, hours]))])
-    index = np.arange(2 * n)
-    down_at = np.where(~up2, index, 2 * n)
-    next_down = np.minimum.accumulate(down_at[:, ::-1], axis=1)[:, ::-1][:, :n]
-    run_hours = elapsed[next_down] - elapsed[:n]
-    starts = up & ~np.roll(up, 1, axis=1)
-    billed = np.minimum(_billed_seconds_array(run_hours + startup_hours, offer), SECONDS_PER_DAY)
-    per_slot = np.where(starts, billed, 0.0).sum(axis=1)
-    return np.asarray(np.where(up.all(axis=1), SECONDS_PER_DAY, per_slot), dtype=np.float64)
+    codes = up.astype(np.int64) @ (np.int64(1) << np.arange(n, dtype=np.int64))
+    if n <= 16:
+        present = np.flatnonzero(np.bincount(codes, minlength=1 << n))
+        table = np.zeros(1 << n)
+        inverse = codes
+    else:
+        present, inverse = np.unique(codes, return_inverse=True)
+        table = np.zeros(len(present))
+    for slot, code in enumerate(present):
+        pattern = tuple(bool((int(code) >> k) & 1) for k in range(n))
+        table[int(code) if n <= 16 else slot] = _run_seconds(pattern, hours, startup_hours, offer)
+    return np.asarray(table[inverse], dtype=np.float64)
 
 
 # --- self-hosted GPU VMs --------------------------------------------------------------------------
@@ -197,10 +219,14 @@ def vm_counts(offer: GpuVmOffer, replica_gpus: int, hosting: SelfHosting, schedu
     that serves; replicas are packed into whole instances of ``gpus_per_instance`` GPUs.
     """
     gpi = offer.gpus_per_instance
-    serving = schedule.serving.copy()
-    busiest = np.argmax(serving, axis=1)
-    rows = np.arange(serving.shape[0])
-    serving[rows, busiest] = np.maximum(serving[rows, busiest], 1)
+    serving = schedule.serving
+    if serving.shape[1] == 1:
+        serving = np.maximum(serving, 1)
+    else:
+        serving = serving.copy()
+        busiest = np.argmax(serving, axis=1)
+        rows = np.arange(serving.shape[0])
+        serving[rows, busiest] = np.maximum(serving[rows, busiest], 1)
     needed = np.where(serving > 0, serving + hosting.spare_replicas, 0)
     instances = np.ceil(np.round(needed * replica_gpus / gpi, 9))
     peak = instances.max(axis=1)
@@ -210,7 +236,6 @@ def vm_counts(offer: GpuVmOffer, replica_gpus: int, hosting: SelfHosting, schedu
         return VmCounts(serving, full, peak, day, day, gpi, schedule.active_days)
     floor = np.minimum(peak, math.ceil(hosting.min_replicas * replica_gpus / gpi))
     instances = np.maximum(instances, floor[:, None])
-    hours = np.asarray(schedule.hours, dtype=np.float64)
     startup = hosting.startup_minutes / 60
     # Slots between two adjacent levels of the sorted counts are up in the same periods, so each
     # distinct level is billed once, times the slots it stands for (not once per slot).
@@ -222,7 +247,7 @@ def vm_counts(offer: GpuVmOffer, replica_gpus: int, hosting: SelfHosting, schedu
         if not band.any():
             continue
         up = instances >= levels[:, j : j + 1]
-        day += band * _up_seconds(up, hours, startup, offer)
+        day += band * _up_seconds(up, schedule.hours, startup, offer)
     return VmCounts(serving, instances, peak, day, floor * SECONDS_PER_DAY, gpi, schedule.active_days)
 
 
@@ -320,10 +345,14 @@ class EndpointCounts:
 
     units: Arr
     unit_gpus: int
-    engine_replicas: Arr
-    """Engine replicas of the sizing setup the billed units hold."""
+    replica_gpus: int
     unit_hours: Arr
     """Billed unit-hours a month: always on, at least the provider's minimum billed hours."""
+
+    @property
+    def engine_replicas(self) -> Arr:
+        """Engine replicas of the sizing setup the billed units hold."""
+        return np.asarray(np.floor(np.round(self.units * self.unit_gpus / self.replica_gpus, 9)))
 
 
 def endpoint_counts(offer: DedicatedOffer, replica_gpus: int, schedule: Schedule) -> EndpointCounts:
@@ -334,9 +363,8 @@ def endpoint_counts(offer: DedicatedOffer, replica_gpus: int, schedule: Schedule
     """
     unit_gpus = offer.gpus_per_replica
     units = np.maximum(np.ceil(np.round(schedule.peak * replica_gpus / unit_gpus, 9)), offer.min_replicas)
-    engine = np.floor(np.round(units * unit_gpus / replica_gpus, 9))
     hours = np.maximum(units * HOURS_PER_MONTH, offer.min_billed_hours)
-    return EndpointCounts(units, unit_gpus, engine, hours)
+    return EndpointCounts(units, unit_gpus, replica_gpus, hours)
 
 
 def unit_hour_price(version: DedicatedPriceVersion, unit_gpus: int) -> Decimal:
