@@ -251,6 +251,9 @@ def test_prefix_prices_a_preset_with_the_measured_reuse(capsys: pytest.CaptureFi
     bill = data["monthly_cost"]
     assert bill["assumed"] == {"prefix_share": 0.9, "hit_rate": 1.0, "input_tokens": 20000, "output_tokens": 500}
     assert bill["measured"]["input_tokens"] == round(data["mean_input_tokens"])  # the log's own tokens per turn
+    # the issue named it token_hit_rate; the command called it token_hit_share: both are emitted
+    assert data["scenario"]["token_hit_rate"] == data["scenario"]["token_hit_share"]
+    assert all(p["token_hit_rate"] == p["token_hit_share"] for p in data["curve"])
     assert bill["measured"]["prefix_share"] == pytest.approx(data["scenario_values"]["prefix_share"], abs=1e-4)
     serverless = next(o for o in bill["options"] if o["option"] == "serverless")
     assert serverless["measured"] > serverless["assumed"]  # less reuse than the seed's best case costs more

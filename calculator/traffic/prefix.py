@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Literal, cast
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from calculator.catalog.datafile import DataFileError
 from calculator.errors import InputError
@@ -410,6 +410,12 @@ class CacheResult(BaseModel):
     replicas: tuple[ReplicaResult, ...]
     matched_histogram: tuple[HistogramBin, ...]
 
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def token_hit_rate(self) -> float:
+        """The same share under the name the prefix-analysis issue gave it (scripts may read either)."""
+        return self.token_hit_share
+
 
 class CurvePoint(BaseModel):
     model_config = ConfigDict(frozen=True)
@@ -417,6 +423,12 @@ class CurvePoint(BaseModel):
     capacity_tokens: int
     token_hit_share: float
     hit_rate: float | None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def token_hit_rate(self) -> float:
+        """The same share under the name the prefix-analysis issue gave it (scripts may read either)."""
+        return self.token_hit_share
 
 
 class MalformedReport(BaseModel):
