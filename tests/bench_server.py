@@ -12,6 +12,10 @@ chunk with ``finish_reason`` and, when ``stream_options.include_usage`` is set, 
 ``data: [DONE]``. Faults are deterministic by arrival number (see :func:`fault_for`) so a test can
 compute the exact expected counts: HTTP 500, a connection dropped mid-stream, a malformed chunk.
 ``--stall-ms`` answers one request in N (``--stall-every``) only after that delay (for timeouts).
+A hostile server: ``--inject-share`` of the arrivals get ``--inject-chunk TEXT`` (sent verbatim as one
+event's data half-way through the stream, e.g. ``{"choices":"abc"}``) and/or ``--inject-usage TEXT``
+(sent verbatim as the usage object, e.g. ``{"prompt_tokens":"12"}`` or ``{"prompt_tokens":NaN}``);
+the other arrivals are answered normally.
 ``--expect-key-env VAR`` answers 401 unless ``Authorization: Bearer $VAR`` is sent.
 ``GET /stats`` returns what the server saw (requests, faults, whether any header carried the key).
 """
@@ -45,6 +49,9 @@ class Config:
     error_share: float = 0.0
     disconnect_share: float = 0.0
     malformed_share: float = 0.0
+    inject_share: float = 0.0
+    inject_chunk: str | None = None
+    inject_usage: str | None = None
     stall_every: int = 0
     stall_ms: float = 0.0
     expected_key: str | None = None
@@ -61,7 +68,7 @@ class Stats:
 
 
 def fault_for(n: int, cfg: Config) -> str | None:
-    """The fault arrival ``n`` (0-based) gets: 'error', 'disconnect', 'malformed', 'stall' or None.
+    """The fault arrival ``n`` (0-based) gets: 'error', 'disconnect', 'malformed', 'inject', 'stall' or None.
 
     Arrivals map to slots 0..999 by a fixed permutation (``n * 389 % 1000``), so every block of
     1,000 arrivals holds exactly each share, spread evenly; the shares take disjoint slot ranges.
@@ -72,6 +79,7 @@ def fault_for(n: int, cfg: Config) -> str | None:
         ("error", cfg.error_share),
         ("disconnect", cfg.disconnect_share),
         ("malformed", cfg.malformed_share),
+        ("inject", cfg.inject_share),
     ):
         edge += round(share * 1000)
         if slot < edge:
@@ -184,7 +192,9 @@ class Server:
             data = b"".join(
                 event({**base, "choices": [{"index": 0, "delta": {"content": f" t{sent + i}"}}]}) for i in range(batch)
             )
-            if fault == "malformed" and sent >= tokens // 2:
+            if fault == "inject" and self.cfg.inject_chunk is not None and sent <= tokens // 2 < sent + batch:
+                writer.write(chunk(event(self.cfg.inject_chunk) + data))
+            elif fault == "malformed" and sent >= tokens // 2:
                 data = b'data: {"choices": [{"delta": {"content": "broken\n\n'
                 writer.write(chunk(data))
                 fault = "malformed-sent"
@@ -206,7 +216,10 @@ class Server:
                 "total_tokens": prompt_tokens + tokens,
                 "prompt_tokens_details": {"cached_tokens": min(self.cfg.cached_tokens, prompt_tokens)},
             }
-            writer.write(chunk(event({**base, "choices": [], "usage": usage})))
+            if fault == "inject" and self.cfg.inject_usage is not None:
+                writer.write(chunk(event(f'{{"choices":[],"usage":{self.cfg.inject_usage}}}')))
+            else:
+                writer.write(chunk(event({**base, "choices": [], "usage": usage})))
         writer.write(chunk(event("[DONE]")) + b"0\r\n\r\n")
         await writer.drain()
         return True
@@ -232,6 +245,9 @@ def parse_args(argv: list[str] | None = None) -> tuple[int, Config]:
     p.add_argument("--error-share", type=float, default=0.0)
     p.add_argument("--disconnect-share", type=float, default=0.0)
     p.add_argument("--malformed-share", type=float, default=0.0)
+    p.add_argument("--inject-share", type=float, default=0.0)
+    p.add_argument("--inject-chunk", help="an event's data sent verbatim half-way through an injected stream")
+    p.add_argument("--inject-usage", help="the usage object sent verbatim in an injected stream")
     p.add_argument("--stall-every", type=int, default=0)
     p.add_argument("--stall-ms", type=float, default=0.0)
     p.add_argument("--expect-key-env")
@@ -247,6 +263,9 @@ def parse_args(argv: list[str] | None = None) -> tuple[int, Config]:
         error_share=a.error_share,
         disconnect_share=a.disconnect_share,
         malformed_share=a.malformed_share,
+        inject_share=a.inject_share,
+        inject_chunk=a.inject_chunk,
+        inject_usage=a.inject_usage,
         stall_every=a.stall_every,
         stall_ms=a.stall_ms,
         expected_key=os.environ[a.expect_key_env] if a.expect_key_env else None,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -10,26 +11,31 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import TypedDict, Unpack
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from calculator.catalog.measurements import load_records
 from calculator.cli import main as bench_main
 from calculator.errors import InputError
 from calculator.measure.bench import (
+    MAX_USAGE_TOKENS,
     BenchConfig,
     Level,
     LevelResult,
+    RequestResult,
     ShardResult,
     _plan,
     _summarise,
     levels_from,
     read_prompt_log,
     run_benchmark,
+    stream_request,
     write_records,
 )
 from tests.bench_server import Config, fault_for, running
@@ -202,6 +208,197 @@ def test_connection_refused_is_counted_not_raised(prompts: Path) -> None:
         _cfg(f"http://127.0.0.1:{port}/v1", [Level(2)], requests_per_level=4), read_prompt_log(prompts)
     )
     assert result.record is None and result.errors == Counter({"connect error": 4})
+
+
+# --- a hostile server: every finished level is kept ----------------------------------------------
+
+HOSTILE_CHUNKS = {
+    "choices is text": ('{"choices":"abc"}', "malformed chunk"),
+    "a choice is a number": ('{"choices":[1]}', "malformed chunk"),
+    "delta is text": ('{"choices":[{"delta":"x"}]}', "malformed chunk"),
+    "content is a number": ('{"choices":[{"delta":{"content":5}}]}', "malformed chunk"),
+    "nested past the parser": ("[" * 30_000 + "]" * 30_000, "malformed chunk"),
+}
+HOSTILE_USAGE = {
+    "counts as text": ('{"prompt_tokens":"12","completion_tokens":"4"}', "malformed usage"),
+    "negative counts": ('{"prompt_tokens":-5,"completion_tokens":-4}', "malformed usage"),
+    "NaN": ('{"prompt_tokens":NaN,"completion_tokens":4}', "malformed usage"),
+    "Infinity": ('{"prompt_tokens":4,"completion_tokens":Infinity}', "malformed usage"),
+    "cached 1e999": (
+        '{"prompt_tokens":4,"completion_tokens":4,"prompt_tokens_details":{"cached_tokens":1e999}}',
+        "malformed usage",
+    ),
+    "cached as text": (
+        '{"prompt_tokens":4,"completion_tokens":4,"prompt_tokens_details":{"cached_tokens":"x"}}',
+        "malformed usage",
+    ),
+    "more cached than sent": (
+        '{"prompt_tokens":4,"completion_tokens":4,"prompt_tokens_details":{"cached_tokens":9}}',
+        "malformed usage",
+    ),
+    "a fraction": ('{"prompt_tokens":4.5,"completion_tokens":4}', "malformed usage"),
+    "a boolean": ('{"prompt_tokens":true,"completion_tokens":4}', "malformed usage"),
+    "400 digits": ('{"prompt_tokens":' + "9" * 400 + ',"completion_tokens":4}', "malformed usage"),
+    "usage is text": ('"abc"', "malformed usage"),
+    "details is a list": ('{"prompt_tokens":4,"completion_tokens":4,"prompt_tokens_details":[1]}', "malformed usage"),
+}
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "reason"),
+    [("chunk", *v) for v in HOSTILE_CHUNKS.values()] + [("usage", *v) for v in HOSTILE_USAGE.values()],
+    ids=[*HOSTILE_CHUNKS, *HOSTILE_USAGE],
+)
+def test_a_hostile_chunk_is_a_fault_of_its_request_and_every_level_is_kept(
+    server: Callable[..., contextlib.AbstractContextManager[str]], tmp_path: Path, kind: str, text: str, reason: str
+) -> None:
+    log = tmp_path / "p.jsonl"
+    log.write_text('{"prompt": "a b c d"}\n', encoding="utf-8")  # 4 prompt tokens at the server
+    n = 8
+    expected = sum(fault_for(i, Config(inject_share=0.25)) == "inject" for i in range(2 * n))
+    args = ("--ttft-ms", "2", "--itl-ms", "1", "--tokens", "4", "--cached-tokens", "1", "--inject-share", "0.25")
+    with server(*args, f"--inject-{kind}", text) as url:
+        results = run_benchmark(_cfg(url, [Level(2), Level(4)], requests_per_level=n), read_prompt_log(log))
+        seen = _stats(url)
+    assert seen["faults"] == {"inject": expected} and expected > 0
+    assert [r.level for r in results] == [Level(2), Level(4)]
+    assert sum(r.errors[reason] for r in results) == expected
+    for result in results:
+        assert set(result.errors) <= {reason}
+        record = result.record
+        assert record is not None and result.completed == n - result.errors[reason]
+        # the survivors' figures are the honest server's, never skewed by the hostile report
+        assert record.input_tokens == 4 and record.output_tokens == 4 and record.prefix_share == 0.25
+        assert f"{reason} x{result.errors[reason]}" in (record.notes or "")
+
+
+def test_cli_keeps_every_level_against_a_hostile_server(
+    server: Callable[..., contextlib.AbstractContextManager[str]],
+    tmp_path: Path,
+    prompts: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    out = tmp_path / "run.yaml"
+    with server(
+        "--ttft-ms",
+        "2",
+        "--itl-ms",
+        "1",
+        "--tokens",
+        "4",
+        "--inject-share",
+        "0.2",
+        "--inject-chunk",
+        '{"choices":"abc"}',
+    ) as url:
+        code = bench_main(
+            [
+                "bench",
+                "--base-url",
+                url,
+                "--model",
+                "m",
+                "--prompts",
+                str(prompts),
+                "--concurrency",
+                "1,2",
+                "--requests-per-level",
+                "10",
+                "--warmup",
+                "0",
+                "--out",
+                str(out),
+                "--json",
+                "--quiet",
+            ]
+        )
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    data = json.loads(captured.out)
+    assert data["records_written"] == 2
+    expected = sum(fault_for(i, Config(inject_share=0.2)) == "inject" for i in range(20))
+    assert sum(level["errors"].get("malformed chunk", 0) for level in data["levels"]) == expected > 0
+    assert [r.concurrency for r in load_records(tmp_path).records] == [1, 2]
+
+
+def _stream_once(body: Callable[[], AsyncIterator[bytes]], status: int = 200, timeout_s: float = 5.0) -> RequestResult:
+    async def go() -> RequestResult:
+        def handler(request: httpx.Request) -> httpx.Response:
+            return httpx.Response(status, content=body())
+
+        async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
+            return await stream_request(client, "http://127.0.0.1:9/v1/chat/completions", b"{}", timeout_s)
+
+    return asyncio.run(go())
+
+
+def _events(*payloads: bytes) -> Callable[[], AsyncIterator[bytes]]:
+    async def body() -> AsyncIterator[bytes]:
+        for payload in payloads:
+            yield b"data: " + payload + b"\n\n"
+
+    return body
+
+
+_TOKEN = b'{"choices":[{"delta":{"content":" t"}}]}'
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=12,
+)
+_chunk_keys = st.sampled_from(
+    [
+        "choices",
+        "delta",
+        "content",
+        "usage",
+        "prompt_tokens",
+        "completion_tokens",
+        "prompt_tokens_details",
+        "cached_tokens",
+        "reasoning_content",
+        "x",
+    ]
+)
+_chunks = st.recursive(
+    _json_values,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_chunk_keys, inner, max_size=4),
+    max_leaves=16,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(chunk=_chunks)
+def test_any_json_a_server_sends_is_counted_never_raised(chunk: object) -> None:
+    payload = json.dumps(chunk, allow_nan=True).encode()
+    result = _stream_once(_events(_TOKEN, payload, _TOKEN, b"[DONE]"))
+    assert result.error is None or result.error in {"malformed chunk", "malformed usage", "error event in stream"}
+    if result.ok:
+        for count in (result.prompt_tokens, result.output_tokens, result.cached_tokens):
+            assert count is None or (type(count) is int and 0 <= count <= MAX_USAGE_TOKENS)
+
+
+def test_an_endless_line_is_a_fault_not_unbounded_memory() -> None:
+    async def endless() -> AsyncIterator[bytes]:
+        yield b"data: " + _TOKEN + b"\n\n"
+        while True:
+            yield b"x" * 65_536
+            await asyncio.sleep(0)
+
+    started = time.perf_counter()
+    result = _stream_once(endless, timeout_s=30)
+    assert result.error == "oversized chunk" and time.perf_counter() - started < 10
+
+
+def test_an_error_status_is_counted_without_reading_an_endless_body() -> None:
+    async def endless() -> AsyncIterator[bytes]:
+        while True:
+            yield b"{" * 65_536
+            await asyncio.sleep(0)
+
+    started = time.perf_counter()
+    result = _stream_once(endless, status=500, timeout_s=30)
+    assert result.error == "HTTP 500" and time.perf_counter() - started < 10
 
 
 # --- cached tokens, usage ------------------------------------------------------------------------

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
+import secrets
+import stat
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -19,6 +20,8 @@ from pydantic import BaseModel, ValidationError
 __all__ = [
     "DATA_DIR",
     "DataFileError",
+    "UnwritablePath",
+    "check_writable",
     "item_id_lines",
     "key_line",
     "load_model",
@@ -205,19 +208,92 @@ def item_id_lines(path: Path, list_key: str) -> dict[int, int]:
     return lines
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` through a temporary file beside ``path``, then rename it into place.
+class UnwritablePath(OSError):
+    """A path :func:`write_atomically` refuses to write; ``str()`` says why, after ``cannot write PATH:``."""
 
-    An interrupted or failed write leaves the old file (or none), never half a file; the temporary
-    file is removed. Raises :class:`OSError` for the caller to name the flag or field.
+
+_TEMP_ATTEMPTS = 100
+
+
+def _existing_file(path: Path) -> os.stat_result | None:
+    """What is at ``path`` now (never following a link): a regular file's status, or None when nothing is.
+
+    Anything else is refused: a link is never followed (its target may be anywhere) nor replaced, and a
+    folder, device, pipe or socket is never replaced by a file.
+    """
+    try:
+        found = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISREG(found.st_mode):
+        return found
+    if stat.S_ISLNK(found.st_mode):
+        raise UnwritablePath("it is a symbolic link, never followed or replaced; give the path of a regular file")
+    if stat.S_ISDIR(found.st_mode):
+        raise UnwritablePath("it is a folder; give a file name in it")
+    raise UnwritablePath("it is not a regular file (a device, pipe or socket) and is never replaced")
+
+
+def _temporary_beside(path: Path, mode: int) -> tuple[int, Path]:
+    """Create a new, uniquely named file in ``path``'s folder; never opens an existing name or a link there.
+
+    ``mode`` is the permission asked for (the umask applies); a name planted in advance cannot be guessed.
+    """
+    folder = path.parent
+    stem = path.name.encode("utf-8", "surrogateescape")[:100].decode("utf-8", "ignore")  # names stay under 255 bytes
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(_TEMP_ATTEMPTS):
+        tmp = folder / f".{stem}.{secrets.token_hex(8)}.tmp"
+        try:
+            return os.open(tmp, flags, mode), tmp
+        except FileExistsError:
+            continue
+    raise UnwritablePath(f"no free temporary name in {folder}")
+
+
+def check_writable(path: Path) -> None:
+    """Refuse, before any work is done, a path :func:`write_atomically` would fail on or must not replace.
+
+    The folder must exist and take a new file (checked by creating and removing one, so a read-only
+    folder or file system is found now, not after a long run); anything already at ``path`` must be a
+    regular file. Raises :class:`OSError` saying why, for the caller to name the flag or field.
     """
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    if not path.name or path.name in (".", ".."):
+        raise UnwritablePath("give a file name")
+    _existing_file(path)
+    if not path.parent.is_dir():
+        raise UnwritablePath(f"folder {path.parent} does not exist")
+    fd, tmp = _temporary_beside(path, 0o600)
+    os.close(fd)
+    os.unlink(tmp)
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` through a new temporary file beside ``path``, then rename it into place.
+
+    An interrupted or failed write leaves the old file (or none), never half a file; the temporary
+    file is removed. The temporary name is unique and created afresh (a link planted in the folder is
+    never followed); a file already at ``path`` keeps its permissions (and owner, where allowed), a new
+    one gets the usual ones (the umask applies); a link, folder or device at ``path`` is refused, not
+    replaced. Raises :class:`OSError` for the caller to name the flag or field.
+    """
+    path = Path(path)
+    if not path.name or path.name in (".", ".."):
+        raise UnwritablePath("give a file name")
+    existing = _existing_file(path)
+    fd, tmp = _temporary_beside(path, 0o600 if existing else 0o666)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            if existing is not None:
+                if (existing.st_uid, existing.st_gid) != (os.geteuid(), os.getegid()):
+                    with contextlib.suppress(OSError):  # only a privileged writer may give a file away
+                        os.fchown(fh.fileno(), existing.st_uid, existing.st_gid)
+                os.fchmod(fh.fileno(), stat.S_IMODE(existing.st_mode))  # after fchown, which clears set-id bits
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
+        _existing_file(path)  # something else put there while writing is still never replaced
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

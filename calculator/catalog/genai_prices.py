@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-import os
 import re
 import shutil
 import tempfile
@@ -42,7 +41,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 
-from calculator.catalog.datafile import DataFileError, parse_yaml
+from calculator.catalog.datafile import DataFileError, check_writable, parse_yaml, write_atomically
 from calculator.catalog.prices import (
     DEFAULT_SHEETS_DIR,
     PriceCatalog,
@@ -831,13 +830,20 @@ def write_proposals(report: ImportReport, sheets_dir: Path | None = None) -> lis
 
     One sheet at a time: the edited text goes to a temporary ``<provider>.yaml`` beside the sheet, is
     validated with :func:`~calculator.catalog.prices.load_price_sheet` (and checked to keep every existing
-    version), then renamed over the sheet. Entries that cannot be written are left out (see ``reason``).
+    version), then written over the sheet by :func:`~calculator.catalog.datafile.write_atomically` (which
+    keeps its permissions). Every sheet is checked writable before the first is changed. Entries that
+    cannot be written are left out (see ``reason``).
     """
     sheets_dir = sheets_dir or DEFAULT_SHEETS_DIR
     by_provider: dict[str, list[DiffEntry]] = {}
     for entry in report.entries:
         if entry.writable and entry.status in ("changed", "new"):
             by_provider.setdefault(entry.provider, []).append(entry)
+    for provider in by_provider:  # every sheet writable before the first is changed
+        try:
+            check_writable(sheets_dir / f"{provider}.yaml")
+        except OSError as exc:
+            raise DataFileError([f"{sheets_dir / f'{provider}.yaml'}: cannot write: {exc.strerror or exc}"]) from None
     results = []
     for provider, entries in by_provider.items():
         path = sheets_dir / f"{provider}.yaml"
@@ -847,10 +853,11 @@ def write_proposals(report: ImportReport, sheets_dir: Path | None = None) -> lis
         try:
             tmp = tmp_dir / path.name
             tmp.write_text(new_text, encoding="utf-8")
-            shutil.copymode(path, tmp)
             new_sheet = load_price_sheet(tmp)
             _check_sheet(old_sheet, new_sheet, path)
-            os.replace(tmp, path)
+            write_atomically(path, new_text)
+        except OSError as exc:
+            raise DataFileError([f"{path}: cannot write: {exc.strerror or exc}"]) from None
         finally:
             shutil.rmtree(tmp_dir, ignore_errors=True)
         results.append(result)

@@ -94,7 +94,7 @@ def add_bench_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.Argu
         "--max-error-rate", type=flags.float_share, default=0.1, help="above it a level is marked unreliable (0.1)"
     )
     p.add_argument("--api-key-env", type=_env_name, default="OPENAI_API_KEY", help="variable holding the API key")
-    p.add_argument("--out", type=Path, required=True, help="measurement YAML file to write (atomically)")
+    p.add_argument("--out", type=console.save_path, required=True, help="measurement YAML file to write (atomically)")
     p.add_argument("--gpu", help="GPU id the server runs on (see: gpus); not guessed")
     folders.add_data_folders(p, "gpu_specs")
     p.add_argument("--gpu-count", type=flags.at_least_one, help="GPUs in one replica of the server")
@@ -122,6 +122,7 @@ def _config(args: argparse.Namespace) -> BenchConfig:
         raise InputError("--out", f"folder {out.parent} does not exist")
     if out.suffix != ".yaml":
         raise InputError("--out", f"{out.name}: name it *.yaml so the records folder loads it")
+    console.check_save(out, "--out")  # before the first request: a run is not measured to be lost at the write
     if args.gpu:
         from calculator.catalog.gpus import load_gpu_specs
 
@@ -182,10 +183,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
         f"prompts {cfg.prompts_name}, seed {cfg.seed})."
     )
 
+    unsaved: list[str] = []
+
     def save(done: list[LevelResult]) -> None:
         records = [r.record for r in done if r.record is not None]
         if records and len(records) != written[0]:
-            write_records(out, records, header=header)
+            try:
+                write_records(out, records, header=header)
+            except OSError as exc:
+                # the run goes on and the next level retries with every record; --json still carries them
+                unsaved[:] = [f"cannot write {out}: {exc.strerror or exc}"]
+                return
+            unsaved.clear()
             written[0] = len(records)
 
     done: list[LevelResult] = []
@@ -229,6 +238,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
             )
         if written[0]:
             print(f"{written[0]} record{'s' if written[0] != 1 else ''} written to {out}")
+    if unsaved:
+        kept = sum(r.record is not None for r in done) - written[0]
+        print(
+            f"error: --out: {unsaved[0]}; the last {kept} level(s) are not in it"
+            + ("" if args.json else " (rerun with --json to keep every record on stdout)"),
+            file=sys.stderr,
+        )
+        return 2
     if interrupted:
         print(f"interrupted: {written[0]} finished level(s) kept in {out}", file=sys.stderr)
         return 130

@@ -299,7 +299,7 @@ def schema_files() -> dict[Path, str]:
 
 def cmd_schemas(args: argparse.Namespace) -> int:
     for path, text in schema_files().items():
-        path.write_text(text)
+        console.save(path, text, "schemas")
         print(f"wrote {path}")
     return 0
 

@@ -130,6 +130,8 @@ def _comparison_json(result: Comparison) -> dict[str, Any]:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    if args.save:
+        console.check_save(args.save, "--save")
     scenario = _scenario_from_args(args)
     catalogs = load_catalogs(args.sheets, args.gpu_specs, args.records, args.models)
     result = compare(scenario, catalogs)
@@ -260,5 +262,7 @@ def add_compare_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     cmp_.add_argument("--build-minutes-per-change", type=flags.positive)
     cmp_.add_argument("--autoscale", action="store_true", help="scale GPUs down outside the active hours")
     cmp_.add_argument("--by-prefix-share", action="store_true", help="also show break-even by prefix share")
-    cmp_.add_argument("--save", help="write the scenario to this YAML file with the prices it used pinned")
+    cmp_.add_argument(
+        "--save", type=console.save_path, help="write the scenario to this YAML file with the prices it used pinned"
+    )
     cmp_.set_defaults(func=cmd_compare)

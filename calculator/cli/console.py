@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from calculator.catalog.datafile import write_atomically
+from calculator.catalog.datafile import check_writable, write_atomically
 from calculator.errors import InputError
 
-__all__ = ["emit", "num", "save", "table"]
+__all__ = ["check_save", "emit", "num", "save", "save_path", "table"]
 
 
 def num(value: Decimal | float | None) -> float | None:
@@ -37,6 +38,21 @@ def table(rows: list[list[str]], headers: list[str]) -> str:
         return "  ".join(str(c).ljust(w) for c, w in zip(cells, widths, strict=False)).rstrip()
 
     return "\n".join([line(headers), line(["-" * w for w in widths]), *[line(r) for r in rows]])
+
+
+def save_path(text: str) -> Path:
+    """The argparse type of a file a command writes (``--save``, ``--out``): an empty name is refused."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("give a file name (an empty name would write nothing)")
+    return Path(text)
+
+
+def check_save(path: Path, flag: str) -> None:
+    """Refuse, before the command does its work, a file it could not write or must not replace."""
+    try:
+        check_writable(path)
+    except OSError as exc:
+        raise InputError(flag, f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def save(path: Path, text: str, flag: str) -> None:

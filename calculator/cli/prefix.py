@@ -77,7 +77,7 @@ def add_prefix_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.Arg
     p.add_argument("--scenario", type=Path, help="also price this scenario file with the measured share and hit rate")
     p.add_argument(
         "--save",
-        type=Path,
+        type=console.save_path,
         help="with --preset or --scenario: write that scenario with the measured reuse and tokens per turn "
         "as its evidence (a YAML file for compare --scenario and the app)",
     )
@@ -203,6 +203,12 @@ def _bill(args: argparse.Namespace, report: PrefixReport) -> dict[str, Any] | No
 
 
 def cmd_prefix(args: argparse.Namespace) -> int:
+    if args.save is not None:
+        if not (args.preset or args.scenario):
+            raise InputError(
+                "--save", "give --preset NAME or --scenario FILE: the scenario to save with the measurement"
+            )
+        console.check_save(args.save, "--save")
     if not (args.preset or args.scenario):
         folders.refuse_unread(args, "prefix", ["sheets", "records"], "with --preset or --scenario (to price it)")
         if not (args.gpu or args.model):
@@ -211,8 +217,6 @@ def cmd_prefix(args: argparse.Namespace) -> int:
     scenario = _config(args, caps[0] if caps else None)
     tokenizer = load_tokenizer(args.tokenizer) if args.tokenizer is not None else None
     report = analyse_log(args.file, args.format, scenario, caps, args.block_size, tokenizer)
-    if args.save is not None and scenario_from_args(args) is None:
-        raise InputError("--save", "give --preset NAME or --scenario FILE: the scenario to save with the measurement")
     bill = _bill(args, report)
     if args.json:
         data = report.model_dump(mode="json")

@@ -246,17 +246,80 @@ class _StreamError(Exception):
     pass
 
 
-def _content_of(chunk: Any) -> bool:
-    """Whether a chunk carries generated text (content, or a reasoning model's reasoning text)."""
-    choices = chunk.get("choices") if isinstance(chunk, dict) else None
+MAX_EVENT_BYTES = 1 << 20
+"""A server-sent event longer than this is a fault of its request (real chunks are far under a
+kilobyte), so a server that never ends a line cannot grow the client's memory."""
+MAX_USAGE_TOKENS = 100_000_000
+"""A usage count above this (past any model's context) is a malformed report, not a measurement."""
+
+
+def _text(value: Any) -> bool:
+    """Whether a delta field carries text; a value that is neither text nor absent is malformed."""
+    if value is None or isinstance(value, str):
+        return bool(value)
+    raise _StreamError("malformed chunk")
+
+
+def _content_of(chunk: dict[str, Any]) -> bool:
+    """Whether a chunk carries generated text (content, or a reasoning model's reasoning text).
+
+    A chunk whose shape is not a chat completion chunk's (``choices`` not a list of objects, a
+    ``delta`` that is not an object) is a fault of its request, never an exception in the run.
+    """
+    choices = chunk.get("choices")
+    if choices is None:
+        return False
+    if not isinstance(choices, list) or not all(isinstance(c, dict) for c in choices):
+        raise _StreamError("malformed chunk")
     if not choices:
         return False
-    delta = choices[0].get("delta") or {}
-    return bool(delta.get("content") or delta.get("reasoning_content") or delta.get("reasoning"))
+    delta = choices[0].get("delta")
+    if delta is None:
+        return False
+    if not isinstance(delta, dict):
+        raise _StreamError("malformed chunk")
+    return any([_text(delta.get(key)) for key in ("content", "reasoning_content", "reasoning")])
+
+
+def _token_count(value: Any) -> int | None:
+    """A usage count: a whole number from 0 to :data:`MAX_USAGE_TOKENS`, or None when absent.
+
+    Text, booleans, fractions, negatives, NaN and infinities (``1e999`` parses as one) are malformed:
+    one such report would otherwise skew or break the level's averages.
+    """
+    if value is None:
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_USAGE_TOKENS:
+        raise _StreamError("malformed usage")
+    return value
+
+
+def _read_usage(usage: Any, result: RequestResult) -> None:
+    if usage is None:
+        return
+    if not isinstance(usage, dict):
+        raise _StreamError("malformed usage")
+    details = usage.get("prompt_tokens_details")
+    if details is not None and not isinstance(details, dict):
+        raise _StreamError("malformed usage")
+    prompt = _token_count(usage.get("prompt_tokens"))
+    cached = _token_count(details.get("cached_tokens")) if details else None
+    if prompt is not None and cached is not None and cached > prompt:
+        raise _StreamError("malformed usage")  # more prompt tokens from cache than in the prompt
+    result.prompt_tokens = prompt
+    result.output_tokens = _token_count(usage.get("completion_tokens"))
+    if cached is not None:
+        result.cached_tokens = cached
 
 
 async def stream_request(client: httpx.AsyncClient, url: str, body: bytes, timeout_s: float) -> RequestResult:
-    """Send one streaming chat completion and time it; every failure becomes ``error``, never an exception."""
+    """Send one streaming chat completion and time it; every failure becomes ``error``, never an exception.
+
+    Whatever the server sends (a chunk of the wrong shape, usage as text or NaN, an endless line, an
+    error body of any size) is a fault of this request, counted by its reason; the run goes on.
+    """
     result = RequestResult(start=time.perf_counter())
     done = False
     last: float | None = None
@@ -264,29 +327,34 @@ async def stream_request(client: httpx.AsyncClient, url: str, body: bytes, timeo
         async with asyncio.timeout(timeout_s):
             async with client.stream("POST", url, content=body) as response:
                 if response.status_code != 200:
-                    await response.aread()
-                    raise _StreamError(f"HTTP {response.status_code}")
+                    raise _StreamError(f"HTTP {response.status_code}")  # the body is not read: it may be endless
                 buffer = b""
                 data_lines: list[bytes] = []
+                pending = 0
                 async for raw in response.aiter_bytes():
                     now = time.perf_counter()
                     buffer += raw
                     *lines, buffer = buffer.split(b"\n")
+                    if len(buffer) > MAX_EVENT_BYTES:
+                        raise _StreamError("oversized chunk")
                     for line in lines:
                         line = line.rstrip(b"\r")
                         if line.startswith(b"data:"):
                             data_lines.append(line[5:].lstrip(b" "))
+                            pending += len(line)
+                            if pending > MAX_EVENT_BYTES:
+                                raise _StreamError("oversized chunk")
                             continue
                         if line or not data_lines:
                             continue  # comments, event names, keep-alive blank lines
                         payload = b"\n".join(data_lines)
-                        data_lines = []
+                        data_lines, pending = [], 0
                         if payload == b"[DONE]":
                             done = True
                             continue
                         try:
                             chunk = json.loads(payload)
-                        except ValueError:
+                        except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
                             raise _StreamError("malformed chunk") from None
                         if not isinstance(chunk, dict):
                             raise _StreamError("malformed chunk")
@@ -299,13 +367,7 @@ async def stream_request(client: httpx.AsyncClient, url: str, body: bytes, timeo
                             elif last is not None:
                                 result.itl.append(now - last)
                             last = now
-                        usage = chunk.get("usage")
-                        if isinstance(usage, dict):
-                            result.prompt_tokens = usage.get("prompt_tokens")
-                            result.output_tokens = usage.get("completion_tokens")
-                            details = usage.get("prompt_tokens_details")
-                            if isinstance(details, dict) and details.get("cached_tokens") is not None:
-                                result.cached_tokens = int(details["cached_tokens"])
+                        _read_usage(chunk.get("usage"), result)
                 if data_lines and data_lines[-1] == b"[DONE]":
                     done = True
                 if not done:
@@ -324,8 +386,8 @@ async def stream_request(client: httpx.AsyncClient, url: str, body: bytes, timeo
         result.error = "connect error"
     except httpx.HTTPError as exc:
         result.error = type(exc).__name__
-    except (ValueError, TypeError, KeyError):
-        result.error = "malformed chunk"
+    except Exception as exc:  # what a server sends must never end the run, only this request
+        result.error = f"client error ({type(exc).__name__})"
     result.end = time.perf_counter()
     if result.error is None and result.first_token is None:
         result.error = "no content"
