@@ -8,12 +8,14 @@ from decimal import Decimal
 import pandas as pd
 
 from app_pages._state import OWN_RECORD
+from calculator.catalog.measurements import ThroughputRecord
 from calculator.catalog.prices import DedicatedOffer, GpuVmOffer, ServerlessOffer
 from calculator.present.charts import turn_currency
 from calculator.present.money import format_money, format_price, format_small
 from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison
 from calculator.pricing.turn import PriceRef
 from calculator.scenario.inputs import LatencyTarget
+from calculator.scenario.model import Scenario
 
 COLUMNS = ["Section", "Assumption", "Value", "Price version", "Source", "Read"]
 
@@ -74,6 +76,62 @@ def _serverless_rows(result: Comparison, cat: Catalogs) -> list[dict[str, str]]:
     return rows
 
 
+def record_origin(scenario: Scenario, record: ThroughputRecord) -> str:
+    """Whose measurement a record is: the user's (kept in the scenario, or typed in) or a published one."""
+    if record.id == OWN_RECORD:
+        return "your own throughput figures"
+    if any(r.id == record.id for r in scenario.evidence.records):
+        return "your measurement record (kept in the scenario)"
+    return "measured throughput record"
+
+
+def record_source(record: ThroughputRecord) -> str:
+    src = record.source
+    return (src.url or src.document or "") + (f" ({src.note})" if src.note else "")
+
+
+def _evidence_rows(s: Scenario) -> list[dict[str, str]]:
+    """The user's own evidence the scenario holds, with where each part came from."""
+    ev, rows = s.evidence, []
+    if ev.prefix is not None:
+        p = ev.prefix
+        measured = f"prefix share {float(p.prefix_share):g}"
+        if p.hit_rate is not None:
+            measured += f", hit rate {float(p.hit_rate):g}"
+        if p.mean_input_tokens is not None:
+            measured += f", {p.mean_input_tokens:,} input tokens per turn"
+        if p.mean_output_tokens is not None:
+            measured += f", {p.mean_output_tokens:,} output"
+        rows += [
+            _row(
+                "Evidence",
+                "Prefix analysis",
+                f"{p.source}: {p.requests:,} requests",
+                source=p.source,
+                read=p.analysed_on,
+            ),
+            _row("Evidence", "Prefix analysis measured", measured, source=p.source, read=p.analysed_on),
+        ]
+        if p.tokenizer:
+            rows.append(_row("Evidence", "Prefix analysis tokens", f"counted by {p.tokenizer}", source=p.source))
+    if ev.records:
+        rows.append(
+            _row("Evidence", "Your measurement records", f"{len(ev.records)}: " + ", ".join(r.id for r in ev.records))
+        )
+    if ev.load_profile is not None:
+        lp = ev.load_profile
+        rows.append(
+            _row(
+                "Evidence",
+                "Load profile",
+                f"{lp.name}: peak-to-average {lp.peak_to_average:.2f} (the Plan page plans with it; this page "
+                "prices the traffic's active hours and peak-to-average)",
+                source=lp.source,
+            )
+        )
+    return rows
+
+
 def _latency_target(target: LatencyTarget) -> str:
     parts = []
     if target.ttft_ms is not None:
@@ -113,17 +171,10 @@ def _capacity_rows(result: Comparison, cat: Catalogs) -> list[dict[str, str]]:
         else:
             src = record.source
             where = src.url or src.document or ""
-            own = record.id == OWN_RECORD
             rows += [
-                _row("Capacity", "Sizing", "your own throughput figures" if own else "measured throughput record"),
+                _row("Capacity", "Sizing", record_origin(s, record)),
                 _row("Capacity", "Throughput record", record.label, source=where, read=src.read),
-                _row(
-                    "Capacity",
-                    "Throughput record source",
-                    where + (f" ({src.note})" if src.note else ""),
-                    source=where,
-                    read=src.read,
-                ),
+                _row("Capacity", "Throughput record source", record_source(record), source=where, read=src.read),
                 _row(
                     "Capacity",
                     "Throughput record measured",
@@ -180,6 +231,7 @@ def assumptions_frame(result: Comparison, cat: Catalogs) -> pd.DataFrame:
         _row("Turn", f"Token factor: {name}", f"x{float(factor):g} tokens per workload token (its tokenizer)")
         for name, factor in s.token_factors.items()
     ]
+    rows += _evidence_rows(s)
     rows += _serverless_rows(result, cat)
     rows += [
         _row("Traffic", "Turns per month", f"{t.turns_per_month:,}"),

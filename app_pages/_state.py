@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
+from app_pages import _link
 from app_pages._params import check_params
 from calculator.capacity.memory import WEIGHT_BYTES
 from calculator.catalog.measurements import RecordCatalog, ThroughputRecord
@@ -31,7 +32,9 @@ from calculator.catalog.prices import (
 from calculator.errors import InputError
 from calculator.pricing.billing import DAYS_PER_MONTH
 from calculator.pricing.compare import Catalogs
-from calculator.scenario.model import Scenario
+from calculator.pricing.resolve import sizing_record, with_own_records
+from calculator.scenario.evidence import Evidence
+from calculator.scenario.model import Scenario, with_evidence_records
 
 NONE = "none"
 OWN_RECORD = "own-figures"
@@ -42,6 +45,18 @@ OWN_FIGURES = "Your own throughput figures"
 """The field an error in the user's own throughput figures names."""
 HIDDEN = ("e_model", "e_prec", "e_gpus", "e_batch", "ttl", "pct")
 """Inputs the Compare page shows only in some cases; while hidden they keep their default."""
+COMPARE_PAGE = "as on the Compare page"
+"""The choice, on pages that price a scenario, of the Compare page's current one."""
+EVIDENCE = "evidence"
+"""Session key of the scenario's evidence: the user's records, a prefix analysis, a load profile."""
+NAME_MAX, DESC_MAX = 120, 2000
+"""Longest scenario name and description (characters)."""
+TEXTS = {"name": ("Scenario name", NAME_MAX), "desc": ("Description", DESC_MAX)}
+SC, EV = "sc", "ev"
+"""URL parameters: the whole scenario (pages other than Compare), and its evidence (the Compare page)."""
+LINK_LABELS = {SC: "the scenario", EV: "your evidence"}
+_WRITTEN = "_link_written"
+"""Session key: the link values this session wrote or read last, so that only a new link is adopted."""
 
 
 @dataclass(frozen=True)
@@ -367,17 +382,21 @@ def split_key(value: str) -> tuple[str, str]:
     return provider, offer_id
 
 
-def choices(cat: Catalogs, presets: list[str]) -> dict[str, list[str]]:
-    """Allowed values of every select-type input (before the region and weights filters)."""
+def choices(cat: Catalogs, presets: list[str], evidence: Evidence | None = None) -> dict[str, list[str]]:
+    """Allowed values of every select-type input (before the region and weights filters).
+
+    Throughput records: the scenario's own (``evidence``) first, then the bundled ones, then the own figures.
+    """
     sl = [offer_key(s.provider, o.id) for s, o in cat.prices.offers("serverless")]
     ded = [offer_key(s.provider, o.id) for s, o in cat.prices.offers("dedicated")]
     vm = [offer_key(s.provider, o.id) for s, o in cat.prices.offers("gpu_vm")]
+    own = [r.id for r in (evidence.records if evidence else ()) if r.id != OWN_RECORD]
     return {
         "preset": presets,
         "sl": [NONE, *sl],
         "ded": [NONE, *ded],
         "vm": [NONE, *vm],
-        "rec": [*cat.records.ids, OWN_RECORD] if cat.records.ids else [OWN_RECORD],
+        "rec": [*own, *(r for r in cat.records.ids if r not in own), OWN_RECORD],
         "ttl": [SHORTEST, *all_ttls(cat)],
         "e_model": list(cat.models.ids),
         **{k: list(v) for k, v in CHOICES_FIXED.items()},
@@ -692,6 +711,9 @@ def validate_params(params: dict[str, str], allowed: dict[str, list[str]], regio
                 problems.append(f"URL parameter `asof` (price date): {raw!r} is not a date like 2026-10-30")
         elif key == "region" and raw not in region_list:
             problems.append(f"URL parameter `region`: {raw!r} is not one of: {', '.join(region_list)}")
+        elif key in TEXTS and len(raw) > TEXTS[key][1]:
+            label, limit = TEXTS[key]
+            problems.append(f"URL parameter `{key}` ({label}): {len(raw):,} characters; at most {limit:,}")
     return problems
 
 
@@ -757,19 +779,50 @@ def compare_values(
     return preset, values
 
 
+def session_evidence(session_state: Mapping[Any, Any], base: Scenario | None = None) -> Evidence:
+    """The evidence the session's scenario holds (that of ``base``, a file or preset, until the session sets it)."""
+    found = session_state.get(EVIDENCE)
+    if isinstance(found, Evidence):
+        return found
+    return base.evidence if base is not None else Evidence()
+
+
+def preset_evidence(evidence: Evidence) -> Evidence:
+    """What a preset keeps of the session's evidence: a preset replaces the workload and the traffic (so a
+    prefix analysis and a load profile kept for them go), while the user's own measurement records stay."""
+    return Evidence(records=evidence.records)
+
+
+def _text(session_state: Mapping[Any, Any], key: str, limit: int) -> str | None:
+    """A text input's value (stripped, cut to ``limit``), or None while the session has not set it."""
+    value = session_state.get(key)
+    return None if value is None else str(value).strip()[:limit]
+
+
 def current_compare_scenario(
     session_state: Mapping[Any, Any], cat: Catalogs, presets: Mapping[str, Scenario], today: dt.date
 ) -> tuple[Scenario, Catalogs]:
-    """The scenario the Compare page prices now, and the catalogs it prices it with (the user's own
-    throughput record added when chosen). The one place that rule lives: the Compare page and the pages
-    that price "as on the Compare page" call it.
+    """The scenario the Compare page prices now, and the catalogs it prices it with (the scenario's own
+    measurement records and, when chosen, the user's own throughput figures added). The one place that rule
+    lives: the Compare page and every page that shows "the Compare page's scenario" call it.
 
-    The base is a scenario file opened on the Compare page, else its preset; the page's inputs (the
-    Advanced ones and the token factors included) are laid over it. Raises ``ValidationError`` for inputs
-    the scenario does not allow, and :class:`InputError` naming :data:`OWN_FIGURES` for unusable own figures.
+    The base is a scenario file opened on the Compare page (or a link's), else its preset; the session's
+    name, description and evidence and the page's inputs (the Advanced ones and the token factors included)
+    are laid over it. Raises ``ValidationError`` for inputs the scenario does not allow, and
+    :class:`InputError` naming :data:`OWN_FIGURES` for unusable own figures.
     """
     preset, values = compare_values(session_state, cat, presets, today)
     base: Scenario = session_state.get("uploaded") or presets[preset]
+    name = _text(session_state, "name", NAME_MAX) or base.name
+    desc = _text(session_state, "desc", DESC_MAX)
+    base = base.model_copy(
+        update={
+            "name": name,
+            "description": base.description if desc is None else desc or None,
+            "evidence": session_evidence(session_state, base),
+        }
+    )
+    cat = with_own_records(cat, base)
     scenario = serverless_model_name(cat, state_to_scenario(base, values, today, cat))
     if not values["own"]:
         return scenario, cat
@@ -779,3 +832,221 @@ def current_compare_scenario(
         raise InputError(OWN_FIGURES, str(exc)) from exc
     records = RecordCatalog(records=(*cat.records.records, record))
     return scenario, Catalogs(cat.prices, cat.gpus, records, cat.models)
+
+
+def shareable(scenario: Scenario, cat: Catalogs) -> Scenario:
+    """The scenario as a file or link carries it: the user's own throughput figures, when they size the GPU
+    options, kept as a record of its evidence (so the file reopens with them)."""
+    if scenario.self_hosting.record != OWN_RECORD or scenario.self_hosting.estimate is not None:
+        return scenario
+    if any(r.id == OWN_RECORD for r in scenario.evidence.records):
+        return scenario
+    try:
+        record = cat.records.get(OWN_RECORD)
+    except ValueError:
+        return scenario
+    return with_evidence_records(scenario, (record,), None)
+
+
+def set_compare_state(
+    session_state: MutableMapping[Any, Any],
+    values: Mapping[str, object],
+    allowed: Mapping[str, list[str]],
+    today: dt.date,
+) -> None:
+    """Set the Compare page's inputs to ``values``: a choice not allowed is skipped, a number is clamped."""
+    for key, value in values.items():
+        if key == "asof":
+            value = value or today
+        if key in allowed and value not in allowed[key]:
+            continue
+        spec = NUMBERS.get(key)
+        if spec is not None and isinstance(value, int | float) and not isinstance(value, bool):
+            value = spec.kind(min(max(value, spec.min), spec.max))
+        session_state[key] = value
+
+
+def adopt_scenario(
+    session_state: MutableMapping[Any, Any],
+    scenario: Scenario,
+    cat: Catalogs,
+    presets: Mapping[str, Scenario],
+    today: dt.date,
+) -> list[str]:
+    """Make ``scenario`` (a file or a link opened) the session's: the Compare page's inputs, name, description
+    and evidence. Returns the problems (each naming the field) and changes nothing when there are any."""
+    own = next((r for r in scenario.evidence.records if r.id == OWN_RECORD), None)
+    evidence = scenario.evidence
+    if own is not None:  # the own figures travel as a record; the page keeps them as its two inputs
+        evidence = evidence.model_copy(update={"records": tuple(r for r in evidence.records if r.id != OWN_RECORD)})
+    allowed = choices(cat, list(presets), evidence)
+    values = scenario_to_state(scenario, with_own_records(cat, scenario))
+    fields = (("sl", "serverless"), ("ded", "dedicated"), ("vm", "gpu_vm"), ("rec", "self_hosting.record"))
+    missing = [
+        f"{field}: {values[key]!r} is not in the price sheets"
+        for key, field in fields
+        if values[key] not in allowed[key] and not (key == "rec" and own is not None)
+    ]
+    if missing:
+        return missing
+    session_state["uploaded"] = scenario.model_copy(update={"evidence": evidence})
+    set_compare_state(session_state, {**values, "own": own is not None}, allowed, today)
+    if own is not None:
+        set_compare_state(
+            session_state, {"own_rps": own.requests_per_s, "own_gpus": own.gpu_count or 1}, allowed, today
+        )
+    session_state[EVIDENCE] = evidence
+    session_state["name"] = scenario.name[:NAME_MAX]
+    session_state["desc"] = (scenario.description or "")[:DESC_MAX]
+    return []
+
+
+def with_model_params(record: ThroughputRecord, cat: Catalogs) -> ThroughputRecord:
+    """The record with the parameter counts of its model's spec (models/) when it does not state them: result
+    files never say them, and sizing needs them."""
+    if record.params_total_b is not None and record.params_active_b is not None:
+        return record
+    spec = cat.models.find(record.model) if record.model else None
+    if spec is None:
+        return record
+    return record.model_copy(
+        update={
+            "params_total_b": record.params_total_b or spec.params_total_b,
+            "params_active_b": record.params_active_b or spec.params_active_b,
+        }
+    )
+
+
+def add_records(
+    session_state: MutableMapping[Any, Any],
+    presets: Mapping[str, Scenario],
+    records: tuple[ThroughputRecord, ...],
+    size_from: str | None,
+) -> Evidence:
+    """Keep ``records`` in the session scenario's evidence (one with the same id is replaced); with
+    ``size_from``, the Compare page sizes its GPU options from that record (not an estimate, not own figures)."""
+    base: Scenario = session_state.get("uploaded") or presets[compare_preset(session_state, presets)]
+    holding = base.model_copy(update={"evidence": session_evidence(session_state, base)})
+    evidence = with_evidence_records(holding, records, None).evidence
+    session_state[EVIDENCE] = evidence
+    if size_from is not None:
+        session_state["rec"] = size_from
+        session_state["own"] = False
+        session_state["est"] = False
+    return evidence
+
+
+def remove_records(session_state: MutableMapping[Any, Any], cat: Catalogs, presets: Mapping[str, Scenario]) -> None:
+    """Drop the user's records from the session scenario; a Compare page sized from one goes back to its
+    preset's record."""
+    evidence = session_evidence(session_state, session_state.get("uploaded"))
+    ids = {r.id for r in evidence.records}
+    session_state[EVIDENCE] = evidence.model_copy(update={"records": ()})
+    if session_state.get("rec") in ids:
+        preset = compare_preset(session_state, presets)
+        session_state["rec"] = compare_defaults(cat, presets, preset)["rec"]
+
+
+def set_evidence(session_state: MutableMapping[Any, Any], **update: object) -> Evidence:
+    """Replace parts of the session scenario's evidence (``prefix=...``, ``load_profile=...``)."""
+    evidence = session_evidence(session_state, session_state.get("uploaded")).model_copy(update=update)
+    session_state[EVIDENCE] = evidence
+    return evidence
+
+
+# --- the session scenario in a link -----------------------------------------------------------------------
+
+
+def read_links(
+    session_state: MutableMapping[Any, Any],
+    params: Mapping[str, str],
+    cat: Catalogs,
+    presets: Mapping[str, Scenario],
+    today: dt.date,
+) -> list[str]:
+    """Adopt a scenario (``sc``) or evidence (``ev``) a link carries, when this session did not write it
+    itself (a link opened, not the page's own address). Returns the problems, each naming its parameter."""
+    written: dict[str, str] = session_state.setdefault(_WRITTEN, {})
+    problems: list[str] = []
+    raw = params.get(SC)
+    if raw and written.get(SC) != raw:
+        written[SC] = raw
+        try:
+            scenario = _link.decode(raw, Scenario, SC, LINK_LABELS[SC])
+        except _link.LinkError as exc:
+            problems.append(str(exc))
+        else:
+            where = f"URL parameter `{SC}` ({LINK_LABELS[SC]})"
+            problems += [f"{where}: {p}" for p in adopt_scenario(session_state, scenario, cat, presets, today)]
+    raw = params.get(EV)
+    if raw and written.get(EV) != raw:
+        written[EV] = raw
+        try:
+            session_state[EVIDENCE] = _link.decode(raw, Evidence, EV, LINK_LABELS[EV])
+        except _link.LinkError as exc:
+            problems.append(str(exc))
+    return problems
+
+
+def write_link(
+    session_state: MutableMapping[Any, Any], params: MutableMapping[str, str], key: str, model: BaseModel | None
+) -> str | None:
+    """Put ``model`` in the link as ``key`` (None: take it out). Returns a sentence when it is too large for a
+    link, and then leaves it out: the scenario file carries it."""
+    written: dict[str, str] = session_state.setdefault(_WRITTEN, {})
+    encoded = None if model is None else _link.encode(model)
+    if encoded is None or not _link.fits(encoded):
+        if key in params:
+            del params[key]
+        written.pop(key, None)
+        if encoded is None:
+            return None
+        return (
+            f"This {LINK_LABELS[key]} is too large for a link ({len(encoded):,} characters packed; a link carries "
+            f"{_link.MAX_CHARS:,}), so the address bar leaves it out: share the scenario file (YAML, on the Compare "
+            "page) instead."
+        )
+    if params.get(key) != encoded:
+        params[key] = encoded
+    written[key] = encoded
+    return None
+
+
+# --- what other pages take from the scenario ------------------------------------------------------------
+
+
+def capacity_defaults(scenario: Scenario, cat: Catalogs) -> dict[str, str | int]:
+    """The Capacity page's inputs for the setup the scenario sizes: the estimate's or the sizing record's
+    model, precision and GPUs per replica, the GPU of its GPU offer, and a turn's context (input + output)."""
+    found: dict[str, str | int] = {
+        "c_ctx": max(int(scenario.workload.input_tokens + scenario.workload.output_tokens), 1)
+    }
+    h = scenario.self_hosting
+    gpu: str | None = None
+    if h.estimate is not None:
+        found.update(c_model=h.estimate.model, c_prec=h.estimate.precision.lower(), c_n=h.estimate.gpus_per_replica)
+    else:
+        try:
+            record = sizing_record(scenario, cat)
+        except (InputError, ValueError):
+            record = None
+        if record is not None:
+            spec = cat.models.find(record.model) if record.model else None
+            if spec is not None:
+                found["c_model"] = spec.id
+            if record.precision and record.precision.lower() in WEIGHT_BYTES:
+                found["c_prec"] = record.precision.lower()
+            if record.gpu_count:
+                found["c_n"] = record.gpu_count
+            gpu = record.gpu
+    for choice, kind in ((scenario.gpu_vm, "gpu_vm"), (scenario.dedicated, "dedicated")):
+        if choice is None:
+            continue
+        with contextlib.suppress(InputError, ValueError):
+            _, offer = cat.prices.offer(choice.provider, choice.offer, kind)
+            assert isinstance(offer, GpuVmOffer | DedicatedOffer)
+            gpu = offer.gpu
+            break
+    if gpu is not None:
+        found["c_gpu"] = gpu
+    return found

@@ -1,7 +1,9 @@
 """Capacity: does a model fit on a GPU, how many sequences, and how fast it decodes (a roofline estimate).
 
-Every scalar input has a short stable key bound to the URL; values read from the URL are checked
-first and a bad one is named in an error. All numbers come from ``calculator``.
+The model, precision, GPU, GPU count and context start as the Compare page's scenario has them (the
+setup its GPU options are sized from, a turn's context) and follow it while left as they are; a link
+or a change here sets them. Every scalar input has a short stable key bound to the URL; values read
+from the URL are checked first and a bad one is named in an error. All numbers come from ``calculator``.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import pandas as pd
 import streamlit as st
 from pydantic import ValidationError
 
+from app_pages import _scenario_ui, _state
 from app_pages._data import catalogs
 from app_pages._params import NumberParam, check_params
 from app_pages._widgets import bound_number
@@ -84,7 +87,31 @@ uploaded = _uploaded()
 model_ids = [*cat.models.ids, *([uploaded.id] if uploaded else [])]
 gpu_ids = cat.gpus.ids
 choices = {"c_model": model_ids, "c_gpu": gpu_ids, "c_prec": PRECISIONS, "c_kv": KV_DTYPES}
-url_problems = check_params({k: st.query_params[k] for k in st.query_params}, NUMBERS, choices)
+url_problems = _scenario_ui.read_links()  # a link's scenario first: the defaults below follow it
+url_problems += check_params({k: st.query_params[k] for k in st.query_params}, NUMBERS, choices)
+session = _scenario_ui.session_scenario()
+
+
+def _followed() -> dict[str, str | int | float]:
+    """The inputs' defaults: the Compare scenario's setup. An input still at the default it was last given
+    follows the scenario; one the user or a link changed keeps its value."""
+    found = _state.capacity_defaults(*session) if session else {}
+    last: dict[str, str | int | float] = ss.setdefault("_c_followed", {})
+    out: dict[str, str | int | float] = {}
+    for key, found_value in found.items():
+        value: str | int | float = found_value
+        if key in choices and value not in choices[key]:
+            continue
+        if key in NUMBERS:
+            spec = NUMBERS[key]
+            value = spec.kind(min(max(float(value), spec.min), spec.max))
+        if key in ss and key in last and ss[key] == last[key] and ss[key] != value:
+            ss[key] = value
+        last[key] = out[key] = value
+    return out
+
+
+follow = _followed()
 
 
 def number(key: str, default: float, step: float, help: str, fmt: str | None = None) -> float:
@@ -102,7 +129,7 @@ with st.sidebar:
         "Model",
         "c_model",
         model_ids,
-        DEFAULT_MODEL if DEFAULT_MODEL in model_ids else model_ids[0],
+        str(follow.get("c_model") or (DEFAULT_MODEL if DEFAULT_MODEL in model_ids else model_ids[0])),
         "A bundled architecture (models/), or one imported from its config.json below. Type to search.",
     )
     with st.expander("Import a model (Hugging Face config.json)", expanded=False):
@@ -118,12 +145,14 @@ with st.sidebar:
         "GPU",
         "c_gpu",
         gpu_ids,
-        DEFAULT_GPU if DEFAULT_GPU in gpu_ids else gpu_ids[0],
+        str(follow.get("c_gpu") or (DEFAULT_GPU if DEFAULT_GPU in gpu_ids else gpu_ids[0])),
         "A GPU type from gpu_specs/. Type to search.",
     )
     c1, c2 = st.columns(2)
     with c1:
-        precision = select("Weights", "c_prec", PRECISIONS, "fp8", "Precision the weights are stored in.")
+        precision = select(
+            "Weights", "c_prec", PRECISIONS, str(follow.get("c_prec", "fp8")), "Precision the weights are stored in."
+        )
     with c2:
         kv_choice = select(
             "KV cache",
@@ -135,10 +164,24 @@ with st.sidebar:
     c1, c2 = st.columns(2)
     with c1:
         context = int(
-            number("c_ctx", 8192, 1024, "Tokens each sequence holds in the KV cache: prompt plus output.", "%d")
+            number(
+                "c_ctx",
+                float(follow.get("c_ctx", 8192)),
+                1024,
+                "Tokens each sequence holds in the KV cache: prompt plus output.",
+                "%d",
+            )
         )
     with c2:
-        gpus = int(number("c_n", 1, 1, "GPUs in one replica, splitting the weights (tensor parallel).", "%d"))
+        gpus = int(
+            number(
+                "c_n",
+                float(follow.get("c_n", 1)),
+                1,
+                "GPUs in one replica, splitting the weights (tensor parallel).",
+                "%d",
+            )
+        )
     with st.expander("Memory assumptions", expanded=False):
         util = number(
             "c_util", 0.9, 0.01, "Share of each GPU's memory the engine may take (vLLM's default 0.9).", "%.2f"
@@ -169,6 +212,12 @@ st.caption(
 )
 for problem in url_problems:
     st.error(problem)
+if session is not None:
+    st.caption(
+        f"Defaults from the Compare page's scenario **{session[0].name}**: the setup its GPU options are sized "
+        "from, the GPU of its GPU offer and a turn's context (input plus output tokens). Change one and it stays."
+    )
+_scenario_ui.link_scenario(session[0] if session else None, session[1] if session else None)
 if ss.get("c_cfg_error"):
     st.error("The uploaded config.json could not be used:\n\n" + "\n".join(f"- `{line}`" for line in ss["c_cfg_error"]))
 
@@ -253,8 +302,8 @@ st.caption(
 
 # --- estimate beside measurement --------------------------------------------------------------------
 st.subheader("Estimate beside measurement")
-side, skipped = cc.estimate_vs_measured(
-    cat.records.records, model.id, gpu.id, cat.models, cat.gpus, assumptions, context
+side, skipped = cc.estimate_vs_measured(  # the scenario's own records beside the published ones
+    (session[1] if session else cat).records.records, model.id, gpu.id, cat.models, cat.gpus, assumptions, context
 )
 if side.empty:
     st.info(f"No bundled measurement of {model.id} on {gpu.id}; the Measurements page imports your own.")

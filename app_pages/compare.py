@@ -12,7 +12,7 @@ from typing import Literal
 import streamlit as st
 from pydantic import ValidationError
 
-from app_pages import _assumptions, _state
+from app_pages import _assumptions, _state, _words
 from app_pages._data import catalogs, presets
 from calculator.catalog.datafile import DataFileError, validation_lines
 from calculator.catalog.prices import ttl_minutes
@@ -23,7 +23,8 @@ from calculator.present.report import answer_sentences, price_changes_frame, rep
 from calculator.pricing.billing import DAYS_PER_MONTH
 from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison, compare, curves
 from calculator.pricing.pinning import Repricing, pin_prices, reprice
-from calculator.pricing.resolve import resolve
+from calculator.pricing.resolve import resolve, with_own_records
+from calculator.scenario.evidence import Evidence
 from calculator.scenario.model import Scenario, dump_scenario, load_scenario_text
 
 BIND: Literal["query-params"] = "query-params"
@@ -38,52 +39,41 @@ SEED = Scenario.model_validate(
         "self_hosting": {"record": "vllm-llama-3.3-70b-fp8-1xh100-c50"},
     }
 )
-CORE_FACTOR_HINT = "set token_factors in the scenario to count it."
-APP_FACTOR_HINT = (
-    "set the token factors in the sidebar under **Advanced**, *Token counts* (one for the serverless model, "
-    "one for the GPU options' model), to count it."
-)
 DATE_MIN, DATE_MAX = dt.date(2020, 1, 1), dt.date(2035, 12, 31)
 
 cat = catalogs()
 preset_map = presets() or {"seed": SEED}
 preset_names = list(preset_map)
-allowed = _state.choices(cat, preset_names)
-region_list = _state.regions(cat)
 today = dt.date.today()
 ss = st.session_state
 
 # --- values read from the URL are checked before any widget uses them ------------------------------
-url = {k: st.query_params[k] for k in st.query_params if k != "region"}
-url_problems = _state.validate_params(url, allowed, region_list)
+# a link's scenario (from another page) or evidence first: its records are choices of the inputs below
+url_problems = _state.read_links(ss, st.query_params, cat, preset_map, today)
+allowed = _state.choices(cat, preset_names, _state.session_evidence(ss, ss.get("uploaded")))
+region_list = _state.regions(cat)
+url = {k: st.query_params[k] for k in st.query_params if k not in ("region", _state.SC, _state.EV)}
+url_problems += _state.validate_params(url, allowed, region_list)
 for r in st.query_params.get_all("region"):
     url_problems += _state.validate_params({"region": r}, allowed, region_list)
 
 default_preset = _state.default_preset(preset_map)
 preset_now = _state.compare_preset(ss, preset_map, url.get("preset"))
 preset_scenario = preset_map[preset_now]
+base_now: Scenario = ss.get("uploaded") or preset_scenario
 defaults = _state.compare_defaults(cat, preset_map, preset_now)  # an offer the sheets lack: none
 if "asof" not in ss and "asof" not in url:
     ss["asof"] = preset_scenario.as_of or today
-
-
-def _set_state(values: dict[str, object]) -> None:
-    for key, value in values.items():
-        if key == "asof":
-            value = value or today
-        if key in allowed and value not in allowed[key]:
-            continue
-        spec = _state.NUMBERS.get(key)
-        if spec is not None and isinstance(value, int | float):
-            value = spec.kind(min(max(value, spec.min), spec.max))
-        ss[key] = value
 
 
 def _apply_preset() -> None:
     chosen = preset_map.get(ss["preset"], SEED)
     ss.pop("uploaded", None)
     ss.pop("upload_error", None)
-    _set_state({**_state.scenario_to_state(chosen, cat), "own": False})
+    # a preset replaces the workload and traffic; the user's own measurement records stay
+    ss[_state.EVIDENCE] = _state.preset_evidence(_state.session_evidence(ss))
+    _state.set_compare_state(ss, {**_state.scenario_to_state(chosen, cat), "own": False}, allowed, today)
+    ss["name"], ss["desc"] = chosen.name, chosen.description or ""
 
 
 def _apply_upload() -> None:
@@ -99,17 +89,17 @@ def _apply_upload() -> None:
     except DataFileError as exc:
         ss["upload_error"] = exc.lines
         return
-    values = _state.scenario_to_state(scenario, cat)
-    missing = [
-        f"{file.name}: {field}: {values[key]!r} is not in the price sheets"
-        for key, field in (("sl", "serverless"), ("ded", "dedicated"), ("vm", "gpu_vm"), ("rec", "self_hosting.record"))
-        if values[key] not in allowed[key]
-    ]
-    if missing:
-        ss["upload_error"] = missing
-        return
-    ss["uploaded"] = scenario
-    _set_state({**values, "own": False})
+    problems = _state.adopt_scenario(ss, scenario, cat, preset_map, today)
+    if problems:
+        ss["upload_error"] = [f"{file.name}: {line}" for line in problems]
+
+
+def _remove_records() -> None:
+    _state.remove_records(ss, cat, preset_map)
+
+
+def _remove_evidence(part: str) -> None:
+    _state.set_evidence(ss, **{part: None})
 
 
 def _on_per_change() -> None:
@@ -221,7 +211,10 @@ def advanced_inputs() -> None:
     number("tf_sl", defaults["tf_sl"])
     number("tf_gpu", defaults["tf_gpu"])
     sl_model = _state.serverless_model(cat, sl_key) if sl_key else None
-    gpu_name = _state.gpu_model(cat, {k: ss.get(k, defaults.get(k)) for k in ("est", "e_model", "own", "rec")})
+    held = base_now.model_copy(update={"evidence": _state.session_evidence(ss, base_now)})
+    gpu_name = _state.gpu_model(
+        with_own_records(cat, held), {k: ss.get(k, defaults.get(k)) for k in ("est", "e_model", "own", "rec")}
+    )
     st.caption(f"Serverless model: {sl_model or '-'} · GPU options' model: {gpu_name or 'your model'}")
     st.markdown("**Latency target** (GPU options sized from a measured record)")
     pick(
@@ -261,9 +254,33 @@ def advanced_inputs() -> None:
         number("e_batch", defaults["e_batch"])
 
 
-def in_app_words(warning: str) -> str:
-    """A core warning as this page says it: the scenario field it names is an input in the sidebar."""
-    return warning.replace(CORE_FACTOR_HINT, APP_FACTOR_HINT)
+def evidence_inputs(evidence: Evidence) -> None:
+    """What the scenario holds of the user's own evidence, each part with a button to drop it."""
+    if evidence.records:
+        st.markdown(f"**{len(evidence.records)} measurement record(s)** (Measurements or Replay page)")
+        st.caption(", ".join(f"`{r.id}`" for r in evidence.records))
+        st.button("Remove the records", key="ev_rm_rec", on_click=_remove_records, icon=":material/delete:")
+    if evidence.prefix is not None:
+        p = evidence.prefix
+        st.markdown(f"**Prefix analysis** of {p.source}: {p.requests:,} requests")
+        st.button(
+            "Remove the analysis",
+            key="ev_rm_pfx",
+            on_click=_remove_evidence,
+            args=("prefix",),
+            icon=":material/delete:",
+            help="The measured values stay in the inputs; only the record of where they came from goes.",
+        )
+    if evidence.load_profile is not None:
+        lp = evidence.load_profile
+        st.markdown(f"**Load profile** {lp.name}: peak-to-average {lp.peak_to_average:.2f} (Plan page)")
+        st.button(
+            "Remove the load profile",
+            key="ev_rm_lp",
+            on_click=_remove_evidence,
+            args=("load_profile",),
+            icon=":material/delete:",
+        )
 
 
 # --- inputs (sidebar) -----------------------------------------------------------------------------
@@ -275,7 +292,27 @@ with st.sidebar:
         key="preset",
         on_change=_apply_preset,
         bind=BIND,
-        help="A starting point close to your workload; every number below can be changed.",
+        help="A starting point close to your workload; every number below can be changed. A preset replaces the "
+        "workload, traffic and offers (and a prefix analysis or load profile kept for them); your own measurement "
+        "records stay.",
+    )
+    st.text_input(
+        "Scenario name",
+        value=base_now.name,
+        max_chars=_state.NAME_MAX,
+        key="name",
+        bind=BIND,
+        help="Shown as the page's heading, in the scenario file and on the PDF (a customer's name, say).",
+    )
+    st.text_area(
+        "Description",
+        value=base_now.description or "",
+        max_chars=_state.DESC_MAX,
+        height=68,
+        key="desc",
+        bind=BIND,
+        placeholder="What this scenario is for (optional)",
+        help="Shown under the heading, in the scenario file and on the PDF.",
     )
     with st.expander("What to compare", expanded=True):
         st.multiselect(
@@ -397,6 +434,10 @@ with st.sidebar:
         )
     with st.expander("Advanced", expanded=False, key="adv_box"):
         advanced_inputs()
+    evidence_now = _state.session_evidence(ss, base_now)
+    if not evidence_now.empty:
+        with st.expander("Your evidence", expanded=False):
+            evidence_inputs(evidence_now)
     with st.expander("Scenario file (YAML)", expanded=False):
         st.file_uploader(
             "Open a scenario",
@@ -407,25 +448,37 @@ with st.sidebar:
         )
 
 # --- the scenario -----------------------------------------------------------------------------------
-st.title("What will this workload cost?")
+work_cat: Catalogs
+now_scenario: Scenario | None = None
+problem = ""
+try:  # the one rule every page that shows "the Compare page's scenario" prices it with
+    now_scenario, work_cat = _state.current_compare_scenario(ss, cat, preset_map, today)
+except ValidationError as exc:
+    problem = "These inputs are not allowed:\n\n" + "\n".join(f"- {line}" for line in validation_lines(exc, "input"))
+except InputError as exc:
+    problem = f"{exc.field}: {exc.message}"
+
+st.title(now_scenario.name if now_scenario is not None else base_now.name)
+if now_scenario is not None and now_scenario.description:
+    st.markdown(now_scenario.description)
 st.caption(
-    "Serverless API, a dedicated endpoint and self-hosted GPUs priced for the same turns, with the "
-    "reused prompt prefix beside the no-reuse turn. The address bar is a link to this exact scenario."
+    "What will this workload cost? Serverless API, a dedicated endpoint and self-hosted GPUs priced for the "
+    "same turns, with the reused prompt prefix beside the no-reuse turn. The address bar is a link to this "
+    "exact scenario."
 )
-for problem in url_problems:
-    st.error(problem)
+for url_problem in url_problems:
+    st.error(url_problem)
 if ss.get("upload_error"):
     st.error("The uploaded scenario could not be used:\n\n" + "\n".join(f"- `{line}`" for line in ss["upload_error"]))
-
-work_cat: Catalogs
-try:  # the same rule the Prefix analysis page prices "as on the Compare page" with
-    scenario, work_cat = _state.current_compare_scenario(ss, cat, preset_map, today)
-except ValidationError as exc:
-    st.error("These inputs are not allowed:\n\n" + "\n".join(f"- {line}" for line in validation_lines(exc, "input")))
+if now_scenario is None:
+    st.error(problem)
     st.stop()
-except InputError as exc:
-    st.error(f"{exc.field}: {exc.message}")
-    st.stop()
+scenario: Scenario = now_scenario
+# the link: the inputs are in it already; the evidence travels as one packed parameter
+too_large = _state.write_link(ss, st.query_params, _state.EV, None if scenario.evidence.empty else scenario.evidence)
+_state.write_link(ss, st.query_params, _state.SC, None)  # another page's whole-scenario link is spent
+if too_large:
+    st.warning(too_large)
 
 # An option that cannot be priced as set (no price version on the date, a GPU setup that cannot hold
 # the model) is left out and said so, not the page.
@@ -479,6 +532,22 @@ for col, opt in zip(cols, result.options, strict=False):
             if opt.utilisation is not None:
                 extra += f", {opt.utilisation:.0%} average load"
         st.caption(f"{per_1000} per 1,000 turns · runs **{opt.model or 'your model'}** · {opt.provider}{extra}")
+owned_side = resolved.self_hosted or resolved.dedicated
+if owned_side is not None:
+    setup = scenario.self_hosting.estimate
+    if setup is not None:
+        st.caption(
+            f"GPU options sized from a roofline estimate of {setup.model} at {setup.precision.upper()} on "
+            f"{setup.gpus_per_replica} GPU(s) per replica: an estimate, not a measurement."
+        )
+    else:
+        rec = owned_side.record
+        origin = _assumptions.record_origin(scenario, rec)
+        st.caption(
+            f"GPU options sized from {origin} `{rec.id}`: {rec.label}. Source: {_assumptions.record_source(rec)}"
+            + (f", measured {rec.measured.isoformat()}" if rec.measured else "")
+            + "."
+        )
 
 uploaded: Scenario | None = ss.get("uploaded")
 if uploaded is not None and uploaded.prices_used:
@@ -531,7 +600,7 @@ sweep_pfx = charts.share_sweep_frame(scenario, work_cat, "prefix_share")
 sentences = answer_sentences(result, charts.cheapest_switch(sweep_pfx))
 st.markdown("\n".join(f"- {s}" for s in sentences))
 for warning in result.warnings:
-    st.warning(in_app_words(warning))
+    st.warning(_words.warning(warning))
 for opt in result.options:
     for note in opt.notes:
         if "minimum" in note or "estimate" in note.lower():
@@ -589,7 +658,7 @@ d1.download_button(
 )
 d2.download_button(
     "Scenario (YAML)",
-    data=dump_scenario(pin_prices(scenario, work_cat, result)),
+    data=dump_scenario(pin_prices(_state.shareable(scenario, work_cat), work_cat, result)),
     file_name=f"{preset_now if not ss.get('uploaded') else 'scenario'}.yaml",
     mime="application/x-yaml",
     on_click="ignore",

@@ -2,7 +2,9 @@
 
 Upload vLLM, SGLang, genai-perf, AIPerf or GuideLLM results; say what the files do not (GPU, GPU
 count, precision, model). Only comparable runs share a chart, and the runs left out are named with
-the reason. A latency target picks the busiest load level that meets it.
+the reason. A latency target picks the busiest load level that meets it. Complete records can be
+added to the session's scenario, one of them sizing the Compare page's GPU options; the scenario's
+records are listed here too, and travel in the link (an uploaded file does not).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Literal
 import streamlit as st
 from pydantic import ValidationError
 
+from app_pages import _scenario_ui, _state
 from app_pages._data import catalogs
 from app_pages._params import NumberParam, check_params
 from calculator.catalog.datafile import validation_lines
@@ -35,7 +38,8 @@ cat: Catalogs = catalogs()
 model_options = [FROM_FILE, *cat.models.ids]
 gpu_options = [NOT_GIVEN, *cat.gpus.ids]
 choices = {"m_model": model_options, "m_gpu": gpu_options, "m_prec": PRECISIONS, "m_pct": PERCENTILES}
-url_problems = check_params({k: st.query_params[k] for k in st.query_params}, NUMBERS, choices)
+url_problems = _scenario_ui.read_links()  # a link's scenario first: its records are listed below
+url_problems += check_params({k: st.query_params[k] for k in st.query_params}, NUMBERS, choices)
 
 
 def number(key: str, default: float, step: float, help: str, fmt: str) -> float:
@@ -120,21 +124,35 @@ if outcome.problems:
         "These files could not be imported (nothing from a broken file is used):\n\n"
         + "\n".join(f"- `{line}`" for line in outcome.problems)
     )
-records: list[ThroughputRecord] = list(outcome.records)
+imported = {r.id for r in outcome.records}
+kept = list(_state.session_evidence(st.session_state, st.session_state.get("uploaded")).records)
+records: list[ThroughputRecord] = list(outcome.records) + [r for r in kept if r.id not in imported]
+shown = _scenario_ui.session_scenario() if kept else None  # the scenario's records are on this page: link it
+_scenario_ui.link_scenario(shown[0] if shown else None, shown[1] if shown else None)
 if st.session_state.get("m_pub"):
-    records += list(cat.records.records)
+    records += [r for r in cat.records.records if r.id not in {x.id for x in records}]
 if not records:
     st.info("Upload one or more result files in the sidebar (or add the bundled published records).")
     st.stop()
 
 st.subheader("Records")
 st.dataframe(cc.records_frame(records), hide_index=True, width="stretch")
+if kept:
+    st.caption(
+        "Records kept in the scenario: "
+        + ", ".join(f"`{r.id}`" + ("" if r.id in imported else " (from the scenario)") for r in kept)
+        + "."
+    )
 incomplete = [r for r in records if not r.complete]
 if incomplete:
     st.warning(
         f"{len(incomplete)} of {len(records)} records are incomplete: give what they are missing in the sidebar "
         "(What the files do not say). Incomplete records cannot be compared or size GPUs."
     )
+if outcome.records:
+    _scenario_ui.use_records(list(outcome.records), "m")
+elif kept:
+    _scenario_ui.use_records([], "m")
 
 # --- charts of comparable runs --------------------------------------------------------------------
 st.subheader("Throughput and latency")

@@ -1,13 +1,17 @@
 """Plan: load over the day, the cheapest hybrid of owned GPUs and serverless overflow, and growth.
 
-A preset scenario, a load profile (preset shape, the scenario's own traffic, or a request log's
-timestamps) and a within-hour burst; then the ways to buy under that profile (self-hosting always
-on and autoscaled), the cheapest hybrid plan, and month-by-month growth. Every scalar input has a
-short stable key bound to the URL, checked on the way in. All numbers come from ``calculator``.
+The Compare page's scenario (or a preset), a load profile (the one the scenario holds, its traffic,
+a preset shape or a request log's timestamps) and a within-hour burst; then the ways to buy under
+that profile (self-hosting always on and autoscaled), the cheapest hybrid plan, and month-by-month
+growth. A profile chosen here can be kept in the scenario, so the Compare page's file and PDF and
+later visits plan with it. Every scalar input has a short stable key bound to the URL, checked on
+the way in; the Compare page's scenario travels in the link as one packed parameter. All numbers
+come from ``calculator``.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import tempfile
 from pathlib import Path
 from typing import Literal
@@ -15,6 +19,7 @@ from typing import Literal
 import streamlit as st
 from pydantic import ValidationError
 
+from app_pages import _state
 from app_pages._data import catalogs, presets
 from app_pages._params import NumberParam, check_params
 from app_pages._widgets import bound_number
@@ -31,14 +36,16 @@ from calculator.planning.load_profile import (
 )
 from calculator.present import plan_charts as pc
 from calculator.present.money import format_money
-from calculator.pricing.compare import OPTION_LABELS, Catalogs
+from calculator.pricing.compare import OPTION_LABELS, Catalogs, without_unpriceable
 from calculator.scenario.model import Scenario
 
 BIND: Literal["query-params"] = "query-params"
 # Options of URL-bound selects are what they show (the URL stores the shown text), so they read well.
+SCENARIO_PROFILE = "the scenario's load profile"
 SCENARIO_TRAFFIC = "the scenario's traffic"
 TRACE = "from a request log"
 PROFILES = {
+    SCENARIO_PROFILE: None,
     SCENARIO_TRAFFIC: None,
     "business hours": "business_hours",
     "consumer evenings": "consumer_evenings",
@@ -48,13 +55,13 @@ PROFILES = {
 DAILY = {"flat": "flat", "business hours": "business_hours", "consumer evenings": "consumer_evenings"}
 OWNED: dict[str, Owned] = {"self-hosted GPUs": "self_hosted", "dedicated endpoint": "dedicated"}
 SCALING = {"as the scenario says": None, "always on": False, "autoscaled": True}
-FIELDS = {  # the core names inputs by their command-line flag; the page names its own fields
-    "--profile": "Request log",
-    "--burst": "Within-hour burst",
-    "--months": "Months",
-    "--growth-per-month": "Growth per month",
-    "--start-turns-per-month": "Turns per month",
-    "--percentile": "Percentile",
+FIELDS = {  # the core names inputs by their domain field; the page says the label beside the input
+    "load_profile": "Request log",
+    "load_profile.burst": "Within-hour burst",
+    "growth.months": "Months",
+    "growth.growth_per_month": "Growth per month",
+    "growth.start_turns_per_month": "Turns per month",
+    "hybrid.percentile": "Percentile",
     "scenario": "Scenario",
 }
 NUMBERS = {
@@ -67,6 +74,7 @@ NUMBERS = {
 cat: Catalogs = catalogs()
 preset_map = presets()
 ss = st.session_state
+today = dt.date.today()
 
 if not preset_map:
     st.title("Plan")
@@ -75,13 +83,14 @@ if not preset_map:
 
 names = list(preset_map)
 choices = {
-    "pl_sc": names,
+    "pl_sc": [_state.COMPARE_PAGE, *names],
     "pl_prof": list(PROFILES),
     "pl_daily": list(DAILY),
     "pl_own": list(OWNED),
     "pl_scale": list(SCALING),
 }
-url_problems = check_params({k: st.query_params[k] for k in st.query_params}, NUMBERS, choices)
+url_problems = _state.read_links(ss, st.query_params, cat, preset_map, today)  # a link's scenario first
+url_problems += check_params({k: st.query_params[k] for k in st.query_params}, NUMBERS, choices)
 
 
 def number(key: str, default: float, step: float, help: str, fmt: str | None = None) -> float:
@@ -107,15 +116,44 @@ def _trace_profile(data: bytes, name: str, daily: str) -> LoadProfile:
         return profile_from_trace(path, preset_profile(daily))
 
 
+def _keep_profile(profile: LoadProfile | None) -> None:
+    """Keep the profile in the session's scenario (None: plan it with its traffic again)."""
+    _state.set_evidence(ss, load_profile=profile)
+    ss["pl_prof"] = SCENARIO_TRAFFIC if profile is None else SCENARIO_PROFILE
+    ss["pl_burst"] = 0.0  # the kept profile holds its burst
+
+
+def session_scenario() -> tuple[Scenario, Catalogs]:
+    """The Compare page's scenario as it prices it; a problem with its inputs stops the page, named."""
+    try:
+        return _state.current_compare_scenario(ss, cat, preset_map, today)
+    except ValidationError as exc:
+        problem = "The Compare page's inputs are not allowed:\n\n" + "\n".join(
+            f"- {x}" for x in validation_lines(exc, "input")
+        )
+    except InputError as exc:
+        problem = f"The Compare page's inputs: **{exc.field}**: {exc.message}"
+    st.title("Plan for the day and the months ahead")
+    st.error(problem)
+    st.stop()
+
+
 # --- inputs (sidebar) -----------------------------------------------------------------------------
 with st.sidebar:
     scenario_name = select(
         "Scenario",
         "pl_sc",
-        "coding-agent" if "coding-agent" in names else names[0],
-        "A preset scenario (scenarios/): the workload, the offers and the self-hosting assumptions.",
+        _state.COMPARE_PAGE,
+        "The Compare page's current scenario (its inputs, name and evidence: change it there and this page "
+        "follows), or a preset (scenarios/).",
     )
-    base: Scenario = preset_map[scenario_name]
+    on_compare = scenario_name == _state.COMPARE_PAGE
+    work_cat: Catalogs = cat
+    if on_compare:
+        base, work_cat = session_scenario()
+    else:
+        base = preset_map[scenario_name]
+    held = base.evidence.load_profile
     turns_in = int(
         number(
             "pl_vol",
@@ -129,9 +167,10 @@ with st.sidebar:
     profile_choice = select(
         "Daily shape",
         "pl_prof",
-        SCENARIO_TRAFFIC,
-        "How the day's turns spread over its 24 hours. The scenario's traffic: flat over its active hours. "
-        "The presets are illustrative shapes, not measurements; a request log gives your own.",
+        SCENARIO_PROFILE if held is not None else SCENARIO_TRAFFIC,
+        "How the day's turns spread over its 24 hours. The scenario's load profile: the one kept in it (from "
+        "this page, a file or a link). The scenario's traffic: flat over its active hours. The presets are "
+        "illustrative shapes, not measurements; a request log gives your own.",
     )
     trace_file = None
     daily_choice = "flat"
@@ -186,16 +225,29 @@ st.title("Plan for the day and the months ahead")
 st.caption(
     "How load over the day changes what GPUs cost, whether owning part of the load and sending the rest to a "
     "serverless API beats every single option, and which option wins as traffic grows. The address bar is a "
-    "link to these inputs (an uploaded log is not in it)."
+    "link to these inputs and the scenario (an uploaded log is not in it; a profile kept in the scenario is)."
 )
 for problem in url_problems:
     st.error(problem)
+# the link: the Compare page's scenario travels whole (its inputs are that page's); a preset by its name
+too_large = _state.write_link(ss, st.query_params, _state.SC, _state.shareable(base, work_cat) if on_compare else None)
+if on_compare:
+    _state.write_link(ss, st.query_params, _state.EV, None)  # the scenario carries its evidence
+if too_large:
+    st.warning(too_large)
+base, dropped = without_unpriceable(base, work_cat)  # left out and said so, as on the Compare page
+for option, why in dropped:
+    st.warning(f"The {option} option is left out: **{why.field}**: {why.message}")
+if profile_choice == SCENARIO_PROFILE and held is None:
+    st.info("This scenario holds no load profile yet: planned with its traffic. Choose a shape and keep it below.")
 
 turns = turns_in or base.traffic.turns_per_month
 autoscale = SCALING[scale_choice]
 owned: Owned = OWNED[owned_choice or "self-hosted GPUs"]
 try:
-    if profile_choice == SCENARIO_TRAFFIC:
+    if profile_choice == SCENARIO_PROFILE and held is not None:
+        profile = held
+    elif profile_choice in (SCENARIO_TRAFFIC, SCENARIO_PROFILE):
         profile = profile_from_traffic(base.traffic)
     elif profile_choice == TRACE:
         if trace_file is None:
@@ -205,20 +257,18 @@ try:
     else:
         profile = preset_profile(PROFILES[profile_choice] or "flat")
     if burst_in:
-        if burst_in < 1:
-            raise InputError("--burst", f"{burst_in:g} is below 1; the busiest moment is at least the hour's mean")
         profile = profile.with_burst(burst_in)
     result: HybridResult | None = None
     hybrid_problem: InputError | None = None
     try:
-        result = hybrid_plan(base, cat, profile, owned=owned, autoscale=autoscale, turns_per_month=turns)
+        result = hybrid_plan(base, work_cat, profile, owned=owned, autoscale=autoscale, turns_per_month=turns)
         costs = result.pure
     except InputError as exc:
         if exc.field != "scenario":
             raise
         hybrid_problem = exc
-        costs = profile_costs(base, cat, profile, autoscale=autoscale, turns_per_month=turns)
-    growth: GrowthPlan = grow(pc.growth_scenario(base, profile, turns), cat, months, growth_pct / 100, turns)
+        costs = profile_costs(base, work_cat, profile, autoscale=autoscale, turns_per_month=turns)
+    growth: GrowthPlan = grow(pc.growth_scenario(base, profile, turns), work_cat, months, growth_pct / 100, turns)
 except InputError as exc:
     field_error(exc)
     st.stop()
@@ -256,8 +306,9 @@ with st.container(horizontal=True):
         st.metric("Hybrid per month", format_money(result.best.monthly, cur), border=True)
 last = growth.rows[-1]
 
+whose = " (the Compare page's scenario)" if on_compare else " (preset)"
 st.caption(
-    f"**{base.name}** at {turns:,} turns a month; load: {profile.source}."
+    f"**{base.name}**{whose} at {turns:,} turns a month; load: {profile.source}."
     + ("" if single is None else f" Cheapest single option: {single[0]}.")
 )
 if result is not None:
@@ -288,6 +339,26 @@ with right:
     st.caption(f"Source: {profile.source}.")
     for note in (*profile.notes, *costs.warnings):
         st.caption(f"Note: {note}")
+    if on_compare and profile != held and profile_choice != SCENARIO_TRAFFIC:
+        st.button(
+            "Keep this profile in the scenario",
+            key="pl_keep",
+            on_click=_keep_profile,
+            args=(profile,),
+            icon=":material/bookmark_add:",
+            help="The Compare page's scenario holds it from now on: its file, its PDF, its link and this page's "
+            "later visits plan with it.",
+        )
+    elif on_compare and held is not None and profile_choice == SCENARIO_TRAFFIC:
+        st.button(
+            "Plan the scenario with its traffic (drop its load profile)",
+            key="pl_drop",
+            on_click=_keep_profile,
+            args=(None,),
+            icon=":material/bookmark_remove:",
+        )
+    elif on_compare and profile == held:
+        st.caption("This is the load profile the scenario holds.")
 
 # --- why: the hybrid ----------------------------------------------------------------------------------
 if result is not None:

@@ -18,7 +18,7 @@ from typing import IO, Any, Literal
 import streamlit as st
 from pydantic import ValidationError
 
-from app_pages import _state
+from app_pages import _link, _state
 from app_pages._data import catalogs, presets
 from app_pages._params import NumberParam, check_params
 from app_pages._widgets import bound_number
@@ -27,7 +27,8 @@ from calculator.catalog.datafile import DATA_DIR, DataFileError, validation_line
 from calculator.errors import InputError
 from calculator.present import prefix_charts as pc
 from calculator.pricing.compare import Catalogs, Comparison, compare, without_unpriceable
-from calculator.scenario.model import Scenario, with_measured_reuse
+from calculator.scenario.evidence import prefix_evidence
+from calculator.scenario.model import Scenario, with_prefix_evidence
 from calculator.traffic.prefix import FORMATS, CacheConfig, capacity_from_fit
 from calculator.traffic.tokens import Tokenizer, load_tokenizer
 
@@ -42,15 +43,15 @@ EXAMPLES = {
 UPLOAD = "upload a log"
 CAPACITY_MODES = ["tokens", "GPU and model"]
 ROUTING = {"round robin": "round_robin", "random": "random", "prefix-aware": "prefix_aware"}
-COMPARE_PAGE = "as on the Compare page"
-FIELDS = {  # the core names inputs by their command-line flag; the page names its own fields
-    "--format": "Format",
-    "--block-size": "Block size",
-    "--capacity-tokens": "Cache capacity",
-    "--ttl-seconds": "TTL",
-    "--replicas": "Replicas",
-    "--tokenizer": "Tokenizer",
-    "--gpu": "GPU and model",
+COMPARE_PAGE = _state.COMPARE_PAGE
+FIELDS = {  # the core names inputs by their domain field; the page says the label beside the input
+    "log.format": "Format",
+    "cache.block_size": "Block size",
+    "cache.capacity_tokens": "Cache capacity",
+    "cache.ttl_seconds": "TTL",
+    "cache.replicas": "Replicas",
+    "tokenizer": "Tokenizer",
+    "cache.gpu": "GPU and model",
 }
 NUMBERS = {
     "p_bs": NumberParam("Block size (tokens, 0: automatic)", int, 0, 1_000_000),
@@ -77,7 +78,8 @@ choices = {
     "p_route": list(ROUTING),
     "p_base": bases,
 }
-url_problems = check_params({k: st.query_params[k] for k in st.query_params}, NUMBERS, choices)
+url_problems = _state.read_links(ss, st.query_params, cat, preset_map, today)  # a link's scenario first
+url_problems += check_params({k: st.query_params[k] for k in st.query_params}, NUMBERS, choices)
 
 
 def number(key: str, default: float, step: float, help: str, fmt: str, container: Any = None) -> float:
@@ -103,7 +105,7 @@ def field_error(exc: InputError) -> None:
 
 @st.cache_resource(show_spinner=False, max_entries=4)
 def _tokenizer(path: str, mtime_ns: int) -> Tokenizer:
-    return load_tokenizer(path, field="--tokenizer")
+    return load_tokenizer(path, field="tokenizer")
 
 
 # --- inputs (sidebar) -----------------------------------------------------------------------------
@@ -238,7 +240,7 @@ try:
     if capacity_mode == "GPU and model":
         model, gpu = cat.models.get(model_id), cat.gpus.get(gpu_id)
         fitted = fit(model, gpu, precision, gpus=gpu_count)
-        capacity_tokens = capacity_from_fit(fitted.max_cached_tokens, field="--gpu")
+        capacity_tokens = capacity_from_fit(fitted.max_cached_tokens, field="cache.gpu")
         capacity_note = (
             f"Capacity: the KV cache {model.id} at {precision.upper()} leaves on {gpu_count}x {gpu.id}, "
             f"{capacity_tokens:,} tokens per replica (an upper bound: running requests share it)."
@@ -391,20 +393,34 @@ base_name = select(
     "The Compare page's current inputs, or a preset; priced with its assumed prefix share and hit rate, then "
     "with the measured ones.",
 )
+keep_tokens = st.toggle(
+    "Keep the scenario's own token counts",
+    value=False,
+    key="p_keep",
+    bind=BIND,
+    help="Off: the measured turn is this log's mean input and output tokens per request as well as its shares. "
+    "On: only the prefix share and hit rate are measured; the scenario's tokens per turn stay.",
+)
 try:
     if base_name == COMPARE_PAGE:
         base, work_cat, params = compare_page_state()
+        link = _state.write_link(ss, st.query_params, _state.SC, _state.shareable(base, work_cat))
+        _state.write_link(ss, st.query_params, _state.EV, None)  # the scenario carries its evidence
+        if link:
+            st.warning(link)
     else:
         base, work_cat = preset_map[base_name], cat
         params = {"preset": base_name, **_state.scenario_to_state(base, cat)}
+        _state.write_link(ss, st.query_params, _state.SC, None)
+    params.update(name=base.name, desc=base.description or "")
     base, dropped = without_unpriceable(base, work_cat)  # left out and said so, as on the Compare page
     for option, why in dropped:
         st.warning(f"The {option} option is left out: **{why.field}**: {why.message}")
     if not (base.serverless or base.dedicated or base.gpu_vm):
         st.info("No option of this scenario can be priced; choose another one, or change it on the Compare page.")
         st.stop()
-    measured_values = report.scenario_values()
-    measured = with_measured_reuse(base, measured_values["prefix_share"], measured_values["hit_rate"])
+    evidence = prefix_evidence(report, today)
+    measured = with_prefix_evidence(base, evidence, tokens=not keep_tokens)
     before: Comparison = compare(base, work_cat)
     after: Comparison = compare(measured, work_cat)
 except InputError as exc:
@@ -414,31 +430,37 @@ except ValidationError as exc:
     st.error("The Compare page's inputs are not allowed:\n\n" + "\n".join(validation_lines(exc, "input")))
     st.stop()
 
-w = base.workload
+w, m = base.workload, measured.workload
 st.dataframe(pc.cost_frame(before, after, base.currency), hide_index=True, width="stretch")
 st.caption(
-    f"Monthly cost of '{base.name}' at {base.traffic.turns_per_month:,} turns a month of {w.input_tokens:,} input "
-    f"tokens. Assumed: prefix share "
-    f"{float(w.prefix_share):.1%}, hit rate {float(w.hit_rate):.1%}. Measured: prefix share "
-    f"{measured_values['prefix_share']:.1%}, hit rate {measured_values['hit_rate']:.1%}."
+    f"Monthly cost of '{base.name}' at {base.traffic.turns_per_month:,} turns a month. Assumed: "
+    f"{w.input_tokens:,} input and {w.output_tokens:,} output tokens per turn, prefix share "
+    f"{float(w.prefix_share):.1%}, hit rate {float(w.hit_rate):.1%}. Measured: "
+    + ("" if keep_tokens else f"{m.input_tokens:,} input and {m.output_tokens:,} output tokens per turn, ")
+    + f"prefix share {float(m.prefix_share):.1%}, hit rate {float(m.hit_rate):.1%}"
+    + (" (the scenario's token counts kept)." if keep_tokens else ".")
     + (
         " Token factors: " + ", ".join(f"{name} x{float(f):g}" for name, f in base.token_factors.items()) + "."
         if base.token_factors
         else ""
     )
 )
-params.update(pfx=measured_values["prefix_share"], hit=measured_values["hit_rate"])
+params.update({"in": m.input_tokens, "out": m.output_tokens, "pfx": float(m.prefix_share), "hit": float(m.hit_rate)})
 if st.button(
     "Apply to the Compare page",
     key="p_apply",
     type="primary",
     icon=":material/arrow_forward:",
-    help="Open the Compare page with this scenario and the measured prefix share and hit rate.",
+    help="Open the Compare page with this scenario and the measured values; the analysis (log, requests, date) "
+    "is kept in the scenario as its evidence.",
 ):
+    held = _state.session_evidence(ss, ss.get("uploaded"))
     if base_name != COMPARE_PAGE:  # a preset replaces a scenario file opened on the Compare page
         ss.pop("uploaded", None)
         ss.pop("upload_error", None)
         params.update(own=False, asof=params["asof"] or today)
+        held = _state.preset_evidence(held)
+    ss[_state.EVIDENCE] = held.model_copy(update={"prefix": evidence})
     if not params.get("own"):
         params.pop("own_rps", None)
         params.pop("own_gpus", None)
@@ -448,4 +470,7 @@ if st.button(
         if v is not None and not isinstance(v, list):
             ss[k] = v
     query = {k: v for k, v in ((k, as_param(v)) for k, v in params.items()) if v is not None}
+    packed = _link.encode(ss[_state.EVIDENCE])
+    if _link.fits(packed):
+        query[_state.EV] = packed
     st.switch_page("app_pages/compare.py", query_params=query)

@@ -22,6 +22,7 @@ from typing import Any, Literal
 import pandas as pd
 import streamlit as st
 
+from app_pages import _scenario_ui
 from app_pages._data import catalogs
 from app_pages._params import NumberParam, check_params
 from app_pages._widgets import bound_number
@@ -51,10 +52,10 @@ POLL_S = 2.0
 put 80 ms of event-loop lag into the client thread (TTFT tails inflated, levels marked client-limited)."""
 NOT_STATED = "not stated"
 FIELDS = {
-    "--base-url": "Base URL",
-    "--prompts": "Prompt log",
-    "--model": "Model",
-    "--concurrency": "Concurrency levels",
+    "replay.base_url": "Base URL",
+    "replay.prompts": "Prompt log",
+    "replay.model": "Model",
+    "replay.concurrency": "Concurrency levels",
 }
 NUMBERS = {
     "r_n": NumberParam("Requests per level", int, 1, MAX_REQUESTS),
@@ -164,15 +165,15 @@ def parse_levels(text: str) -> list[int]:
     """``1, 4, 16`` -> [1, 4, 16]; an InputError naming the field when a value is not allowed."""
     parts = [p for p in re.split(r"[,\s]+", text.strip()) if p]
     if not parts:
-        raise InputError("--concurrency", "give at least one concurrency, e.g. 1, 4, 16")
+        raise InputError("replay.concurrency", "give at least one concurrency, e.g. 1, 4, 16")
     values: list[int] = []
     for p in parts:
         if not p.isdigit() or not 1 <= int(p) <= MAX_CONCURRENCY:
-            raise InputError("--concurrency", f"{p!r} is not a whole number from 1 to {MAX_CONCURRENCY}")
+            raise InputError("replay.concurrency", f"{p!r} is not a whole number from 1 to {MAX_CONCURRENCY}")
         if int(p) not in values:
             values.append(int(p))
     if len(values) > MAX_LEVELS:
-        raise InputError("--concurrency", f"{len(values)} levels; this page runs at most {MAX_LEVELS}")
+        raise InputError("replay.concurrency", f"{len(values)} levels; this page runs at most {MAX_LEVELS}")
     return values
 
 
@@ -452,6 +453,7 @@ if run.yaml_text:
         help="A measurement file (schema_version 1): put it in measurements/ or import it on the Measurements page.",
     )
 if records:
+    _scenario_ui.use_records(records, "r")
     frame, x_title, _ = cc.run_chart_frame(records, "p95")
     left, right = st.columns(2)
     left.altair_chart(cc.throughput_chart(frame, x_title), width="stretch")

@@ -16,7 +16,8 @@ from streamlit.testing.v1 import AppTest
 from calculator.catalog.datafile import DataFileError
 from calculator.present import prefix_charts as pc
 from calculator.pricing.compare import Comparison, compare
-from calculator.scenario.model import load_preset, with_measured_reuse
+from calculator.scenario.evidence import prefix_evidence
+from calculator.scenario.model import load_preset, with_prefix_evidence
 from calculator.traffic.prefix import CacheConfig, analyse_log
 
 from .apptest import APP, open_page, text_of
@@ -189,12 +190,12 @@ def test_cost_table_shows_assumed_and_measured_cost() -> None:
     table = at.dataframe[1].value
     assert list(table.columns) == ["Option", "Offer", "Assumed", "Measured", "Change"]
     preset = load_preset("coding-agent")
-    values = analyse_log(SYNTHETIC, scenario=CacheConfig(capacity_tokens=1_000_000, replicas=4)).scenario_values()
+    report = analyse_log(SYNTHETIC, scenario=CacheConfig(capacity_tokens=1_000_000, replicas=4))
     from calculator.pricing.compare import load_catalogs
 
     cat = load_catalogs()
     before = compare(preset, cat)
-    after = compare(with_measured_reuse(preset, values["prefix_share"], values["hit_rate"]), cat)
+    after = compare(with_prefix_evidence(preset, prefix_evidence(report)), cat)  # the log's tokens per turn too
     assert len(table) == len(before.options)
     serverless = table[table["Option"] == "Serverless API"].iloc[0]
     assert serverless["Assumed"] == _serverless_monthly(before)
@@ -224,6 +225,7 @@ def test_apply_uses_the_compare_pages_own_inputs_and_replaces_stale_ones() -> No
     at.number_input(key="in").set_value(12345).run()
     at.switch_page("app_pages/prefix_analysis.py").run()
     assert "'Coding agent" in text_of(at.caption)  # the Compare page's scenario, with its 12,345 input tokens
+    at.toggle(key="p_keep").set_value(True).run()  # measured shares only: the scenario's tokens per turn stay
     at.button(key="p_apply").click().run()
     assert not at.exception
     assert at.number_input(key="in").value == 12345
@@ -238,6 +240,33 @@ def test_apply_uses_the_compare_pages_own_inputs_and_replaces_stale_ones() -> No
     assert at.selectbox(key="preset").value == "coding-agent"  # the stale preset and its inputs are replaced
     assert at.number_input(key="in").value == load_preset("coding-agent").workload.input_tokens
     assert at.number_input(key="hit").value == pytest.approx(0.179, abs=0.001)
+
+
+def test_apply_carries_the_logs_tokens_per_turn_and_compare_names_the_analysis() -> None:
+    """Applying a prefix analysis prices the log's tokens per turn as well as its shares, and the Compare page's
+    assumptions say which log, how many requests and when."""
+    import datetime as dt
+
+    from calculator.pricing.compare import load_catalogs
+
+    at = _page(p_base="coding-agent")
+    at.button(key="p_apply").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    report = analyse_log(SYNTHETIC, scenario=CacheConfig(capacity_tokens=1_000_000, replicas=4))
+    evidence = prefix_evidence(report, dt.date.today())
+    assert evidence.mean_input_tokens
+    assert evidence.mean_input_tokens != load_preset("coding-agent").workload.input_tokens
+    assert at.number_input(key="in").value == evidence.mean_input_tokens
+    if evidence.mean_output_tokens is not None:
+        assert at.number_input(key="out").value == evidence.mean_output_tokens
+    expected = compare(with_prefix_evidence(load_preset("coding-agent"), evidence), load_catalogs())
+    serverless = next(m.value for m in at.metric if m.label.startswith("Serverless API"))
+    assert serverless == _serverless_monthly(expected)
+    rows = {str(r["Assumption"]): r for _, r in at.dataframe[0].value.iterrows()}
+    assert rows["Prefix analysis"]["Value"] == f"{SYNTHETIC.name}: {report.requests:,} requests"
+    assert rows["Prefix analysis"]["Read"] == dt.date.today().isoformat()
+    assert f"{evidence.mean_input_tokens:,} input tokens per turn" in rows["Prefix analysis measured"]["Value"]
+    assert "ev" in at.query_params  # the analysis travels in the link
 
 
 # --- prefix_charts --------------------------------------------------------------------------------
@@ -303,7 +332,7 @@ def test_the_compare_pages_scenario_is_the_one_priced() -> None:
     assumed = dict(zip(table["Option"], table["Assumed"], strict=True))
     assert assumed and assumed == {k: v for k, v in shown.items() if k in assumed}
     caption = text_of(at.caption)
-    assert "12,345 input tokens" in caption and "Token factors: GLM-5.3 x1.2" in caption
+    assert "12,345 input and" in caption and "Token factors: GLM-5.3 x1.2" in caption
 
     # the shared rule builds the same scenario the Compare page priced, factor included
     import datetime as dt

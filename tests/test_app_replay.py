@@ -159,3 +159,53 @@ def test_cancel_stops_the_run_and_keeps_finished_levels() -> None:
     assert "Cancelled after 1 of 3 levels" in text_of(at.warning)
     assert list(at.dataframe[0].value["Level"]) == ["concurrency 1"]
     assert at.download_button
+
+
+def test_replayed_levels_added_to_the_scenario_size_the_compare_pages_gpu_options() -> None:
+    """A run that says what served it (model, GPU, count, weights) gives records the Compare page can size
+    its GPU options from; one that does not is told what is missing."""
+    import datetime as dt
+
+    from calculator.pricing.compare import compare, load_catalogs
+    from calculator.scenario.model import load_preset, with_evidence_records
+
+    with running("--ttft-ms", "20", "--itl-ms", "2", "--tokens", "16") as url:
+        at = _fill(_page(), url, levels="1, 2", requests=8)
+        at.text_input(key="r_model").set_value("llama-3.3-70b")
+        at.selectbox(key="r_gpu").set_value("h100-sxm")
+        at.number_input(key="r_gn").set_value(1)
+        at.selectbox(key="r_prec").set_value("fp8")
+        at.button(key="r_run_btn").click().run()
+        at = _wait(at)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    levels = at.selectbox(key="r_size").options
+    assert len(levels) == 2
+    at.selectbox(key="r_size").set_value(levels[1]).run()
+    at.button(key="r_add").click().run()
+    assert f"sized from `{levels[1]}`" in text_of(at.success)
+
+    kept = at.session_state["evidence"].records
+    assert [r.id for r in kept] == list(levels)
+    at.switch_page("app_pages/compare.py").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    caption = next(c.value for c in at.caption if c.value.startswith("GPU options sized from"))
+    assert f"your measurement record (kept in the scenario) `{levels[1]}`" in caption
+    assert "prompts.jsonl" in caption  # its source: the run and its prompt log
+    scenario = load_preset("coding-agent")
+    scenario = scenario.model_copy(update={"as_of": scenario.as_of or dt.date.today()})
+    expected = compare(with_evidence_records(scenario, tuple(kept), str(levels[1])), load_catalogs())
+    hosted = expected.option("self_hosted")
+    assert hosted is not None
+    shown = {m.label.removesuffix(" (cheapest)"): m.value for m in at.metric}
+    assert shown["Self-hosted GPUs"] == f"${hosted.monthly:,.2f}"
+
+
+def test_replayed_levels_that_do_not_say_their_gpu_cannot_size() -> None:
+    with running("--ttft-ms", "10", "--tokens", "8") as url:
+        at = _fill(_page(), url, levels="1", requests=4)
+        at.button(key="r_run_btn").click().run()
+        at = _wait(at)
+    assert not at.error, [e.value for e in at.error]
+    assert "None of these records can size GPUs yet" in text_of(at.caption)
+    why = text_of(at.markdown)
+    assert "does not state" in why and "gpu" in why
