@@ -18,6 +18,7 @@ import math
 from pydantic import BaseModel, ConfigDict
 
 from calculator.catalog.gpus import GpuSpec
+from calculator.catalog.limits import CONTEXT, GPUS_PER_REPLICA
 from calculator.catalog.models import ModelSpec
 from calculator.errors import InputError
 
@@ -112,10 +113,8 @@ def _fit_once(
     utilisation: float,
     reserve_gb: float,
 ) -> FitResult:
-    if gpus < 1:
-        raise InputError("gpus", f"must be 1 or more, got {gpus}")
-    if context < 1:
-        raise InputError("context", f"must be 1 or more tokens, got {context}")
+    GPUS_PER_REPLICA.check(gpus, "gpus")
+    CONTEXT.check(context, "context")
     if not 0 < utilisation <= 1:
         raise InputError("utilisation", f"must be between 0 and 1, got {utilisation}")
     weights = weight_bytes(model, precision)
@@ -169,7 +168,7 @@ def fit(
     reserve_gb: float = DEFAULT_RESERVE_GB,
 ) -> FitResult:
     """Memory fit of ``model`` on ``gpus`` x ``gpu``; when it does not fit, what would."""
-    context = context or model.default_context
+    context = model.default_context if context is None else context
     kv_dtype = kv_dtype or default_kv_dtype(precision)
     if kv_dtype.lower() not in KV_DTYPE_BYTES:
         _bytes_of(KV_DTYPE_BYTES, kv_dtype, "kv_dtype")

@@ -33,6 +33,7 @@ from calculator.capacity.roofline import (
     replica_speed,
 )
 from calculator.catalog.gpus import GpuSpec
+from calculator.catalog.limits import CONTEXT
 from calculator.catalog.measurements import Latency, ThroughputRecord
 from calculator.catalog.models import ModelSpec
 from calculator.catalog.prices import Source
@@ -190,12 +191,27 @@ def replica_rate(
     return np.where(direct, record.requests_per_s, converted), direct
 
 
+def _sequence_tokens(input_tokens: float, output_tokens: float) -> int:
+    """One request's sequence in the KV cache: its prompt and its output share one context window, which
+    holds at most :data:`~calculator.catalog.limits.CONTEXT` tokens (a tokenizer factor can push it past)."""
+    tokens = max(int(input_tokens + output_tokens), 1)
+    problem = CONTEXT.problem(tokens)
+    if problem:
+        raise InputError(
+            "workload.input_tokens",
+            f"a turn of {input_tokens:,.0f} input and {output_tokens:,.0f} output tokens (in the model's own tokens) "
+            f"make one sequence; {problem}",
+            CONTEXT.allowed,
+        )
+    return tokens
+
+
 def _scenario_batch(
     record: ThroughputRecord, model: ModelSpec, gpu: GpuSpec, input_tokens: float, output_tokens: float
 ) -> int:
     """The record's batch, or fewer when the KV cache cannot hold that many sequences of the scenario."""
     precision, gpus, batch = _setup(record)
-    context = max(int(input_tokens + output_tokens), 1)
+    context = _sequence_tokens(input_tokens, output_tokens)
     room = fit(model, gpu, precision, context, gpus, default_kv_dtype(precision))
     if not room.fits:
         raise InputError(
@@ -285,7 +301,7 @@ def replica_capacity(
     if target_gpu is not None and target_gpu.id != record_gpu.id:
         if model is not None:
             precision = (record.precision or "bf16").lower()
-            room = fit(model, target_gpu, precision, max(int(input_tokens + output_tokens), 1), record.replica_gpus)
+            room = fit(model, target_gpu, precision, _sequence_tokens(input_tokens, output_tokens), record.replica_gpus)
             if not room.fits:
                 raise InputError(
                     "offer",
@@ -358,7 +374,7 @@ def estimate_record(
     """
     precision = setup.precision.lower()
     kv_dtype = default_kv_dtype(precision)
-    context = max(int(input_tokens + output_tokens), 1)
+    context = _sequence_tokens(input_tokens, output_tokens)
     room = fit(model, gpu, precision, context, setup.gpus_per_replica, kv_dtype)
     if not room.fits:
         raise InputError(

@@ -18,6 +18,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from calculator.catalog.datafile import DATA_DIR, DataFileError, item_id_lines, key_line, load_model
+from calculator.catalog.limits import Limit
 from calculator.catalog.prices import Source
 from calculator.errors import InputError
 
@@ -34,7 +35,10 @@ __all__ = [
 DEFAULT_GPU_DIR = DATA_DIR / "gpu_specs"
 
 Slug = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=80)]
-Positive = Annotated[float, Field(gt=0, allow_inf_nan=False, strict=True)]
+# Every figure of a GPU (GB, TB/s, TFLOP/s, watts) is under 10^6: a B200 has 180 GB, 8 TB/s, 9,000 dense
+# FP4 TFLOP/s, 1,000 W. The bound keeps a typo (or 1e308) from overflowing every size computed from it.
+GPU_FIGURE = Limit(0, 10**6, "", "no GPU figure (GB, TB/s, TFLOP/s, W) reaches a million", low_allowed=False)
+Positive = Annotated[float, Field(gt=0, allow_inf_nan=False, strict=True), GPU_FIGURE]
 """A physical figure: a YAML number above zero (a quoted string or a boolean is refused)."""
 
 PRECISIONS = ("bf16", "fp16", "fp8", "int8", "fp4")

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from calculator.catalog.datafile import DATA_DIR, DataFileError, load_model
+from calculator.catalog.limits import GPUS_PER_REPLICA, MEAN_TOKENS, PARAMETERS_B, RATE
 from calculator.catalog.prices import Slug, Source
 from calculator.errors import InputError
 
@@ -32,7 +34,8 @@ DEFAULT_MEASUREMENTS_DIR = DATA_DIR / "measurements"
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    # every figure finite: a rate of .inf would size an endpoint at no GPUs at all
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True, allow_inf_nan=False)
 
 
 PERCENTILES = ("mean", "p50", "p90", "p95", "p99")
@@ -65,31 +68,31 @@ class ThroughputRecord(_Frozen):
     id: Slug
     model: str | None = None
     """The model served, by its common name (``llama-3.3-70b``); ids from ``models/`` link to its architecture."""
-    params_total_b: float | None = Field(default=None, gt=0)
+    params_total_b: Annotated[float, PARAMETERS_B] | None = None
     """Parameters in billions, all experts included; absent when the model's spec in ``models/`` says it."""
-    params_active_b: float | None = Field(default=None, gt=0)
+    params_active_b: Annotated[float, PARAMETERS_B] | None = None
     """Parameters used per token in billions (equal to the total for a dense model)."""
     precision: str | None = None
     """Weight precision: bf16, fp16, fp8, int4, fp4."""
     gpu: Slug | None = None
     """GPU type, an id from ``gpu_specs/``."""
-    gpu_count: int | None = Field(default=None, ge=1)
+    gpu_count: Annotated[int, GPUS_PER_REPLICA] | None = None
     """GPUs in one replica of the engine (tensor parallel size times pipeline size)."""
     engine: str
     engine_version: str | None = None
     tool: str | None = None
     """The benchmark tool that wrote the result (vllm bench serve, sglang bench_serving, genai-perf ...)."""
-    input_tokens: float = Field(gt=0)
+    input_tokens: Annotated[float, MEAN_TOKENS]
     """Mean input tokens per request in the measured traffic."""
-    output_tokens: float = Field(gt=0)
+    output_tokens: Annotated[float, MEAN_TOKENS]
     """Mean output tokens per request in the measured traffic."""
     prefix_share: float = Field(default=0, ge=0, le=1)
     """Share of input tokens served from the prefix cache in the measured traffic (0 when disabled)."""
     concurrency: float | None = Field(default=None, gt=0)
     """Requests in flight (fixed-concurrency runs); when absent it follows from rate and latency."""
-    request_rate: float | None = Field(default=None, gt=0)
+    request_rate: Annotated[float, RATE] | None = None
     """Offered request rate (req/s) in request-rate runs; absent for 'as fast as possible' (infinite) runs."""
-    requests_per_s: float = Field(gt=0)
+    requests_per_s: Annotated[float, RATE]
     """Sustained completed requests per second for the whole replica."""
     output_tokens_per_s: float | None = Field(default=None, gt=0)
     total_tokens_per_s: float | None = Field(default=None, gt=0)

@@ -23,6 +23,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from calculator.catalog.datafile import DATA_DIR, DataFileError, item_id_lines, key_line, load_model, validation_lines
+from calculator.catalog.limits import PARAMETERS_B, SPEC_COUNT
 from calculator.catalog.prices import Source, canonical_model
 from calculator.errors import InputError
 
@@ -42,9 +43,9 @@ __all__ = [
 DEFAULT_MODELS_DIR = DATA_DIR / "models"
 
 Slug = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=80)]
-Count = Annotated[int, Field(gt=0, strict=True)]
+Count = Annotated[int, Field(gt=0, strict=True), SPEC_COUNT]
 """A whole number above zero (a quoted string, a boolean or 2.5 is refused)."""
-Billions = Annotated[float, Field(gt=0, allow_inf_nan=False, strict=True)]
+Billions = Annotated[float, Field(gt=0, allow_inf_nan=False, strict=True), PARAMETERS_B]
 """A parameter count in billions: a YAML number above zero."""
 
 
@@ -77,7 +78,7 @@ class Experts(_Frozen):
     """Routed experts per MoE layer (``num_local_experts``, ``n_routed_experts`` or ``num_experts``)."""
     active: Count
     """Routed experts each token uses (``num_experts_per_tok``)."""
-    shared: int = Field(default=0, ge=0, strict=True)
+    shared: int = Field(default=0, ge=0, le=SPEC_COUNT.high, strict=True)
     """Experts every token uses besides the routed ones (``n_shared_experts``; 1 in DeepSeek-V3)."""
     expert_params_b: Billions | None = None
     """Parameters in ALL routed experts of all layers together, in billions (shared experts not

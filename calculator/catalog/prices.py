@@ -26,6 +26,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from calculator.catalog.datafile import DATA_DIR, DataFileError, load_model
+from calculator.catalog.limits import CONTEXT, GPUS_PER_REPLICA, REPLICAS, TOKENS
 from calculator.errors import InputError
 
 __all__ = [
@@ -130,7 +131,7 @@ class TokenPrices(_Frozen):
 class LongContextTier(TokenPrices):
     """Prices for a whole request whose prompt is longer than ``above_tokens`` (a cliff, as billed)."""
 
-    above_tokens: int = Field(gt=0)
+    above_tokens: Annotated[int, CONTEXT]
     """The prompt length (cached and written tokens included) above which this tier applies."""
 
 
@@ -232,9 +233,9 @@ class ServerlessOffer(_OfferBase):
     """The model's common name across providers (for example ``llama-3.3-70b``), to compare like with like."""
     open_weights: bool
     """Whether anyone can download the weights; a closed model cannot be self-hosted."""
-    min_cacheable_tokens: int = Field(default=0, ge=0)
+    min_cacheable_tokens: Annotated[int, TOKENS] = 0
     """Prompts shorter than this are not cached at all (often 1,024)."""
-    cache_increment_tokens: int = Field(default=1, ge=1)
+    cache_increment_tokens: Annotated[int, CONTEXT] = 1
     """The cache holds prefixes in whole blocks of this many tokens."""
     versions: tuple[ServerlessPriceVersion, ...] = Field(min_length=1)
 
@@ -269,12 +270,12 @@ class DedicatedOffer(_OfferBase):
     kind: Literal["dedicated"]
     gpu: Slug
     """GPU type, an id from ``gpu_specs/``."""
-    gpus_per_replica: int = Field(default=1, ge=1)
+    gpus_per_replica: Annotated[int, GPUS_PER_REPLICA] = 1
     model: str | None = None
     """The model deployed, when the offer is for one model; absent when you bring any open model."""
-    min_replicas: int = Field(default=1, ge=0)
-    min_billed_hours: int = Field(default=0, ge=0)
-    """A commitment: hours per month billed even when not used."""
+    min_replicas: Annotated[int, REPLICAS] = 1
+    min_billed_hours: int = Field(default=0, ge=0, le=int(REPLICAS.high) * 744)
+    """A commitment: hours per month billed even when not used (at most every replica all month)."""
     versions: tuple[DedicatedPriceVersion, ...] = Field(min_length=1)
 
     @field_validator("versions")
@@ -303,11 +304,11 @@ class GpuVmOffer(_OfferBase):
     kind: Literal["gpu_vm"]
     gpu: Slug
     """GPU type, an id from ``gpu_specs/``."""
-    gpus_per_instance: int = Field(default=1, ge=1)
+    gpus_per_instance: Annotated[int, GPUS_PER_REPLICA] = 1
     """GPUs in the smallest instance you can rent (8 where only whole nodes are sold)."""
     billing: Literal["second", "minute", "hour"]
     """Billing granularity: each period of use is rounded up to this."""
-    min_billed_seconds: int = Field(default=0, ge=0)
+    min_billed_seconds: int = Field(default=0, ge=0, le=744 * 3600)
     """A minimum charge per start (for example 60 s)."""
     pricing: Literal["on_demand", "reserved", "spot"] = "on_demand"
     commitment_months: int | None = Field(default=None, ge=1)

@@ -49,8 +49,10 @@ def add_capacity_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     fit_.add_argument("--model", required=True, help="model id (see: models)")
     fit_.add_argument("--gpu", required=True, help="GPU id (see: gpus)")
     fit_.add_argument("--precision", default="bf16", choices=["bf16", "fp16", "fp8", "int8", "int4", "fp4"])
-    fit_.add_argument("--context", type=flags.count, help="tokens per sequence (default: the model's default context)")
-    fit_.add_argument("--gpus", dest="gpu_count", type=flags.count, default=1, help="tensor-parallel GPUs (default 1)")
+    fit_.add_argument(
+        "--context", type=flags.context, help="tokens per sequence (default: the model's default context)"
+    )
+    fit_.add_argument("--gpus", dest="gpu_count", type=flags.gpus, default=1, help="tensor-parallel GPUs (default 1)")
     fit_.add_argument("--kv-dtype", choices=["bf16", "fp16", "fp8", "int8"], help="KV cache precision")
     fit_.add_argument("--memory-utilisation", type=flags.share, default=Decimal("0.9"), help="share of memory (0.9)")
     fit_.set_defaults(func=cmd_fit)

@@ -338,7 +338,7 @@ def add_catalog_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     imp.add_argument("file", type=Path)
     folders.add_data_folders(imp, "gpu_specs")
     imp.add_argument("--gpu", help="GPU id the run used (files do not say)")
-    imp.add_argument("--gpu-count", type=flags.count, help="GPUs per replica in the run")
+    imp.add_argument("--gpu-count", type=flags.gpus, help="GPUs per replica in the run")
     imp.add_argument("--model", help="model the run served, where the file does not say")
     imp.add_argument("--precision", choices=["bf16", "fp16", "fp8", "int8", "int4", "fp4"])
     imp.add_argument("--engine")

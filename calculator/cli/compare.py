@@ -9,7 +9,6 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from calculator.catalog.datafile import validation_lines
 from calculator.cli import console, flags, folders, words
 from calculator.cli.scenario_args import scenario_from_args
 from calculator.cli.turn import turn_json
@@ -77,7 +76,7 @@ def _scenario_from_args(args: argparse.Namespace) -> Scenario:
     try:
         return Scenario.model_validate(data)
     except ValidationError as exc:
-        raise flags.UsageError(validation_lines(exc, "compare")[0]) from None
+        raise words.invalid(exc) from None
 
 
 def _comparison_json(result: Comparison) -> dict[str, Any]:
@@ -244,22 +243,22 @@ def add_compare_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     cmp_.add_argument("--record", help="throughput record id (see: records)")
     cmp_.add_argument("--as-of", type=flags.iso_date)
     cmp_.add_argument("--currency", choices=["USD", "EUR"])
-    cmp_.add_argument("--usd-per-eur", type=flags.positive)
-    cmp_.add_argument("--input-tokens", type=flags.count)
+    cmp_.add_argument("--usd-per-eur", type=flags.usd_per_eur)
+    cmp_.add_argument("--input-tokens", type=flags.tokens)
     cmp_.add_argument("--prefix-share", type=flags.share)
     cmp_.add_argument("--hit-rate", type=flags.share)
-    cmp_.add_argument("--output-tokens", type=flags.count)
+    cmp_.add_argument("--output-tokens", type=flags.tokens)
     cmp_.add_argument("--cache-write-share", type=flags.share)
     cmp_.add_argument("--cache-ttl")
     cmp_.add_argument("--batch", action="store_true")
-    cmp_.add_argument("--turns-per-month", type=flags.count)
-    cmp_.add_argument("--turns-per-day", type=flags.count)
-    cmp_.add_argument("--peak-to-average", type=flags.positive)
-    cmp_.add_argument("--active-hours-per-day", type=flags.positive)
-    cmp_.add_argument("--target-utilisation", type=flags.share)
-    cmp_.add_argument("--spare-replicas", type=flags.count)
-    cmp_.add_argument("--engineer-share", type=flags.positive)
-    cmp_.add_argument("--build-minutes-per-change", type=flags.positive)
+    cmp_.add_argument("--turns-per-month", type=flags.turns_per_month)
+    cmp_.add_argument("--turns-per-day", type=flags.turns_per_day)
+    cmp_.add_argument("--peak-to-average", type=flags.peak_to_average)
+    cmp_.add_argument("--active-hours-per-day", type=flags.active_hours)
+    cmp_.add_argument("--target-utilisation", type=flags.utilisation)
+    cmp_.add_argument("--spare-replicas", type=flags.replicas)
+    cmp_.add_argument("--engineer-share", type=flags.engineer_share)
+    cmp_.add_argument("--build-minutes-per-change", type=flags.minutes)
     cmp_.add_argument("--autoscale", action="store_true", help="scale GPUs down outside the active hours")
     cmp_.add_argument("--by-prefix-share", action="store_true", help="also show break-even by prefix share")
     cmp_.add_argument(

@@ -1,9 +1,16 @@
-"""What the commands print: JSON on stdout (numbers as JSON numbers) and plain-text tables."""
+"""What the commands print: JSON on stdout (numbers as JSON numbers) and plain-text tables.
+
+The JSON is always valid JSON: a figure with no finite value is ``null``, never ``Infinity`` or
+``NaN`` (which JSON does not have, and which most readers refuse). Input limits keep such figures
+from arising; this is the last guard, so one slip cannot make a whole answer unreadable.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import numbers
 import sys
 from decimal import Decimal
 from pathlib import Path
@@ -20,13 +27,35 @@ def num(value: Decimal | float | None) -> float | None:
     return None if value is None else float(value)
 
 
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
 def _default(value: Any) -> Any:
-    return float(value) if isinstance(value, Decimal) else str(value)
+    if isinstance(value, Decimal):
+        return _finite(float(value)) if value.is_finite() else None
+    if isinstance(value, numbers.Integral):  # numpy's integers
+        return int(value)
+    if isinstance(value, numbers.Real):  # numpy's floats
+        return _finite(float(value))
+    return str(value)
+
+
+def _json_safe(data: Any) -> Any:
+    """``data`` with every non-finite float as None (JSON's null)."""
+    if isinstance(data, float):
+        return _finite(data)
+    if isinstance(data, dict):
+        return {k: _json_safe(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [_json_safe(v) for v in data]
+    return data
 
 
 def emit(data: Any) -> None:
-    """``data`` as indented JSON on stdout: a Decimal left in it is a number, anything else unknown a string."""
-    json.dump(data, sys.stdout, indent=2, default=_default)
+    """``data`` as indented JSON on stdout: a Decimal left in it is a number, anything else unknown a string;
+    a figure with no finite value is null."""
+    json.dump(_json_safe(data), sys.stdout, indent=2, default=_default, allow_nan=False)
     sys.stdout.write("\n")
 
 

@@ -34,23 +34,6 @@ from calculator.pricing.ttl import (
 __all__ = ["add_ttl_parser", "cmd_ttl", "run_genai_import"]
 
 
-# --- argument types --------------------------------------------------------------------------------------
-
-
-def _turns(text: str) -> float:
-    value = flags.positive(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text}: a session has at least 1 turn")
-    return value
-
-
-def _non_negative(text: str) -> float:
-    value = flags.number(text, separators=True)
-    if not value >= 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"{text} must be 0 or more")
-    return value
-
-
 # --- ttl -------------------------------------------------------------------------------------------------
 
 
@@ -68,7 +51,7 @@ def add_ttl_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.Argume
     folders.add_data_folders(p, "sheets")
     p.add_argument("--provider", required=True)
     p.add_argument("--model", required=True)
-    p.add_argument("--prefix-tokens", type=flags.at_least_one, required=True, help="tokens of the cached prompt start")
+    p.add_argument("--prefix-tokens", type=flags.context, required=True, help="tokens of the cached prompt start")
     gaps = p.add_mutually_exclusive_group(required=True)
     gaps.add_argument("--gaps-seconds", help="gaps between turns, e.g. 30,120,600 (one session unless --turns-...)")
     gaps.add_argument("--gap-median-seconds", type=flags.positive, help="median gap, with --gap-distribution")
@@ -78,12 +61,12 @@ def add_ttl_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.Argume
     p.add_argument("--log-format", choices=["auto", "jsonl", "mooncake"], default="auto")
     p.add_argument(
         "--turns-per-session",
-        type=_turns,
+        type=flags.turns_per_session,
         help="turns per session (default: gaps + 1 for a list, the log's mean; needed with a median)",
     )
     p.add_argument(
         "--sessions-per-month",
-        type=_non_negative,
+        type=flags.sessions_per_month,
         help=f"sessions a month (default: the log's rate, else {DEFAULT_SESSIONS_PER_MONTH:,})",
     )
     p.add_argument("--as-of", type=flags.iso_date, help="price date YYYY-MM-DD (default today)")

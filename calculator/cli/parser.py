@@ -5,14 +5,18 @@ bench, profile, hybrid, growth, ttl, schemas.
 
 Every command prints a readable table, or JSON with ``--json`` (money and rates as JSON numbers).
 Bad input exits with status 2 and one line naming the flag or field and what is allowed; a
-traceback is a bug.
+traceback is a bug. A reader that stops early (``| head``) ends the command quietly, status 0.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 from collections.abc import Sequence
+
+from pydantic import ValidationError
 
 from calculator.catalog.datafile import DataFileError
 from calculator.cli import bench, capacity, catalog, compare, extras, flags, plan, prefix, turn, words
@@ -40,6 +44,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        code = _run(argv)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's last flush
+        return code
+    except BrokenPipeError:
+        _discard_stdout()
+        return 0
+
+
+def _run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     try:
         args, extras = parser.parse_known_args(argv)
@@ -53,9 +67,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
     except InputError as exc:
         print(f"error: {words.say(exc.problem)}", file=sys.stderr)
+    except ValidationError as exc:  # a model built from the user's values refused one: say which, as a flag
+        print(f"error: {words.say(words.invalid(exc).problem)}", file=sys.stderr)
     except DataFileError as exc:
         print(
             f"error: {exc.lines[0]}" + (f" (and {len(exc.lines) - 1} more)" if len(exc.lines) > 1 else ""),
             file=sys.stderr,
         )
     return 2
+
+
+def _discard_stdout() -> None:
+    """The reader has gone (``| head``): send what is still buffered nowhere, so exiting stays quiet."""
+    # in-process callers may have no real file behind stdout
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)

@@ -41,13 +41,6 @@ def _percentile(text: str) -> float:
     return value
 
 
-def _burst(text: str) -> float:
-    value = flags.number(text)
-    if not value >= 1:
-        raise argparse.ArgumentTypeError(f"{text} is below 1; the busiest moment is at least the hour's mean")
-    return value
-
-
 def _months(text: str) -> int:
     value = flags.whole_number(text, "a whole number of months")
     if not MIN_MONTHS <= value <= MAX_MONTHS:
@@ -408,7 +401,9 @@ def _add_profile_args(p: argparse.ArgumentParser) -> None:
         "timestamp); default: the scenario's own load profile, else its active hours and peak-to-average",
     )
     p.add_argument(
-        "--burst", type=_burst, help="within-hour peak-to-average (default: 1 for presets, measured for logs)"
+        "--burst",
+        type=flags.peak_to_average,
+        help="within-hour peak-to-average (default: 1 for presets, measured for logs)",
     )
     p.add_argument(
         "--daily-shape",
@@ -416,7 +411,7 @@ def _add_profile_args(p: argparse.ArgumentParser) -> None:
         choices=list(PRESETS),
         help="daily shape to use with a log shorter than a day (default flat)",
     )
-    p.add_argument("--turns-per-month", type=flags.count, help="monthly volume (default: the scenario's)")
+    p.add_argument("--turns-per-month", type=flags.turns_per_month, help="monthly volume (default: the scenario's)")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--autoscale", action="store_true", help="self-hosted GPUs follow the hourly load")
     mode.add_argument("--always-on", action="store_true", help="self-hosted GPUs stay up for the busiest hour")
@@ -454,5 +449,7 @@ def add_plan_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     _add_scenario_args(gro)
     gro.add_argument("--months", type=_months, default=24, help=f"{MIN_MONTHS}..{MAX_MONTHS} (default 24)")
     gro.add_argument("--growth-per-month", type=_rate, default=0.05, help="compound rate a month (default 0.05)")
-    gro.add_argument("--start-turns-per-month", type=flags.count, help="month 1's volume (default: the scenario's)")
+    gro.add_argument(
+        "--start-turns-per-month", type=flags.turns_per_month, help="month 1's volume (default: the scenario's)"
+    )
     gro.set_defaults(func=cmd_growth)

@@ -30,13 +30,6 @@ _FLAGS = {
 }
 
 
-def _fraction(text: str) -> float:
-    value = flags.number(text)
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"{text} must be 0 or more (0.2 = 20%)")
-    return value
-
-
 def add_prefix_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Register the ``prefix`` subcommand on ``sub`` (the main parser's subparsers)."""
     p: argparse.ArgumentParser = sub.add_parser(
@@ -52,11 +45,11 @@ def add_prefix_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.Arg
     folders.add_data_folders(p, *folders.DATA_FOLDERS)
     p.add_argument("--format", choices=["auto", *FORMATS], default="auto")
     p.add_argument(
-        "--block-size", type=flags.at_least_one, help="tokens per cache block (default 16; a Mooncake trace's 512)"
+        "--block-size", type=flags.context, help="tokens per cache block (default 16; a Mooncake trace's 512)"
     )
     p.add_argument(
         "--capacity-tokens",
-        type=flags.count,
+        type=flags.cache_tokens,
         nargs="+",
         metavar="N",
         help="cache size per replica in tokens; several values give a hit-rate curve, the first is the scenario",
@@ -64,15 +57,15 @@ def add_prefix_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.Arg
     p.add_argument("--gpu", help="derive the capacity from the KV budget of this GPU (with --model)")
     p.add_argument("--model", help="model id for --gpu (see: models)")
     p.add_argument("--precision", default="bf16", choices=["bf16", "fp16", "fp8", "int8", "int4", "fp4"])
-    p.add_argument(
-        "--gpus", dest="gpu_count", type=flags.at_least_one, default=1, help="tensor-parallel GPUs per replica"
-    )
+    p.add_argument("--gpus", dest="gpu_count", type=flags.gpus, default=1, help="tensor-parallel GPUs per replica")
     p.add_argument("--ttl-seconds", type=flags.seconds, help="drop cached blocks idle longer than this")
-    p.add_argument("--replicas", type=flags.at_least_one, default=1)
+    p.add_argument("--replicas", type=flags.simulated_replicas, default=1)
     p.add_argument("--routing", choices=["round_robin", "random", "prefix_aware"], default="round_robin")
-    p.add_argument("--balance", type=_fraction, default=0.2, help="prefix-aware load slack, share of the mean (0.2)")
+    p.add_argument(
+        "--balance", type=flags.balance, default=0.2, help="prefix-aware load slack, share of the mean (0.2)"
+    )
     p.add_argument("--tokenizer", type=Path, help="a model's tokenizer.json for exact counts (default: built-in)")
-    p.add_argument("--seed", type=int, default=0, help="random routing seed")
+    p.add_argument("--seed", type=flags.whole_number, default=0, help="random routing seed")
     p.add_argument("--preset", help="also price this bundled scenario with the measured share and hit rate")
     p.add_argument("--scenario", type=Path, help="also price this scenario file with the measured share and hit rate")
     p.add_argument(

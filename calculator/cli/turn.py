@@ -9,11 +9,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from calculator.catalog.datafile import validation_lines
 from calculator.catalog.prices import (
     load_price_sheets,
 )
-from calculator.cli import console, flags, folders
+from calculator.cli import console, flags, folders, words
 from calculator.present.money import format_money, format_small
 from calculator.pricing.option import cents
 from calculator.pricing.turn import TurnCost, TurnShape, compare_turn
@@ -52,7 +51,7 @@ def cmd_turn(args: argparse.Namespace) -> int:
             batch=args.batch,
         )
     except ValidationError as exc:
-        raise flags.UsageError(validation_lines(exc, "turn")[0]) from None
+        raise words.invalid(exc, "workload") from None
     result = compare_turn(sheet, offer, as_of, shape)
     cur = sheet.currency
     if args.json:
@@ -110,13 +109,13 @@ def add_turn_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     turn.add_argument("--provider", required=True)
     turn.add_argument("--model", required=True)
     turn.add_argument("--as-of", type=flags.iso_date, help="price date YYYY-MM-DD (default today)")
-    turn.add_argument("--input-tokens", type=flags.count, required=True)
+    turn.add_argument("--input-tokens", type=flags.tokens, required=True)
     turn.add_argument(
         "--prefix-share", type=flags.share, required=True, help="share of input repeating an earlier start"
     )
     turn.add_argument("--hit-rate", type=flags.share, default=Decimal(1), help="chance the start is still cached")
-    turn.add_argument("--output-tokens", type=flags.count, required=True, help="reasoning tokens included")
-    turn.add_argument("--turns", type=flags.count, default=1000, help="how many turns to total (default 1000)")
+    turn.add_argument("--output-tokens", type=flags.tokens, required=True, help="reasoning tokens included")
+    turn.add_argument("--turns", type=flags.turns, default=1000, help="how many turns to total (default 1000)")
     turn.add_argument("--cache-write-share", type=flags.share, default=Decimal(1))
     turn.add_argument("--cache-ttl", help="cache lifetime where an offer sells several, e.g. 5m or 1h")
     turn.add_argument("--batch", action="store_true", help="apply the offer's batch discount")

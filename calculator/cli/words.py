@@ -7,9 +7,11 @@ rewrites a message's text.
 
 from __future__ import annotations
 
-from calculator.errors import Problem
+from pydantic import ValidationError
 
-__all__ = ["ADVICE", "FLAGS", "flag", "say", "warning"]
+from calculator.errors import InputError, Problem
+
+__all__ = ["ADVICE", "FLAGS", "flag", "invalid", "say", "warning"]
 
 FLAGS: dict[str, str] = {
     # the scenario, as compare's flags set it
@@ -29,6 +31,14 @@ FLAGS: dict[str, str] = {
     "self_hosting.spare_replicas": "--spare-replicas",
     "self_hosting.engineer_share": "--engineer-share",
     "self_hosting.build_minutes_per_change": "--build-minutes-per-change",
+    "self_hosting.record": "--record",
+    "fx.usd_per_eur": "--usd-per-eur",
+    "serverless.provider": "--provider",
+    "serverless.model": "--model",
+    "dedicated.provider": "--dedicated",
+    "dedicated.offer": "--dedicated",
+    "gpu_vm.provider": "--gpu-vm",
+    "gpu_vm.offer": "--gpu-vm",
     # offers, models and GPUs, as turn, fit and sheets name them
     "provider": "--provider",
     "model": "--model",
@@ -97,3 +107,13 @@ def warning(problem: Problem) -> str:
     advice = ADVICE.get(problem.code or "")
     text = problem.text()
     return f"{text.rstrip('.')}; {advice}." if advice else text
+
+
+def invalid(exc: ValidationError, under: str = "") -> InputError:
+    """A model's first validation error as the command line says it: the field (``under`` the path the
+    model has in a scenario, ``workload`` for a turn) and pydantic's message, which states the limit."""
+    err = exc.errors(include_url=False)[0]
+    loc = [str(part) for part in err["loc"]]
+    field = ".".join([under, *loc] if under else loc) or under or "input"
+    message = "required; give it" if err["type"] == "missing" else str(err["msg"])
+    return InputError(field, message)

@@ -17,6 +17,7 @@ import numpy.typing as npt
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
+from calculator.catalog.limits import TURNS_PER_MONTH
 from calculator.errors import InputError
 from calculator.pricing.compare import OPTION_LABELS, Catalogs, cost_curves, crossings
 from calculator.pricing.option import cents
@@ -93,9 +94,16 @@ def month_volumes(start: int, growth_per_month: float, months: int) -> npt.NDArr
         raise InputError("growth.months", f"{months} is outside {MIN_MONTHS}..{MAX_MONTHS}")
     if not -0.5 <= growth_per_month <= 1:
         raise InputError("growth.growth_per_month", f"{growth_per_month:g} is outside -0.5..1 (0.05 = 5% a month)")
-    if start < 0:
-        raise InputError("growth.start_turns_per_month", f"{start} is negative; give 0 or more")
-    return np.round(start * (1 + growth_per_month) ** np.arange(months))
+    TURNS_PER_MONTH.check(start, "growth.start_turns_per_month")
+    volumes = np.round(start * (1 + growth_per_month) ** np.arange(months))
+    if volumes.max() > TURNS_PER_MONTH.high:  # every month is a month: the same bound as the scenario's
+        raise InputError(
+            "growth.growth_per_month",
+            f"{start:,} turns growing {growth_per_month:+.1%} a month reach {volumes.max():,.0f} by month "
+            f"{int(volumes.argmax()) + 1}, more than {TURNS_PER_MONTH.high:,} turns a month: {TURNS_PER_MONTH.why}",
+            f"at most {TURNS_PER_MONTH.high:,} turns in any month",
+        )
+    return volumes
 
 
 def _money(x: float) -> Decimal:

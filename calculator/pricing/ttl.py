@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import IO, Any, Literal, cast
 
 from calculator.catalog.datafile import DataFileError
+from calculator.catalog.limits import CONTEXT, SESSIONS_PER_MONTH, TURNS_PER_MONTH, TURNS_PER_SESSION
 from calculator.catalog.prices import PriceSheet, ServerlessOffer, ServerlessPriceVersion, ttl_minutes
 from calculator.errors import InputError
 from calculator.pricing.billing import DAYS_PER_MONTH  # one month length everywhere: 365/12 days, as GPUs are billed
@@ -447,10 +448,16 @@ def advise_ttl(
     sessions_per_month_source: str = "given",
 ) -> TtlAdvice:
     """Expected writes, reads and cost of a ``prefix_tokens`` prefix under each cache lifetime the offer sells."""
-    if prefix_tokens <= 0:
-        raise InputError("ttl.prefix_tokens", f"the prefix must be at least 1 token, got {prefix_tokens}")
-    if sessions_per_month < 0:
-        raise InputError("ttl.sessions_per_month", f"must be 0 or more, got {sessions_per_month:g}")
+    CONTEXT.check(prefix_tokens, "ttl.prefix_tokens")
+    SESSIONS_PER_MONTH.check(sessions_per_month, "ttl.sessions_per_month")
+    TURNS_PER_SESSION.check(turns_per_session, "ttl.turns_per_session")
+    if sessions_per_month * turns_per_session > TURNS_PER_MONTH.high:  # the sessions' turns are a month's turns
+        raise InputError(
+            "ttl.sessions_per_month",
+            f"{sessions_per_month:,.0f} sessions of {turns_per_session:g} turns are more than "
+            f"{TURNS_PER_MONTH.high:,} turns a month: {TURNS_PER_MONTH.why}",
+            f"sessions x turns per session up to {TURNS_PER_MONTH.high:,}",
+        )
     notes: list[str] = []
     prefix = prefix_tokens
     if offer.cache_increment_tokens > 1:

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from calculator.catalog.limits import TOKENS
 from calculator.catalog.measurements import ThroughputRecord
 from calculator.scenario.load import LoadProfile
 
@@ -25,7 +26,7 @@ __all__ = ["Evidence", "PrefixEvidence", "prefix_evidence"]
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True, allow_inf_nan=False)
 
 
 class PrefixEvidence(_Frozen):
@@ -40,8 +41,8 @@ class PrefixEvidence(_Frozen):
     """h = (s x h) / s for the simulated cache; None when nothing repeats."""
     token_hit_share: Decimal | None = Field(default=None, ge=0, le=1)
     """s x h: the share of all input tokens the simulated cache served."""
-    mean_input_tokens: int | None = Field(default=None, ge=0)
-    mean_output_tokens: int | None = Field(default=None, ge=0)
+    mean_input_tokens: Annotated[int, TOKENS] | None = None
+    mean_output_tokens: Annotated[int, TOKENS] | None = None
     tokenizer: str | None = None
     analysed_on: dt.date | None = None
 
@@ -75,6 +76,10 @@ def _share(x: float | None) -> Decimal | None:
 def prefix_evidence(report: PrefixReport, analysed_on: dt.date | None = None) -> PrefixEvidence:
     """A prefix analysis as scenario evidence: its measured shares and tokens per turn."""
     mean_out = report.mean_output_tokens
+    # a turn's tokens become the scenario's, so a log whose requests could not fit a context is refused here
+    for mean, what in ((report.mean_input_tokens, "input"), (mean_out, "output")):
+        if mean is not None and report.requests:
+            TOKENS.check(round(mean), f"log.mean_{what}_tokens")
     values = report.scenario_values()  # the rounding the report itself prints for a scenario
     return PrefixEvidence(
         source=report.source,

@@ -7,11 +7,29 @@ bills them, planning spreads them over hours and months), so they live below all
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Literal
+from typing import Annotated, Literal
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
+
+from calculator.catalog.limits import (
+    ACTIVE_HOURS,
+    BATCH,
+    ENGINEER_MONTHLY_COST,
+    ENGINEER_SHARE,
+    GPUS_PER_REPLICA,
+    MINUTES,
+    MODEL_CHANGES,
+    PEAK_TO_AVERAGE,
+    REPLICAS,
+    TOKENS,
+    TURNS_PER_MONTH,
+    USD_PER_EUR,
+    UTILISATION,
+    Name,
+)
 
 __all__ = [
     "DAYS_PER_MONTH",
@@ -38,24 +56,25 @@ DAYS_PER_MONTH_EXACT = Decimal(365) / Decimal(12)
 class LatencyTarget(BaseModel):
     """What users must see: TTFT at most, and tokens/s per user at least, at a percentile."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     percentile: Literal["p50", "p90", "p95", "p99"] = "p95"
     ttft_ms: float | None = Field(default=None, gt=0)
     tokens_per_s_per_user: float | None = Field(default=None, gt=0)
+    # finite, and nothing more: a target is compared with measured latencies, never multiplied
 
 
 class EstimateSetup(BaseModel):
     """Size GPUs from a roofline estimate instead of a measurement (always labelled as an estimate)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True, allow_inf_nan=False)
 
-    model: str
+    model: Name
     """A model id from ``models/``."""
-    precision: str = "fp8"
-    gpus_per_replica: int = Field(default=1, ge=1)
+    precision: str = Field(default="fp8", max_length=16)
+    gpus_per_replica: Annotated[int, GPUS_PER_REPLICA] = 1
     """Tensor-parallel GPUs per engine replica."""
-    max_batch: int = Field(default=64, ge=1)
+    max_batch: Annotated[int, BATCH] = 64
     """Most sequences decoded together (the engine's max batch; latency grows with it)."""
 
 
@@ -64,20 +83,32 @@ class TurnShape(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
-    input_tokens: int = Field(ge=0)
+    input_tokens: Annotated[int, TOKENS]
     """All prompt tokens: system prompt, tools, history and the new message."""
     prefix_share: Share = Field(ge=0, le=1)
     """Share of the input that repeats an earlier prompt's start (0 to 1)."""
     hit_rate: Share = Field(default=Decimal(1), ge=0, le=1)
     """Chance the repeated start is still cached when the turn arrives (0 to 1)."""
-    output_tokens: int = Field(ge=0)
+    output_tokens: Annotated[int, TOKENS]
     """Output tokens, reasoning tokens included (billed as output)."""
     cache_write_share: Share = Field(default=Decimal(1), ge=0, le=1)
     """Where the offer charges cache writes: the share of what the next turn will read that this turn writes."""
-    cache_ttl: str | None = None
+    cache_ttl: str | None = Field(default=None, max_length=16)
     """Which cache lifetime to buy where an offer sells several (``5m``, ``1h``); default the shortest."""
     batch: bool = False
     """Priced as batch requests where the offer has a batch discount."""
+
+    @model_validator(mode="after")
+    def _one_context(self) -> TurnShape:
+        # the prompt and the output are one sequence: together they fit the longest context or nothing
+        if self.input_tokens + self.output_tokens > TOKENS.high:
+            text = (
+                f"{self.input_tokens:,} input and {self.output_tokens:,} output tokens make one sequence of "
+                f"{self.input_tokens + self.output_tokens:,}: more than {TOKENS.high:,} {TOKENS.unit}: {TOKENS.why} "
+                f"(allowed: input + output up to {TOKENS.high:,})"
+            )
+            raise PydanticCustomError("limit", "{text}", {"text": text})
+        return self
 
     def scaled(self, factor: Decimal) -> TurnShape:
         """The same text counted by another tokenizer: ``factor`` tokens per token of this count."""
@@ -96,16 +127,35 @@ class TurnShape(BaseModel):
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True, allow_inf_nan=False)
 
 
 class Traffic(_Frozen):
-    turns_per_month: int = Field(ge=0)
+    turns_per_month: Annotated[int, TURNS_PER_MONTH]
     """Requests per month."""
-    peak_to_average: float = Field(default=2.0, ge=1)
+    peak_to_average: Annotated[float, PEAK_TO_AVERAGE] = 2.0
     """Peak request rate over the average rate within the active hours."""
-    active_hours_per_day: float = Field(default=24.0, gt=0, le=24)
+    active_hours_per_day: Annotated[float, ACTIVE_HOURS] = 24.0
     """Hours a day the traffic arrives in (24 for round-the-clock use)."""
+
+    @property
+    def monthly_peak_to_average(self) -> float:
+        """The peak rate over the month's mean rate (round the clock): the peak within the active hours,
+        times 24 over the active hours."""
+        return self.peak_to_average * 24 / self.active_hours_per_day
+
+    @model_validator(mode="after")
+    def _peak_within_a_month(self) -> Traffic:
+        # The same bound as a load profile's: whatever sets the peak, it cannot hold more than the month.
+        if self.monthly_peak_to_average > PEAK_TO_AVERAGE.high:
+            text = (
+                f"a peak of {self.peak_to_average:g} times the mean within {self.active_hours_per_day:g} active "
+                f"hour(s) a day is {self.monthly_peak_to_average:.3g} times the month's mean rate: "
+                f"{PEAK_TO_AVERAGE.why} "
+                f"(allowed: peak-to-average x 24 / active hours up to {PEAK_TO_AVERAGE.high:,.0f})"
+            )
+            raise PydanticCustomError("limit", "{text}", {"text": text})
+        return self
 
     def peak_rps(self, turns_per_month: float | Arr) -> float | Arr:
         seconds = DAYS_PER_MONTH * self.active_hours_per_day * 3600
@@ -115,25 +165,25 @@ class Traffic(_Frozen):
 class SelfHosting(_Frozen):
     """How you would run the engine yourself (and how a dedicated endpoint is sized)."""
 
-    record: str = "sglang-llama-3.3-70b-bf16-4xh200-rate4"
+    record: Name = "sglang-llama-3.3-70b-bf16-4xh200-rate4"
     """The throughput record capacity is taken from (an id from ``measurements/``)."""
-    target_utilisation: float = Field(default=0.7, gt=0, le=1)
+    target_utilisation: Annotated[float, UTILISATION] = 0.7
     """Share of a replica's measured capacity you plan to use at peak (headroom for latency)."""
-    spare_replicas: int = Field(default=1, ge=0)
+    spare_replicas: Annotated[int, REPLICAS] = 1
     """Extra replicas kept for failures and bursts (self-hosted only)."""
     autoscale: bool = False
     """Scale down outside the active hours (per-second billing makes this real) instead of always on."""
-    min_replicas: int = Field(default=1, ge=0)
+    min_replicas: Annotated[int, REPLICAS] = 1
     """Replicas kept up outside the active hours when autoscaling."""
-    startup_minutes: float = Field(default=2.0, ge=0)
+    startup_minutes: Annotated[float, MINUTES] = 2.0
     """Billed time per scale-up before a replica serves (vLLM and SGLang load in about a minute)."""
-    engineer_monthly_cost: Decimal = Field(default=Decimal(12500), ge=0)
+    engineer_monthly_cost: Annotated[Decimal, ENGINEER_MONTHLY_COST] = Decimal(12500)
     """Fully loaded monthly cost of one platform engineer, in the scenario's currency (an assumption)."""
-    engineer_share: float = Field(default=0.25, ge=0, le=5)
+    engineer_share: Annotated[float, ENGINEER_SHARE] = 0.25
     """Share of an engineer's time running the stack (0.25 = a quarter)."""
-    model_changes_per_month: float = Field(default=0.5, ge=0)
+    model_changes_per_month: Annotated[float, MODEL_CHANGES] = 0.5
     """How often you move to a new model or version (each needs a load, and a build for TensorRT-LLM)."""
-    build_minutes_per_change: float = Field(default=0.0, ge=0)
+    build_minutes_per_change: Annotated[float, MINUTES] = 0.0
     """One-time engine build per model change (TensorRT-LLM's took about 28 minutes for a 70B model)."""
     latency_target: LatencyTarget | None = None
     """Use the busiest load level of the record's setup that still meets this (TTFT, tokens/s per user)."""
@@ -144,7 +194,7 @@ class SelfHosting(_Frozen):
 class Fx(_Frozen):
     """Exchange rate used where sheets are in different currencies."""
 
-    usd_per_eur: Decimal = Field(default=Decimal("1.08"), gt=0)
+    usd_per_eur: Annotated[Decimal, USD_PER_EUR] = Decimal("1.08")
     """US dollars per euro. An assumption you should set to your own finance team's rate: the default is
     a round figure near the 2025-2026 range of the ECB reference rate, not a quote for any day."""
 

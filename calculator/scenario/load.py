@@ -15,12 +15,15 @@ prices the options under it.
 from __future__ import annotations
 
 import math
+from typing import Annotated
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
+from calculator.catalog.limits import DAYS_PER_WEEK, PEAK_TO_AVERAGE
 from calculator.errors import InputError
 from calculator.scenario.inputs import DAYS_PER_MONTH, Traffic
 
@@ -33,13 +36,8 @@ _TOL = 1e-9
 
 
 def check_burst(burst: float) -> None:
-    """A within-hour burst is the busiest moment's rate over the hour's mean: at least 1, and finite."""
-    if not math.isfinite(burst) or burst < 1:
-        raise InputError(
-            "load_profile.burst",
-            f"{burst:g} is not a burst: the busiest moment is at least the hour's mean",
-            "1 or more",
-        )
+    """A within-hour burst is the busiest moment's rate over the hour's mean: a peak-to-average ratio."""
+    PEAK_TO_AVERAGE.check(burst, "load_profile.burst")
 
 
 def ramp_shape(burst: float, points: int = 3600) -> tuple[float, ...]:
@@ -64,17 +62,18 @@ def ramp_shape(burst: float, points: int = 3600) -> tuple[float, ...]:
 class LoadProfile(BaseModel):
     """How a month's turns spread over the day, and how bursty an hour is."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True, allow_inf_nan=False)
 
-    name: str
+    name: str = Field(max_length=200)
     weights: tuple[float, ...]
     """24 relative weights, hour 0 (00:00-01:00) to hour 23; any scale."""
-    burst: float = Field(default=1.0, ge=1)
+    burst: Annotated[float, PEAK_TO_AVERAGE] = 1.0
     """Within-hour peak-to-average: the busiest moment's rate over the hour's mean rate."""
-    days_per_week: float = Field(default=7.0, gt=0, le=7)
+    days_per_week: Annotated[float, DAYS_PER_WEEK] = 7.0
     """Days a week the traffic arrives (5 for office use); the other days carry no load."""
-    within_hour: tuple[float, ...] | None = None
-    """Measured rate multipliers inside an hour (e.g. per minute, mean 1); None = a linear ramp to ``burst``."""
+    within_hour: tuple[float, ...] | None = Field(default=None, max_length=SECONDS_PER_DAY)
+    """Measured rate multipliers inside an hour (e.g. per minute, mean 1); None = a linear ramp to ``burst``.
+    At most one a second of a day (a trace shorter than a day gives its whole span)."""
     source: str = ""
     """Where the profile comes from (preset, scenario, trace file)."""
     notes: tuple[str, ...] = ()
@@ -99,6 +98,19 @@ class LoadProfile(BaseModel):
         if len(arr) == 0 or (arr < 0).any() or arr.sum() <= 0:
             raise ValueError("within-hour multipliers must be 0 or more, with a positive mean")
         return tuple(float(x) for x in arr / arr.mean())
+
+    @model_validator(mode="after")
+    def _peak_within_a_month(self) -> LoadProfile:
+        # The month's peak over its mean, from the busiest hour, the burst and the quiet days: bounded like
+        # every other peak-to-average (the same bound as the scenario's traffic), with a rounding margin.
+        if self.peak_to_average > PEAK_TO_AVERAGE.high * (1 + _TOL):
+            text = (
+                f"this profile's busiest moment is {self.peak_to_average:.3g} times the month's mean rate "
+                f"(busiest hour x burst {self.burst:g} x 7 / {self.days_per_week:g} days a week): "
+                f"{PEAK_TO_AVERAGE.why} (allowed: up to {PEAK_TO_AVERAGE.high:,.0f})"
+            )
+            raise PydanticCustomError("limit", "{text}", {"text": text})
+        return self
 
     # --- shape ---------------------------------------------------------------------------------
 
@@ -136,11 +148,11 @@ class LoadProfile(BaseModel):
 
     def with_burst(self, burst: float) -> LoadProfile:
         """The same daily shape with a burst the user sets (a measured within-hour shape is dropped)."""
-        if burst < 1:
-            raise InputError(
-                "load_profile.burst", f"{burst:g} is below 1; the busiest moment is at least the hour's mean"
-            )
-        return self.model_copy(update={"burst": float(burst), "within_hour": None})
+        check_burst(burst)
+        try:
+            return LoadProfile.model_validate({**self.model_dump(), "burst": float(burst), "within_hour": None})
+        except ValidationError as exc:  # the burst pushes the month's peak past its bound
+            raise InputError("load_profile.burst", exc.errors(include_url=False)[0]["msg"]) from None
 
     # --- rates ---------------------------------------------------------------------------------
 

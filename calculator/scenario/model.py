@@ -8,14 +8,16 @@ between people and tools unchanged.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from calculator.catalog.datafile import DATA_DIR, load_model, load_model_text
+from calculator.catalog.limits import PRESET_NAME, TURNS_PER_MONTH, Description, Name, ScenarioName
 from calculator.catalog.measurements import ThroughputRecord
 from calculator.catalog.prices import canonical_model
 from calculator.errors import InputError
@@ -45,26 +47,27 @@ DEFAULT_PRESETS_DIR = DATA_DIR / "scenarios"
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True, allow_inf_nan=False)
 
 
 class ServerlessChoice(_Frozen):
-    provider: str
-    model: str
-    distinct_prefixes: int = Field(default=0, ge=0)
-    """Distinct cached prefixes held at once (for offers that charge cache storage per hour)."""
+    provider: Name
+    model: Name
+    distinct_prefixes: Annotated[int, TURNS_PER_MONTH] = 0
+    """Distinct cached prefixes held at once (for offers that charge cache storage per hour); each was
+    written by a turn, so there are no more than a month's turns."""
     prefix_hold_hours: float = Field(default=730.0, ge=0, le=744)
     """Hours a month those prefixes are held in the cache."""
 
 
 class DedicatedChoice(_Frozen):
-    provider: str
-    offer: str
+    provider: Name
+    offer: Name
 
 
 class GpuVmChoice(_Frozen):
-    provider: str
-    offer: str
+    provider: Name
+    offer: Name
 
 
 class PinnedPrice(_Frozen):
@@ -85,8 +88,8 @@ class Scenario(_Frozen):
     """Everything a comparison needs; every field has a default except the workload."""
 
     schema_version: Literal[1] = 1
-    name: str = "My scenario"
-    description: str | None = None
+    name: ScenarioName = "My scenario"
+    description: Description | None = None
     as_of: dt.date | None = None
     """Price date; absent means today."""
     currency: Literal["USD", "EUR"] = "USD"
@@ -97,7 +100,7 @@ class Scenario(_Frozen):
     dedicated: DedicatedChoice | None = None
     gpu_vm: GpuVmChoice | None = None
     self_hosting: SelfHosting = SelfHosting()
-    token_factors: dict[str, Decimal] = Field(default_factory=dict)
+    token_factors: dict[Name, Decimal] = Field(default_factory=dict)
     """Tokens per workload token for models whose tokenizer counts the same text differently, by model
     name (``{claude-haiku-4-5: 1.12}``): the workload's token counts are scaled for options running them."""
     prices_used: tuple[PinnedPrice, ...] = ()
@@ -210,7 +213,15 @@ def list_presets(directory: Path | None = None) -> list[str]:
 
 
 def load_preset(name: str, directory: Path | None = None) -> Scenario:
+    """A bundled scenario by its name: a slug, so it names a file in ``directory`` and never a path."""
     directory = directory or DEFAULT_PRESETS_DIR
+    if not re.fullmatch(PRESET_NAME, name):
+        shown = name if len(name) <= 40 else f"{name[:40]}... ({len(name):,} characters)"
+        raise InputError(
+            "preset",
+            f"{shown!r} is not a preset name: a name is lower-case letters, digits, '.', '_' and '-', "
+            f"at most 80 characters; choose one of {', '.join(list_presets(directory))}",
+        )
     path = directory / f"{name}.yaml"
     if not path.is_file():
         raise InputError("preset", f"unknown preset {name!r}; choose one of {', '.join(list_presets(directory))}")
