@@ -124,8 +124,8 @@ def _evidence_rows(s: Scenario) -> list[dict[str, str]]:
             _row(
                 "Evidence",
                 "Load profile",
-                f"{lp.name}: peak-to-average {lp.peak_to_average:.2f} (the Plan page plans with it; this page "
-                "prices the traffic's active hours and peak-to-average)",
+                f"{lp.name}: peak-to-average {lp.peak_to_average:.2f}; the GPU options are sized and billed hour "
+                "by hour under it, here and on the Plan page",
                 source=lp.source,
             )
         )

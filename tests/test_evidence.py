@@ -6,12 +6,13 @@ import json
 from decimal import Decimal
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from calculator.catalog.catalogs import Catalogs
 from calculator.cli import main
 from calculator.planning.load_profile import profile_costs
-from calculator.pricing.compare import compare
+from calculator.pricing.compare import compare, curves
 from calculator.scenario.evidence import prefix_evidence
 from calculator.scenario.load import preset_profile
 from calculator.scenario.model import (
@@ -149,3 +150,34 @@ def test_planning_uses_the_load_profile_the_scenario_holds(
     expected = profile_costs(scenario, catalogs, office)
     assert data["serverless"]["monthly"] == float(expected.options()["serverless"].monthly)
     assert data["self_hosted_autoscaled"]["monthly"] == float(expected.self_hosted_autoscaled.monthly)  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("autoscale", [False, True])
+def test_compare_prices_owned_gpus_under_the_load_profile_the_scenario_holds(
+    catalogs: Catalogs, autoscale: bool
+) -> None:
+    # Plan and Compare answer for the same scenario: with a kept profile, Compare's GPU options are
+    # billed hour by hour under it, exactly as Plan prices them.
+    office = preset_profile("business_hours", 1.2)
+    base = _agent()
+    hosting = base.self_hosting.model_copy(update={"autoscale": autoscale})
+    scenario = with_load_profile(base.model_copy(update={"self_hosting": hosting}), office)
+    result = compare(scenario, catalogs)
+    planned = profile_costs(scenario, catalogs, office).options()
+    for option in ("dedicated", "self_hosted"):
+        exact = result.option(option)
+        assert exact is not None
+        assert (exact.monthly, exact.replicas, exact.gpus) == (
+            planned[option].monthly,
+            planned[option].replicas,
+            planned[option].gpus,
+        )
+    # the break-even sweep bills the same counts
+    sweep = curves(result.resolution)
+    turns = float(scenario.traffic.turns_per_month)
+    for option in ("dedicated", "self_hosted"):
+        swept = Decimal(repr(float(sweep[option](np.array([turns]))[0])))
+        assert abs(swept - planned[option].monthly) <= Decimal("0.01")
+    # and it is not the traffic model's answer: office hours on weekdays only
+    without = compare(base.model_copy(update={"self_hosting": hosting}), catalogs).option("self_hosted")
+    assert without is not None and result.option("self_hosted") != without

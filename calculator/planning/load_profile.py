@@ -20,7 +20,6 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from decimal import Decimal
 from pathlib import Path
 from typing import Literal
 
@@ -32,11 +31,17 @@ from pydantic import BaseModel, ConfigDict
 from calculator.catalog.catalogs import Catalogs
 from calculator.catalog.prices import DedicatedOffer
 from calculator.errors import InputError, Problem
-from calculator.pricing.billing import Schedule, VmCounts, dedicated_cost, self_hosted_cost, vm_counts
+from calculator.pricing.billing import (
+    VmCounts,
+    dedicated_cost,
+    profile_replicas,
+    profile_schedule,
+    self_hosted_cost,
+    vm_counts,
+)
 from calculator.pricing.compare import compare
 from calculator.pricing.option import OptionCost
 from calculator.pricing.resolve import OwnedSide, ResolvedScenario, resolve
-from calculator.scenario.inputs import DAYS_PER_MONTH_EXACT
 from calculator.scenario.load import HOURS, PRESETS, LoadProfile, preset_profile, profile_from_traffic, ramp_shape
 from calculator.scenario.model import Scenario
 
@@ -270,15 +275,8 @@ def load_profile(spec: str, burst: float | None = None, daily: str = "flat") -> 
 
 
 def hourly_replicas(profile: LoadProfile, turns_per_month: float, capacity_rps: float, utilisation: float) -> Arr:
-    """Engine replicas each hour needs for its peak: ceil(hour peak / (capacity x target utilisation))."""
-    peak = profile.hourly_peak_rps(turns_per_month)
-    return np.ceil(np.round(peak / (capacity_rps * utilisation), 9))
-
-
-def profile_schedule(profile: LoadProfile, serving: Arr, always_on: bool) -> Schedule:
-    """Replicas serving in each hour of an active day, on the profile's active days, as the bill reads them."""
-    active_days = DAYS_PER_MONTH_EXACT * Decimal(repr(profile.days_per_week)) / 7
-    return Schedule(np.asarray(serving, dtype=np.float64)[None, :], (1.0,) * HOURS, active_days, always_on)
+    """Engine replicas each hour of an active day needs for its peak (the billing module's rule)."""
+    return np.asarray(profile_replicas(profile, turns_per_month, capacity_rps, utilisation)[0], dtype=np.float64)
 
 
 # --- the options under a profile ------------------------------------------------------------------------

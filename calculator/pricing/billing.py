@@ -42,6 +42,7 @@ from calculator.scenario.inputs import (
     SelfHosting,
     Traffic,
 )
+from calculator.scenario.load import LoadProfile
 
 __all__ = [
     "DAYS_PER_MONTH",
@@ -60,6 +61,9 @@ __all__ = [
     "self_hosted_cost",
     "self_hosted_monthly_array",
     "self_hosted_option",
+    "demand_schedule",
+    "profile_replicas",
+    "profile_schedule",
     "traffic_schedule",
     "unit_hour_price",
     "vm_counts",
@@ -114,6 +118,39 @@ def traffic_schedule(
         return Schedule(replicas[:, None], (24.0,), always_on=not autoscale)
     serving = np.column_stack([replicas, np.zeros_like(replicas)])
     return Schedule(serving, (active, 24.0 - active), always_on=not autoscale)
+
+
+def profile_replicas(profile: LoadProfile, volume: float | Arr, capacity_rps: float, utilisation: float) -> Arr:
+    """(volumes, 24): engine replicas each hour of an active day needs for its peak under ``profile``.
+
+    ceil(hour peak / (capacity x target utilisation)); the peak of every hour is linear in the volume.
+    """
+    volume = np.atleast_1d(np.asarray(volume, dtype=np.float64))
+    peak = volume[:, None] * profile.hourly_peak_rps(1.0)[None, :]
+    return np.asarray(np.ceil(np.round(peak / (capacity_rps * utilisation), 9)), dtype=np.float64)
+
+
+def profile_schedule(profile: LoadProfile, serving: Arr, always_on: bool) -> Schedule:
+    """Replicas serving in each hour of an active day (volumes, 24), on the profile's active days."""
+    active_days = DAYS_PER_MONTH_EXACT * Decimal(repr(profile.days_per_week)) / 7
+    return Schedule(np.atleast_2d(np.asarray(serving, dtype=np.float64)), (1.0,) * 24, active_days, always_on)
+
+
+def demand_schedule(
+    traffic: Traffic,
+    profile: LoadProfile | None,
+    volume: float | Arr,
+    capacity_rps: float,
+    utilisation: float,
+    autoscale: bool,
+) -> Schedule:
+    """The replicas a month's demand needs: hour by hour under the scenario's load profile, else its traffic model."""
+    if profile is None:
+        return traffic_schedule(traffic, volume, capacity_rps, utilisation, autoscale)
+    serving = profile_replicas(profile, volume, capacity_rps, utilisation)
+    if not autoscale:
+        return Schedule(serving.max(axis=1)[:, None], (24.0,), always_on=True)
+    return profile_schedule(profile, serving, always_on=False)
 
 
 # --- billing granularity --------------------------------------------------------------------------
@@ -266,9 +303,10 @@ def self_hosted_monthly_array(
     volume: Arr,
     fx_factor: float,
     people_monthly: float,
+    profile: LoadProfile | None = None,
 ) -> Arr:
     """Monthly cost over an array of volumes: GPU hours + engine builds, plus the engineer's share."""
-    schedule = traffic_schedule(traffic, volume, capacity_rps, hosting.target_utilisation, hosting.autoscale)
+    schedule = demand_schedule(traffic, profile, volume, capacity_rps, hosting.target_utilisation, hosting.autoscale)
     gpu_hours = vm_counts(offer, replica_gpus, hosting, schedule).gpu_hours()
     price = float(offer.version_at(as_of).per_gpu_hour)
     return (gpu_hours + _builds_hours(hosting, replica_gpus)) * price * fx_factor + people_monthly
@@ -383,8 +421,9 @@ def dedicated_monthly_array(
     capacity_rps: float,
     volume: Arr,
     fx_factor: float,
+    profile: LoadProfile | None = None,
 ) -> Arr:
-    schedule = traffic_schedule(traffic, volume, capacity_rps, hosting.target_utilisation, autoscale=False)
+    schedule = demand_schedule(traffic, profile, volume, capacity_rps, hosting.target_utilisation, autoscale=False)
     counts = endpoint_counts(offer, replica_gpus, schedule)
     price = float(unit_hour_price(offer.version_at(as_of), counts.unit_gpus))
     return np.asarray(counts.unit_hours * price * fx_factor, dtype=np.float64)
@@ -449,11 +488,11 @@ def self_hosted_option(
     capacity: ReplicaCapacity,
     currency: str,
     fx: Fx,
+    profile: LoadProfile | None = None,
 ) -> OptionCost:
-    """Self-hosted GPUs for the scenario's traffic (peak over the active hours), billed for its month."""
-    schedule = traffic_schedule(
-        traffic, float(traffic.turns_per_month), capacity.requests_per_s, hosting.target_utilisation, hosting.autoscale
-    )
+    """Self-hosted GPUs for the scenario's demand (its load profile, else its traffic model), for its month."""
+    turns, util = float(traffic.turns_per_month), hosting.target_utilisation
+    schedule = demand_schedule(traffic, profile, turns, capacity.requests_per_s, util, hosting.autoscale)
     return self_hosted_cost(
         sheet, offer, as_of, record.replica_gpus, hosting, schedule, capacity, traffic.turns_per_month, currency, fx,
         record.model,
@@ -470,11 +509,11 @@ def dedicated_option(
     capacity: ReplicaCapacity,
     currency: str,
     fx: Fx,
+    profile: LoadProfile | None = None,
 ) -> OptionCost:
-    """A dedicated endpoint for the scenario's traffic (always on at the peak), billed for its month."""
-    schedule = traffic_schedule(
-        traffic, float(traffic.turns_per_month), capacity.requests_per_s, hosting.target_utilisation, autoscale=False
-    )
+    """A dedicated endpoint for the scenario's demand (always on at the peak), billed for its month."""
+    turns, util = float(traffic.turns_per_month), hosting.target_utilisation
+    schedule = demand_schedule(traffic, profile, turns, capacity.requests_per_s, util, autoscale=False)
     return dedicated_cost(
         sheet, offer, as_of, record.replica_gpus, schedule, capacity, traffic.turns_per_month, currency, fx,
         record.model,

@@ -99,14 +99,17 @@ def without_unpriceable(scenario: Scenario, cat: Catalogs) -> tuple[Scenario, li
 def _owned_cost(res: ResolvedScenario, side: OwnedSide) -> OptionCost:
     """The exact monthly bill of one owned option under the scenario's traffic."""
     s = res.scenario
+    profile = s.evidence.load_profile
     if isinstance(side.offer, GpuVmOffer):
         cost = self_hosted_option(
-            side.sheet, side.offer, res.as_of, side.record, s.self_hosting, s.traffic, side.capacity, s.currency, s.fx
-        )
+            side.sheet, side.offer, res.as_of, side.record, s.self_hosting, s.traffic, side.capacity, s.currency, s.fx,
+            profile,
+        )  # fmt: skip
     else:
         cost = dedicated_option(
-            side.sheet, side.offer, res.as_of, side.record, s.self_hosting, s.traffic, side.capacity, s.currency, s.fx
-        )
+            side.sheet, side.offer, res.as_of, side.record, s.self_hosting, s.traffic, side.capacity, s.currency, s.fx,
+            profile,
+        )  # fmt: skip
     return cost.model_copy(update={"model": side.model})
 
 
@@ -119,6 +122,7 @@ def curves(res: ResolvedScenario) -> dict[str, CostFn]:
     """Monthly cost of each chosen option as a function of turns per month (numpy arrays)."""
     s = res.scenario
     as_of, currency, fx, hosting, traffic = res.as_of, s.currency, s.fx, s.self_hosting, s.traffic
+    profile = s.evidence.load_profile
     found: dict[str, CostFn] = {}
     if res.serverless and s.serverless:
         side, choice = res.serverless, s.serverless
@@ -133,7 +137,7 @@ def curves(res: ResolvedScenario) -> dict[str, CostFn]:
         assert isinstance(d.offer, DedicatedOffer)
         d_offer, d_cap, d_factor = d.offer, d.capacity.requests_per_s, fx.factor(d.sheet.currency, currency)
         found["dedicated"] = lambda v: dedicated_monthly_array(
-            d_offer, as_of, d.replica_gpus, hosting, traffic, d_cap, v, d_factor
+            d_offer, as_of, d.replica_gpus, hosting, traffic, d_cap, v, d_factor, profile
         )
     if res.self_hosted:
         g = res.self_hosted
@@ -141,7 +145,7 @@ def curves(res: ResolvedScenario) -> dict[str, CostFn]:
         g_offer, g_cap, g_factor = g.offer, g.capacity.requests_per_s, fx.factor(g.sheet.currency, currency)
         people = float(hosting.engineer_monthly_cost) * hosting.engineer_share
         found["self_hosted"] = lambda v: self_hosted_monthly_array(
-            g_offer, as_of, g.replica_gpus, hosting, traffic, g_cap, v, g_factor, people
+            g_offer, as_of, g.replica_gpus, hosting, traffic, g_cap, v, g_factor, people, profile
         )
     return found
 
