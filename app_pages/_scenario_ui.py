@@ -13,6 +13,7 @@ from calculator.capacity.sizing import check_usable
 from calculator.catalog.measurements import ThroughputRecord
 from calculator.errors import InputError
 from calculator.pricing.compare import Catalogs
+from calculator.pricing.resolve import with_model_params
 from calculator.scenario.model import Scenario
 
 
@@ -42,7 +43,7 @@ def use_records(records: list[ThroughputRecord], key: str) -> None:
     held = _state.session_evidence(ss, ss.get("uploaded"))
     usable, why_not = [], []
     for found in records:
-        record = _state.with_model_params(found, catalogs())
+        record = with_model_params(found, catalogs())
         reason = _usable(record)
         (why_not.append(f"`{record.id}`: {reason}") if reason else usable.append(record))
     st.subheader("Use them in the scenario")

@@ -901,22 +901,6 @@ def adopt_scenario(
     return []
 
 
-def with_model_params(record: ThroughputRecord, cat: Catalogs) -> ThroughputRecord:
-    """The record with the parameter counts of its model's spec (models/) when it does not state them: result
-    files never say them, and sizing needs them."""
-    if record.params_total_b is not None and record.params_active_b is not None:
-        return record
-    spec = cat.models.find(record.model) if record.model else None
-    if spec is None:
-        return record
-    return record.model_copy(
-        update={
-            "params_total_b": record.params_total_b or spec.params_total_b,
-            "params_active_b": record.params_active_b or spec.params_active_b,
-        }
-    )
-
-
 def add_records(
     session_state: MutableMapping[Any, Any],
     presets: Mapping[str, Scenario],

@@ -181,3 +181,21 @@ def test_compare_prices_owned_gpus_under_the_load_profile_the_scenario_holds(
     # and it is not the traffic model's answer: office hours on weekdays only
     without = compare(base.model_copy(update={"self_hosting": hosting}), catalogs).option("self_hosted")
     assert without is not None and result.option("self_hosted") != without
+
+
+def test_an_imported_benchmark_file_sizes_gpus_with_the_model_specs_parameter_counts(catalogs: Catalogs) -> None:
+    # SGLang's bench_serving lines say neither the model nor its size; the user names the model, and its
+    # spec (models/llama.yaml: 70.6B) supplies the parameter counts sizing needs.
+    from calculator.measure.importers import import_file
+
+    online = (
+        Path(__file__).resolve().parent / "fixtures" / "bench" / "sglang" / "h200_llama_3_3_70b_online_output.jsonl"
+    )
+    records = import_file(online, model="llama-3.3-70b", gpu="h200-sxm", gpu_count=4, precision="bf16")
+    mine = records[3].model_copy(update={"id": "our-sglang-run"})
+    assert mine.params_total_b is None
+    result = compare(with_evidence_records(_agent(), (mine,), size_from="our-sglang-run"), catalogs)
+    option = result.option("self_hosted")
+    assert option is not None and option.capacity is not None and option.capacity.record_id == "our-sglang-run"
+    assert result.resolution.self_hosted is not None
+    assert result.resolution.self_hosted.record.params_total_b == catalogs.models.get("llama-3.3-70b").params_total_b

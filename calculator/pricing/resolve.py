@@ -39,6 +39,7 @@ __all__ = [
     "ServerlessSide",
     "resolve",
     "sizing_record",
+    "with_model_params",
     "with_own_records",
 ]
 
@@ -116,6 +117,24 @@ def with_own_records(cat: Catalogs, scenario: Scenario) -> Catalogs:
     return replace(cat, records=records)
 
 
+def with_model_params(record: ThroughputRecord, cat: Catalogs) -> ThroughputRecord:
+    """The record with its model spec's parameter counts where it does not state them.
+
+    Benchmark tools' result files never say them, and sizing needs them; the spec (``models/``) does.
+    """
+    if record.params_total_b is not None and record.params_active_b is not None:
+        return record
+    spec = cat.models.find(record.model) if record.model else None
+    if spec is None:
+        return record
+    return record.model_copy(
+        update={
+            "params_total_b": record.params_total_b or spec.params_total_b,
+            "params_active_b": record.params_active_b or spec.params_active_b,
+        }
+    )
+
+
 def sizing_record(scenario: Scenario, cat: Catalogs) -> ThroughputRecord:
     """The measured record the scenario sizes GPUs from: the busiest level meeting its latency target."""
     hosting = scenario.self_hosting
@@ -160,6 +179,7 @@ def _owned(kind: Owned, scenario: Scenario, cat: Catalogs, measured: ThroughputR
     else:
         record = measured if measured is not None else sizing_record(scenario, cat)
         shape = shape.scaled(scenario.token_factor(record.model))
+    record = with_model_params(record, cat)
     check_usable(record)
     assert record.gpu is not None
     capacity = replica_capacity(
