@@ -19,6 +19,9 @@ from pydantic import BaseModel, ValidationError
 
 __all__ = [
     "DATA_DIR",
+    "MAX_YAML_CHARS",
+    "MAX_YAML_DEPTH",
+    "MAX_YAML_VALUES",
     "DataFileError",
     "UnwritablePath",
     "check_writable",
@@ -49,15 +52,73 @@ class DataFileError(ValueError):
         super().__init__("\n".join(lines))
 
 
+MAX_YAML_DEPTH = 64
+"""Deepest nesting of a data file: the schemas nest five levels; a deeper file is hostile or broken."""
+MAX_YAML_VALUES = 1_000_000
+"""Values a data file may hold once its aliases are expanded (a price sheet holds a few thousand)."""
+MAX_YAML_CHARS = 16 * 1024 * 1024
+"""Largest data file read: the bundled price sheets are a few tens of kilobytes."""
+
+
 class _UniqueKeyLoader(yaml.SafeLoader):
-    """SafeLoader that refuses duplicate keys: PyYAML would silently keep the last one,
-    and a price typed twice must not win by position."""
+    """SafeLoader that refuses duplicate keys (PyYAML would silently keep the last one, and a price
+    typed twice must not win by position), nesting deeper than :data:`MAX_YAML_DEPTH`, and aliases
+    that expand beyond :data:`MAX_YAML_VALUES` values or refer to themselves (a "billion laughs" file)."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        self._depth += 1
+        try:
+            if self._depth > MAX_YAML_DEPTH:
+                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+                raise yaml.composer.ComposerError(None, None, f"nested deeper than {MAX_YAML_DEPTH} levels", mark)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def get_single_node(self) -> yaml.Node | None:
+        node = super().get_single_node()
+        if node is not None:
+            _expanded_size(node, {}, set())
+        return node
+
+
+def _expanded_size(node: yaml.Node, sizes: dict[int, int], open_nodes: set[int]) -> int:
+    """Values under ``node`` with every alias expanded (each anchored node counted once per use)."""
+    known = sizes.get(id(node))
+    if known is not None:
+        return known
+    if id(node) in open_nodes:
+        raise yaml.composer.ComposerError(None, None, "an alias refers to a node that contains it", node.start_mark)
+    size = 1
+    if isinstance(node, yaml.SequenceNode | yaml.MappingNode):
+        open_nodes.add(id(node))
+        children = node.value if isinstance(node, yaml.SequenceNode) else [n for pair in node.value for n in pair]
+        for child in children:
+            size += _expanded_size(child, sizes, open_nodes)
+            if size > MAX_YAML_VALUES:
+                raise yaml.composer.ComposerError(
+                    None, None, f"its aliases expand to more than {MAX_YAML_VALUES:,} values", node.start_mark
+                )
+        open_nodes.discard(id(node))
+    sizes[id(node)] = size
+    return size
 
 
 def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
     seen: dict[Any, int] = {}
     for key_node, _ in node.value:
         key = loader.construct_object(key_node, deep=deep)
+        try:
+            hash(key)
+        except TypeError:
+            raise yaml.constructor.ConstructorError(
+                "while reading a mapping", node.start_mark, "a key must be a plain value, not a list or mapping",
+                key_node.start_mark,
+            ) from None  # fmt: skip
         if key in seen:
             raise yaml.constructor.ConstructorError(
                 "while reading a mapping",
@@ -70,12 +131,38 @@ def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: b
     return dict(loader.construct_pairs(node, deep=deep))
 
 
+def _checked(kind: str, construct: Any) -> Any:
+    """A scalar constructor whose value errors (``2026-02-30``, a 5,000-digit integer) name the line."""
+
+    def build(loader: _UniqueKeyLoader, node: yaml.ScalarNode) -> Any:
+        try:
+            return construct(loader, node)
+        except (ValueError, OverflowError) as exc:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"{str(node.value)[:40]!r} is not a {kind} ({str(exc).split(';')[0]})", node.start_mark
+            ) from None
+
+    return build
+
+
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+_UniqueKeyLoader.add_constructor(
+    "tag:yaml.org,2002:timestamp", _checked("date that exists", yaml.SafeLoader.construct_yaml_timestamp)
+)
+_UniqueKeyLoader.add_constructor(
+    "tag:yaml.org,2002:int", _checked("usable integer", yaml.SafeLoader.construct_yaml_int)
+)
 
 
 def parse_yaml(text: str, name: str) -> Any:
     """Parse YAML text safely; a syntax error becomes a DataFileError naming ``name`` and the line."""
-    loader = _UniqueKeyLoader(text)  # a SafeLoader: only plain YAML types, never Python objects
+    try:
+        loader = _UniqueKeyLoader(text)  # a SafeLoader: only plain YAML types, never Python objects
+    except yaml.reader.ReaderError as exc:  # a control character (NUL, BEL ...): checked before parsing
+        where = text.count("\n", 0, exc.position) + 1
+        raise DataFileError(
+            [f"{name}:{where}: YAML syntax error: control character #x{exc.character:02x} is not allowed in YAML"]
+        ) from None
     try:
         return loader.get_single_data()
     except yaml.MarkedYAMLError as exc:
@@ -130,7 +217,7 @@ def validation_lines(exc: ValidationError, name: str, text: str | None = None, d
     root: yaml.Node | None = None
     if text is not None:
         try:
-            root = yaml.compose(text, Loader=yaml.SafeLoader)
+            root = yaml.compose(text, Loader=_UniqueKeyLoader)
         except yaml.YAMLError:
             root = None
     lines = []
@@ -153,14 +240,10 @@ def validation_lines(exc: ValidationError, name: str, text: str | None = None, d
 
 def load_model(path: Path, model: type[M], context: dict[str, Any] | None = None) -> M:
     """Read ``path`` as YAML and validate it as ``model``; every failure is a DataFileError."""
+    from calculator.catalog.textfile import read_text  # it raises this module's DataFileError
+
     name = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise DataFileError([f"{name}: cannot read file: {exc.strerror or exc}"]) from exc
-    except UnicodeDecodeError as exc:
-        raise DataFileError([f"{name}: not a UTF-8 text file"]) from exc
-    return load_model_text(text, name, model, context)
+    return load_model_text(read_text(path, name, MAX_YAML_CHARS), name, model, context)
 
 
 def load_model_text(text: str, name: str, model: type[M], context: dict[str, Any] | None = None) -> M:
@@ -175,9 +258,11 @@ def load_model_text(text: str, name: str, model: type[M], context: dict[str, Any
 
 
 def _compose(path: Path) -> yaml.Node | None:
+    from calculator.catalog.textfile import read_text
+
     try:
-        return yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return yaml.compose(read_text(path, str(path), MAX_YAML_CHARS), Loader=_UniqueKeyLoader)
+    except (DataFileError, yaml.YAMLError):
         return None
 
 

@@ -132,12 +132,14 @@ def _print(report: PrefixReport, note: str | None = None) -> None:
     if note:
         print(f"  ({note})")
     print(f"  token hit share s*h: {s.token_hit_share:.1%}   hit rate h = {_pct(s.hit_rate)}")
-    if len(s.replicas) > 1:
+    if s.config.replicas > 1:
         for rep in s.replicas:
             print(
                 f"  replica {rep.replica}: {rep.requests:,} requests, {rep.input_tokens:,} input tokens, "
                 f"hit share {rep.hit_share:.1%}"
             )
+        if s.idle_replicas:
+            print(f"  {s.idle_replicas:,} other replica(s) served no request")
     if r.curve:
         print("\nHit-rate curve (tokens per replica):")
         for point in r.curve:

@@ -39,6 +39,7 @@ from pydantic import ValidationError
 from calculator.catalog.datafile import DataFileError
 from calculator.catalog.measurements import Latency, ThroughputRecord
 from calculator.catalog.prices import Source
+from calculator.catalog.textfile import json_documents
 from calculator.errors import InputError
 
 __all__ = ["FORMATS", "TOOLS", "detect_format", "import_file"]
@@ -64,64 +65,24 @@ _SLUG_MAX = 80
 # --------------------------------------------------------------------------------------------
 # Parsing with positions: every problem names its line.
 
-
-def _constant(token: str) -> float:
-    """``Infinity``, ``-Infinity`` and ``NaN`` are not JSON, but Python's ``json`` writes them."""
-    return float(token)
-
-
-_DECODER = json.JSONDecoder(parse_constant=_constant)
-_WS = re.compile(r"[ \t\n\r]*")
-
-
-def _line_at(text: str, pos: int) -> int:
-    return text.count("\n", 0, pos) + 1
-
-
-def _skip_ws(text: str, pos: int) -> int:
-    match = _WS.match(text, pos)
-    return match.end() if match else pos
-
-
-def _members(text: str, start: int) -> dict[str, tuple[int, int]]:
-    """Offsets (key, value) of the members of the JSON object at ``start``; the text must parse."""
-    out: dict[str, tuple[int, int]] = {}
-    pos = _skip_ws(text, start)
-    if text[pos : pos + 1] != "{":
-        return out
-    pos = _skip_ws(text, pos + 1)
-    if text[pos : pos + 1] == "}":
-        return out
-    while pos < len(text):
-        key_pos = pos
-        key, pos = json.decoder.scanstring(text, pos + 1)  # type: ignore[attr-defined]
-        pos = _skip_ws(text, _skip_ws(text, pos) + 1)  # past ':'
-        out.setdefault(key, (key_pos, pos))
-        _, pos = _DECODER.raw_decode(text, pos)
-        pos = _skip_ws(text, pos)
-        if text[pos : pos + 1] != ",":
-            break
-        pos = _skip_ws(text, pos + 1)
-    return out
-
-
-def _items(text: str, start: int) -> list[int]:
-    """Offsets of the items of the JSON array at ``start``; the text must parse."""
-    out: list[int] = []
-    pos = _skip_ws(text, start)
-    if text[pos : pos + 1] != "[":
-        return out
-    pos = _skip_ws(text, pos + 1)
-    if text[pos : pos + 1] == "]":
-        return out
-    while pos < len(text):
-        out.append(pos)
-        _, pos = _DECODER.raw_decode(text, pos)
-        pos = _skip_ws(text, pos)
-        if text[pos : pos + 1] != ",":
-            break
-        pos = _skip_ws(text, pos + 1)
-    return out
+PER_REQUEST_KEYS = frozenset(
+    {
+        "input_lens",
+        "output_lens",
+        "ttfts",
+        "itls",
+        "latencies",
+        "start_times",
+        "queue_times",
+        "generated_texts",
+        "errors",
+        "requests",
+        "cumulative_distribution_function",
+    }
+)
+"""Per-request details the tools can add (vLLM ``--save-detailed``, SGLang ``--output-details``,
+GuideLLM's ``requests`` and distribution curves): the bulk of a large result file and never read here,
+so the reader passes over them without decoding (a 300 MB file is read in bounded memory)."""
 
 
 @dataclass
@@ -131,14 +92,8 @@ class _Doc:
     data: Any
     line: int
     """Line the object starts on."""
-    text: str | None = None
-    """The whole file, when the object is the whole file (to find the lines of its members)."""
-    start: int = 0
     key_lines: dict[str, int] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if self.text is not None and isinstance(self.data, dict):
-            self.key_lines = {k: _line_at(self.text, p) for k, (p, _) in _members(self.text, self.start).items()}
+    items: dict[str, list[int]] = field(default_factory=dict)
 
     def line_of(self, key: str | None) -> int:
         """Line of a top-level member (``a.b`` finds ``a``), else of the object itself."""
@@ -148,57 +103,27 @@ class _Doc:
 
     def item_lines(self, key: str) -> list[int]:
         """Lines on which the items of the array member ``key`` start."""
-        if self.text is None:
-            return []
-        member = _members(self.text, self.start).get(key)
-        if member is None:
-            return []
-        return [_line_at(self.text, p) for p in _items(self.text, member[1])]
+        return self.items.get(key, [])
 
 
-def _standalone_object(line: str) -> bool:
-    try:
-        return isinstance(json.loads(line, parse_constant=_constant), dict)
-    except json.JSONDecodeError:
-        return False
-
-
-def _parse(text: str, name: str) -> tuple[list[_Doc], list[str]]:
+def _parse(source: Path | str | None, name: str, text: str | None = None) -> tuple[list[_Doc], list[str]]:
     """The JSON objects of a result file (one document, or one per line of JSON Lines) and the
     problems of the lines that are not objects; a file that is not JSON at all raises."""
-    text = text.lstrip("\ufeff")
-    if not text.strip():
-        raise DataFileError([f"{name}: the file is empty"])
-    start = _skip_ws(text, 0)
-    try:
-        data = _DECODER.decode(text)
-    except json.JSONDecodeError as whole_error:
-        lines = text.splitlines()
-        if sum(1 for line in lines if line.strip()) < 2 or not any(_standalone_object(line) for line in lines):
-            # Not JSON Lines either (no line is a JSON object on its own): one broken document.
+    found, problems, lines = json_documents(source or name, name, skip=PER_REQUEST_KEYS, text=text)
+    if not found and problems:
+        raise DataFileError(problems)
+    docs: list[_Doc] = []
+    for doc in found:
+        if isinstance(doc.value, dict):
+            docs.append(_Doc(doc.value, doc.line, doc.key_lines, doc.item_lines))
+        elif lines:
+            problems.append(f"{name}:{doc.line}: expected a JSON object (one run per line), got {_kind(doc.value)}")
+        else:
             raise DataFileError(
-                [f"{name}:{whole_error.lineno}: not valid JSON: {whole_error.msg} (column {whole_error.colno})"]
-            ) from whole_error
-        docs: list[_Doc] = []
-        problems: list[str] = []
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(line, parse_constant=_constant)
-            except json.JSONDecodeError as exc:
-                problems.append(f"{name}:{number}: not valid JSON: {exc.msg} (column {exc.colno})")
-                continue
-            if not isinstance(value, dict):
-                problems.append(f"{name}:{number}: expected a JSON object (one run per line), got {_kind(value)}")
-                continue
-            docs.append(_Doc(value, number))
-        return docs, problems
-    if not isinstance(data, dict):
-        raise DataFileError(
-            [f"{name}:{_line_at(text, start)}: expected a JSON object (a benchmark result), got {_kind(data)}"]
-        )
-    return [_Doc(data, _line_at(text, start), text=text, start=start)], []
+                [f"{name}:{doc.line}: expected a JSON object (a benchmark result), got {_kind(doc.value)}"]
+            )
+    problems.sort(key=lambda problem: int(problem[len(name) + 1 :].split(":", 1)[0]))
+    return docs, problems
 
 
 def _kind(value: Any) -> str:
@@ -344,7 +269,7 @@ def detect_format(text: str, *, name: str = "<input>") -> str:
     Decided from the content, not the file name; a DataFileError (naming ``name``) when the
     text is not JSON or not a result format this module reads.
     """
-    docs, problems = _parse(text, name)
+    docs, problems = _parse(None, name, text)
     fmt = _detect_docs(docs, name, problems)
     if problems:
         raise DataFileError(problems)
@@ -1137,17 +1062,8 @@ def import_file(
     user_gpu, user_precision = _check_user(gpu, gpu_count, precision, model, engine)
     file_path = Path(path)
     display = name or str(path)
-    if text is None:
-        try:
-            text = file_path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise DataFileError([f"{display}: cannot read file: {exc.strerror or exc}"]) from exc
-        except UnicodeDecodeError as exc:
-            raise DataFileError([f"{display}: not a UTF-8 text file"]) from exc
-        source_path: Path | None = file_path
-    else:
-        source_path = None if name else file_path
-    docs, problems = _parse(text, display)
+    source_path: Path | None = file_path if text is None or not name else None
+    docs, problems = _parse(file_path, display, text)
     fmt = _detect_docs(docs, display, problems)
     tool = TOOLS[fmt]
 

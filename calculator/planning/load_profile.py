@@ -15,13 +15,13 @@ give a daily shape. One hour of data (the Azure traces) cannot, and the profile 
 
 from __future__ import annotations
 
-import gzip
-import json
+import csv
 import math
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import IO, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -29,7 +29,9 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
 from calculator.catalog.catalogs import Catalogs
+from calculator.catalog.datafile import DataFileError
 from calculator.catalog.prices import DedicatedOffer
+from calculator.catalog.textfile import Malformed, json_lines, text_lines
 from calculator.errors import InputError, Problem
 from calculator.pricing.billing import (
     VmCounts,
@@ -74,61 +76,137 @@ _TOL = 1e-9
 # --- traces ----------------------------------------------------------------------------------------
 
 
-def read_timestamps(path: Path, unit: Literal["auto", "s", "ms"] = "auto") -> tuple[Arr, bool]:
+_CHUNK = 65_536
+MAX_SPAN_DAYS = 3660
+"""Longest span of a trace's timestamps (ten years): beyond it the times are in another unit or wrong,
+and hourly counts over it would only cost memory."""
+
+
+def _number(value: object) -> float | None:
+    """Seconds (or milliseconds) from a number or a numeric string; None when it is not one."""
+    if isinstance(value, bool):
+        return None
+    try:
+        number = float(value.strip()) if isinstance(value, str) else float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+class _Stamps:
+    """Arrival times in seconds, gathered as a trace streams in (8 bytes a request). Numbers or date-times,
+    decided by the first value; a value of the other kind, or one that is no time, is a malformed line."""
+
+    def __init__(self, unit: float, malformed: Malformed) -> None:
+        self.unit = unit
+        self.malformed = malformed
+        self.seconds = array("d")
+        self.clock: bool | None = None
+        self.pending: list[tuple[int, str]] = []
+
+    def add(self, line: int, value: object) -> None:
+        if value is None or (isinstance(value, str) and not value.strip()):
+            self.malformed.add(line, "no timestamp")
+            return
+        number = _number(value)
+        if self.clock is None:
+            self.clock = number is None
+        if not self.clock:
+            if number is None:
+                self.malformed.add(line, f"{str(value)[:40]!r} is not a number, like the first timestamp")
+            else:
+                self.seconds.append(number * self.unit)
+        elif number is not None or not isinstance(value, str):
+            self.malformed.add(line, f"{str(value)[:40]!r} is not a date-time, like the first timestamp")
+        else:
+            self.pending.append((line, value))
+            if len(self.pending) >= _CHUNK:
+                self.flush()
+
+    def flush(self) -> None:
+        """Parse the date-times gathered so far at once (pandas reads many formats, and fast in bulk)."""
+        if not self.pending:
+            return
+        lines, texts = zip(*self.pending, strict=True)
+        self.pending = []
+        times = pd.to_datetime(pd.Series(texts, dtype=object), format="mixed", errors="coerce", utc=True)
+        seconds = ((times - pd.Timestamp(0, tz="UTC")).dt.total_seconds()).to_numpy(dtype=np.float64)
+        for line, text, value in zip(lines, texts, seconds, strict=True):
+            if math.isnan(value):
+                self.malformed.add(line, f"{text[:40]!r} is not a date-time (or not one that exists)")
+            else:
+                self.seconds.append(float(value))
+
+
+def _read_trace(
+    path: Path | str | IO[bytes], unit: Literal["auto", "s", "ms"], name: str, max_chars: int | None
+) -> tuple[Arr, bool, Malformed]:
+    suffixes = "".join(Path(name).suffixes).lower().removesuffix(".gz")
+    malformed = Malformed(name)
+    if suffixes.endswith((".jsonl", ".json")):
+        stamps = _Stamps(0.001 if unit in ("auto", "ms") else 1.0, malformed)  # Mooncake writes milliseconds
+        for number, row in json_lines(path, name, malformed, max_chars):
+            if not isinstance(row, dict) or "timestamp" not in row:
+                malformed.add(number, "no 'timestamp' key")
+            else:
+                stamps.add(number, row["timestamp"])
+    else:
+        stamps = _Stamps(0.001 if unit == "ms" else 1.0, malformed)
+        column: int | None = None
+        for number, line in text_lines(path, name, max_chars):
+            if not line.strip():
+                continue
+            try:
+                row = next(csv.reader((line,)))
+            except csv.Error as exc:
+                malformed.add(number, f"not a CSV row ({exc})")
+                continue
+            if column is None:
+                names = [cell.strip().lower() for cell in row]
+                if "timestamp" not in names:
+                    raise InputError("load_profile", f"{name}: no TIMESTAMP column (columns: {', '.join(row)[:200]})")
+                column = names.index("timestamp")
+            elif column < len(row):
+                stamps.add(number, row[column])
+            else:
+                malformed.add(number, "no TIMESTAMP value")
+    stamps.flush()
+    seconds = np.sort(np.frombuffer(stamps.seconds, dtype=np.float64))
+    if len(seconds) < 2:
+        if malformed.count:
+            more = f" (and {malformed.count - 1:,} more)" if malformed.count > 1 else ""
+            raise InputError("load_profile", f"fewer than 2 timestamps; {malformed.lines[0]}{more}")
+        raise InputError("load_profile", f"{name}: fewer than 2 timestamps")
+    return seconds, bool(stamps.clock), malformed
+
+
+def read_timestamps(
+    path: Path | str | IO[bytes],
+    unit: Literal["auto", "s", "ms"] = "auto",
+    *,
+    name: str | None = None,
+    max_chars: int | None = None,
+) -> tuple[Arr, bool]:
     """Request arrival times in seconds (sorted) and whether they are clock times (not offsets).
 
     CSV: a column named ``timestamp`` (any case): date-times, or numbers in ``unit`` (auto: seconds).
     JSON Lines: a ``timestamp`` key per line: date-time strings, or numbers (auto: milliseconds, as
-    Mooncake traces write them).
+    Mooncake traces write them). The file is read as every log is (:mod:`calculator.catalog.textfile`),
+    as a stream; a line without a usable time is skipped and counted (:func:`trace_shape` notes how many).
+    ``name`` (an upload's) decides the kind by its suffix; ``max_chars`` caps what is read.
     """
-    if not path.is_file():
-        raise InputError("load_profile", f"{path}: no such file")
-    suffixes = "".join(path.suffixes).lower()
-    raw: pd.Series
-    if suffixes.endswith((".jsonl", ".jsonl.gz", ".json")):
-        values: list[object] = []
-        with gzip.open(path, "rt", encoding="utf-8") if suffixes.endswith(".gz") else path.open(encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InputError("load_profile", f"{path}:{n}: not JSON ({exc.msg})") from None
-                if not isinstance(row, dict) or "timestamp" not in row:
-                    raise InputError("load_profile", f"{path}:{n}: no 'timestamp' key")
-                values.append(row["timestamp"])
-        raw = pd.Series(values)
-        numeric_unit = "ms" if unit == "auto" else unit
-    else:
-        try:
-            frame = pd.read_csv(path)
-        except (ValueError, OSError) as exc:
-            raise InputError("load_profile", f"{path}: not a readable CSV ({exc})") from None
-        cols = {str(c).strip().lower(): c for c in frame.columns}
-        if "timestamp" not in cols:
-            raise InputError(
-                "load_profile", f"{path}: no TIMESTAMP column (columns: {', '.join(map(str, frame.columns))})"
-            )
-        raw = frame[cols["timestamp"]]
-        numeric_unit = "s" if unit == "auto" else unit
-    raw = raw.dropna()
-    if len(raw) < 2:
-        raise InputError("load_profile", f"{path}: fewer than 2 timestamps")
-    numeric = pd.to_numeric(raw, errors="coerce")
-    if numeric.notna().all():
-        seconds = numeric.to_numpy(dtype=np.float64) * (0.001 if numeric_unit == "ms" else 1.0)
-        clock = False
-    else:
-        try:
-            times = pd.to_datetime(raw, format="mixed")
-        except (ValueError, TypeError) as exc:
-            raise InputError("load_profile", f"{path}: timestamps are neither numbers nor date-times ({exc})") from None
-        if times.dt.tz is not None:
-            times = times.dt.tz_convert("UTC").dt.tz_localize(None)
-        seconds = np.asarray((times - pd.Timestamp(0)).dt.total_seconds(), dtype=np.float64)
-        clock = True
-    return np.asarray(np.sort(seconds), dtype=np.float64), clock
+    seconds, clock, _ = _trace(path, unit, name or str(path), max_chars)
+    return seconds, clock
+
+
+def _trace(
+    path: Path | str | IO[bytes], unit: Literal["auto", "s", "ms"], name: str, max_chars: int | None
+) -> tuple[Arr, bool, Malformed]:
+    """:func:`_read_trace`, its file errors said as the load profile's (the input they came in by)."""
+    try:
+        return _read_trace(path, unit, name, max_chars)
+    except DataFileError as exc:
+        raise InputError("load_profile", exc.lines[0]) from None
 
 
 @dataclass(frozen=True)
@@ -164,16 +242,41 @@ def _buckets(seconds: Arr, start: float, end: float, width: float) -> Arr:
     return np.bincount(idx, minlength=n).astype(np.float64)
 
 
-def trace_shape(path: Path, bucket_seconds: int = 60, unit: Literal["auto", "s", "ms"] = "auto") -> TraceShape:
+def _per_hour(seconds: Arr, first_hour: int, hours: int, width: int) -> Arr:
+    """Requests per ``width``-second bucket of each clock hour from ``first_hour`` on: (hours, buckets);
+    a last bucket cut short by the hour is left out, as a short bucket would read as a dip. One pass."""
+    per_hour = int(3600 // width)
+    hour = np.floor(seconds / 3600).astype(np.int64) - first_hour
+    within = np.floor((seconds - (hour + first_hour) * 3600.0) / width).astype(np.int64)
+    keep = (hour >= 0) & (hour < hours) & (within < per_hour)
+    counts = np.bincount(hour[keep] * per_hour + within[keep], minlength=hours * per_hour)
+    return counts.astype(np.float64).reshape(hours, per_hour)
+
+
+def trace_shape(
+    path: Path | str | IO[bytes],
+    bucket_seconds: int = 60,
+    unit: Literal["auto", "s", "ms"] = "auto",
+    *,
+    name: str | None = None,
+    max_chars: int | None = None,
+) -> TraceShape:
     """Within-hour shape (peak-to-average over ``bucket_seconds`` buckets) and, from a day or more, a daily one."""
     if bucket_seconds < 1:
         raise InputError("load_profile.bucket_seconds", "give 1 second or more")
-    seconds, clock = read_timestamps(path, unit)
+    label = name or str(path)
+    seconds, clock, malformed = _trace(path, unit, label, max_chars)
     start, end = float(seconds[0]), float(seconds[-1])
     span = end - start
     if span < 2 * bucket_seconds:
         raise InputError(
-            "load_profile", f"{path}: the timestamps span {span:.0f} s; need at least two {bucket_seconds} s buckets"
+            "load_profile", f"{label}: the timestamps span {span:.0f} s; need at least two {bucket_seconds} s buckets"
+        )
+    if span > MAX_SPAN_DAYS * SECONDS_PER_DAY:
+        raise InputError(
+            "load_profile",
+            f"{label}: the timestamps span {span / SECONDS_PER_DAY / 365.25:,.0f} years; a request log covers hours "
+            "to months (are they in another unit? numbers count seconds in CSV and milliseconds in JSON Lines)",
         )
     notes: list[str] = []
     hours = span / 3600
@@ -200,20 +303,18 @@ def trace_shape(path: Path, bucket_seconds: int = 60, unit: Literal["auto", "s",
             notes.append("some hours of the day are not covered by a whole hour of the log: their weight is 0")
         # within-hour shape from the busy clock hours (those with at least half the busiest hour's requests)
         busy = np.nonzero(per_clock_hour >= 0.5 * per_clock_hour.max())[0]
-        pooled: list[Arr] = []
-        for h in busy:
-            h0 = float((first_hour + h) * 3600)
-            counts = _buckets(seconds, h0, h0 + 3600, bucket_seconds)
-            if counts.sum() > 0:
-                pooled.append(counts / counts.mean())
-        multipliers = np.concatenate(pooled)
+        buckets = _per_hour(seconds, first_hour, last_hour - first_hour, bucket_seconds)[busy]
+        buckets = buckets[buckets.sum(axis=1) > 0]
+        multipliers = (buckets / buckets.mean(axis=1, keepdims=True)).ravel()
         notes.append(
             f"daily shape from {hours / 24:.1f} day(s) of log; within-hour burst from the {len(busy)} busiest "
             "clock hour(s)" + ("" if clock else "; hours are counted from the log's start, not clock time")
         )
+    if malformed.count:
+        notes.append(f"{malformed.count:,} line(s) of the log skipped, the first: {malformed.lines[0]}")
     burst = float(multipliers.max())
     return TraceShape(
-        path=str(path),
+        path=label,
         requests=len(seconds),
         span_hours=hours,
         bucket_seconds=bucket_seconds,
@@ -227,16 +328,19 @@ def trace_shape(path: Path, bucket_seconds: int = 60, unit: Literal["auto", "s",
 
 
 def profile_from_trace(
-    path: Path,
+    path: Path | str | IO[bytes],
     daily: LoadProfile | None = None,
     bucket_seconds: int = 60,
     unit: Literal["auto", "s", "ms"] = "auto",
+    *,
+    name: str | None = None,
+    max_chars: int | None = None,
 ) -> LoadProfile:
     """A profile from a request log: its measured within-hour shape, and its daily shape when it covers a day.
 
     A shorter log keeps the daily shape of ``daily`` (flat by default) and says so in the notes.
     """
-    shape = trace_shape(path, bucket_seconds, unit)
+    shape = trace_shape(path, bucket_seconds, unit, name=name, max_chars=max_chars)
     base = daily or preset_profile("flat")
     weights = shape.hourly_weights if shape.hourly_weights is not None else base.weights
     days = 7.0 if shape.hourly_weights is not None else base.days_per_week
@@ -255,7 +359,7 @@ def profile_from_trace(
             notes=shape.notes,
         )
     except ValueError as exc:
-        raise InputError("load_profile", f"{path}: {exc}") from None
+        raise InputError("load_profile", f"{shape.path}: {exc}") from None
 
 
 def load_profile(spec: str, burst: float | None = None, daily: str = "flat") -> LoadProfile:

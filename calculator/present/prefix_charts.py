@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import gzip
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from decimal import Decimal
@@ -20,6 +20,7 @@ import altair as alt
 import pandas as pd
 
 from calculator.catalog.datafile import DataFileError
+from calculator.catalog.textfile import APP_MAX_CHARS, raw_lines
 from calculator.present.money import format_money
 from calculator.pricing.compare import OPTION_LABELS, Comparison
 from calculator.traffic.prefix import CacheConfig, CacheResult, LogReader, PrefixReport, analyse_log, simulate
@@ -65,9 +66,9 @@ def stream_lines(
     """
     start = handle.read(2)
     handle.seek(0)
-    lines: Iterable[bytes] = gzip.GzipFile(fileobj=handle, mode="rb") if start == GZIP_MAGIC else handle
+    source: IO[bytes] = cast(IO[bytes], gzip.GzipFile(fileobj=handle, mode="rb")) if start == GZIP_MAGIC else handle
     try:
-        for n, line in enumerate(lines, start=1):
+        for n, line in raw_lines(source, name, APP_MAX_CHARS):  # a gzip bomb or an endless line stops there
             if progress is not None and n % every == 0 and size > 0:
                 progress(min(handle.tell() / size, 1.0))
             yield line
@@ -175,8 +176,8 @@ def policy_frame(analysis: Analysis) -> pd.DataFrame:
     chosen = analysis.report.scenario.config.routing
     rows = []
     for routing, result in analysis.policies.items():
-        loads = [r.requests for r in result.replicas]
-        mean = sum(loads) / len(loads) if loads else 0
+        loads = [r.requests for r in result.replicas]  # idle replicas are not listed: they count in the mean
+        mean = result.requests / result.config.replicas
         rate = _rate(result.token_hit_share, share)
         rows.append(
             {

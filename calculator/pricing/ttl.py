@@ -33,18 +33,20 @@ reads per write.
 
 from __future__ import annotations
 
-import gzip
-import json
 import math
+from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
-from typing import IO, Any, Literal, cast
+from typing import IO, Any, Literal, cast, overload
 
-from calculator.catalog.datafile import DataFileError
+import numpy as np
+import numpy.typing as npt
+
 from calculator.catalog.limits import CONTEXT, SESSIONS_PER_MONTH, TURNS_PER_MONTH, TURNS_PER_SESSION
 from calculator.catalog.prices import PriceSheet, ServerlessOffer, ServerlessPriceVersion, ttl_minutes
+from calculator.catalog.textfile import Malformed, json_lines
 from calculator.errors import InputError
 from calculator.pricing.billing import DAYS_PER_MONTH  # one month length everywhere: 365/12 days, as GPUs are billed
 from calculator.pricing.turn import PriceRef, price_ref
@@ -55,6 +57,7 @@ __all__ = [
     "EmpiricalGaps",
     "ExponentialGaps",
     "GapDistribution",
+    "Gaps",
     "LogGaps",
     "LognormalGaps",
     "TtlAdvice",
@@ -96,28 +99,80 @@ class GapDistribution:
         raise NotImplementedError
 
 
+class Gaps(Sequence[float]):
+    """Gaps in seconds, sorted, in one float64 array: 8 bytes a gap, so a log of millions of turns
+    stays small, and the share of gaps up to a lifetime is a binary search. Immutable and hashable."""
+
+    __slots__ = ("_values",)
+
+    def __init__(self, values: Iterable[float] | npt.NDArray[np.float64]) -> None:
+        array = np.sort(np.asarray(values if isinstance(values, np.ndarray) else list(values), dtype=np.float64))
+        array.flags.writeable = False
+        self._values = array
+
+    @property
+    def values(self) -> npt.NDArray[np.float64]:
+        return self._values
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    @overload
+    def __getitem__(self, index: int) -> float: ...
+    @overload
+    def __getitem__(self, index: slice) -> Gaps: ...
+    def __getitem__(self, index: int | slice) -> float | Gaps:
+        if isinstance(index, slice):
+            return Gaps(self._values[index])
+        return float(self._values[index])
+
+    def __iter__(self) -> Iterator[float]:
+        return iter(self._values.tolist())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Gaps):
+            return bool(np.array_equal(self._values, other._values))
+        if isinstance(other, Sequence) and not isinstance(other, str):
+            return bool(np.array_equal(self._values, np.sort(np.asarray(list(other), dtype=np.float64))))
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._values.tobytes())
+
+    def __repr__(self) -> str:
+        return f"Gaps({len(self):,} gaps)"
+
+    def share_at_most(self, seconds: float) -> float:
+        return float(np.searchsorted(self._values, seconds, side="right")) / len(self._values)
+
+
 @dataclass(frozen=True)
 class EmpiricalGaps(GapDistribution):
-    """Measured or listed gaps; each counts equally."""
+    """Measured or listed gaps; each counts equally (held sorted, as :class:`Gaps`)."""
 
-    gaps: tuple[float, ...]
+    gaps: Sequence[float]
     kind: str = "list"
 
     def __post_init__(self) -> None:
-        if not self.gaps:
+        gaps = self.gaps if isinstance(self.gaps, Gaps) else Gaps(self.gaps)
+        object.__setattr__(self, "gaps", gaps)
+        if not len(gaps):
             raise InputError("ttl.gaps_seconds", "give at least one gap (a session of one turn has none)")
-        for g in self.gaps:
-            if not math.isfinite(g) or g < 0:
-                raise InputError("ttl.gaps_seconds", f"a gap must be 0 seconds or more, got {g}")
+        bad = gaps.values[~(np.isfinite(gaps.values) & (gaps.values >= 0))]
+        if len(bad):
+            raise InputError("ttl.gaps_seconds", f"a gap must be 0 seconds or more, got {float(bad[0])}")
+
+    @property
+    def _sorted(self) -> Gaps:
+        assert isinstance(self.gaps, Gaps)
+        return self.gaps
 
     def cdf(self, seconds: float) -> float:
-        return sum(1 for g in self.gaps if g <= seconds) / len(self.gaps)
+        return self._sorted.share_at_most(seconds)
 
     @property
     def median(self) -> float:
-        ordered = sorted(self.gaps)
-        mid = len(ordered) // 2
-        return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+        return float(np.median(self._sorted.values))
 
     def describe(self) -> str:
         return f"{len(self.gaps):,} gaps, median {_duration(self.median)}"
@@ -198,11 +253,16 @@ class LogGaps:
     format: Literal["jsonl", "mooncake"]
     sessions: int
     turns: int
-    gaps: tuple[float, ...]
+    gaps: Sequence[float]
+    """Time between consecutive requests of a session, sorted (:class:`Gaps`)."""
     span_seconds: float
     """From the first to the last request of the log."""
     malformed: int = 0
     problems: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.gaps, Gaps):
+            object.__setattr__(self, "gaps", Gaps(self.gaps))
 
     @property
     def turns_per_session(self) -> float:
@@ -266,74 +326,110 @@ def _line_event(obj: Any, fmt: str) -> tuple[str, float]:
     return str(session), _seconds(obj[key], key)
 
 
-def _open_text(path: Path) -> IO[str]:
-    if path.suffix == ".gz":
-        return cast(IO[str], gzip.open(path, "rt", encoding="utf-8"))
-    return path.open("r", encoding="utf-8")
+def _session_gaps(sessions: npt.NDArray[np.int32], times: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """The gaps between consecutive requests of each session, from requests in any order."""
+    order = np.lexsort((times, sessions))
+    in_time = times[order]
+    same = sessions[order]
+    del order
+    following = same[1:] == same[:-1]
+    del same
+    gaps: npt.NDArray[np.float64] = np.diff(in_time)[following]
+    return gaps
+
+
+class _Sessions:
+    """Requests as they stream in: a number per session, each request's (session, time) in 12 bytes, and,
+    while every session's requests come in time order (a log written as it happens), the gaps at once."""
+
+    def __init__(self) -> None:
+        self.keys: dict[str, int] = {}
+        self.last = array("d")
+        self.numbers = array("i")
+        self.times = array("d")
+        self.gaps = array("d")
+        self.in_order = True
+        self.first, self.latest = math.inf, -math.inf
+
+    def add(self, key: str, seconds: float) -> None:
+        number = self.keys.get(key)
+        if number is None:
+            number = self.keys[key] = len(self.keys)
+            self.last.append(seconds)
+        else:
+            before = self.last[number]
+            if seconds < before:
+                self.in_order = False
+            elif self.in_order:
+                self.gaps.append(seconds - before)
+            self.last[number] = max(before, seconds)
+        self.numbers.append(number)
+        self.times.append(seconds)
+        self.first, self.latest = min(self.first, seconds), max(self.latest, seconds)
+
+    def result(self) -> tuple[int, int, npt.NDArray[np.float64], float]:
+        """(sessions, turns, gaps, span)."""
+        turns = len(self.times)
+        if self.in_order:
+            gaps = np.frombuffer(self.gaps, dtype=np.float64)
+        else:
+            gaps = _session_gaps(
+                np.frombuffer(self.numbers, dtype=np.int32), np.frombuffer(self.times, dtype=np.float64)
+            )
+        span = self.latest - self.first if turns else 0.0
+        return len(self.keys), turns, gaps, span
 
 
 def sessions_from_timestamps(events: Iterable[tuple[str, float]]) -> tuple[int, int, list[float], float]:
     """(sessions, turns, gaps, span) from (session key, seconds) pairs in any order."""
-    by_session: dict[str, list[float]] = {}
-    for key, ts in events:
-        by_session.setdefault(key, []).append(ts)
-    gaps: list[float] = []
-    first, last = math.inf, -math.inf
-    turns = 0
-    for times in by_session.values():
-        times.sort()
-        turns += len(times)
-        first, last = min(first, times[0]), max(last, times[-1])
-        gaps.extend(b - a for a, b in zip(times, times[1:], strict=False))
-    span = last - first if by_session else 0.0
-    return len(by_session), turns, gaps, span
+    found = _Sessions()
+    for key, seconds in events:
+        found.add(key, seconds)
+    sessions, turns, gaps, span = found.result()
+    return sessions, turns, gaps.tolist(), span
 
 
-MAX_PROBLEMS = 5
+def read_session_log(
+    path: Path | str | IO[bytes],
+    fmt: Literal["auto", "jsonl", "mooncake"] = "auto",
+    *,
+    name: str | None = None,
+    max_chars: int | None = None,
+) -> LogGaps:
+    """Measure the sessions of a JSON Lines log or a Mooncake trace (gzip allowed), as a stream.
 
-
-def read_session_log(path: Path, fmt: Literal["auto", "jsonl", "mooncake"] = "auto") -> LogGaps:
-    """Measure the sessions of a JSON Lines log or a Mooncake trace (``.gz`` allowed).
-
-    Lines that cannot be read are skipped and counted; a log with no usable line is a DataFileError.
+    The log is read as every log is (:mod:`calculator.catalog.textfile`); a line that cannot be used is
+    skipped and counted, and a log with no usable line is a DataFileError. A request keeps 12 bytes and
+    a gap 8 (:class:`_Sessions`); nothing else grows with the log. ``name`` names an upload in problems;
+    ``max_chars`` caps what is read.
     """
-    events: list[tuple[str, float]] = []
-    problems: list[str] = []
-    malformed = 0
+    label = name or str(path)
+    malformed = Malformed(label)
+    found = _Sessions()
     resolved: str = fmt
-    try:
-        with _open_text(path) as handle:
-            lines: Iterator[str] = iter(handle)
-            for number, line in enumerate(lines, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                    if resolved == "auto":
-                        if not isinstance(obj, dict):
-                            raise ValueError("not a JSON object")
-                        resolved = "mooncake" if "hash_ids" in obj else "jsonl"
-                    events.append(_line_event(obj, resolved))
-                except ValueError as exc:  # json.JSONDecodeError is a ValueError
-                    malformed += 1
-                    if len(problems) < MAX_PROBLEMS:
-                        problems.append(f"{path}:{number}: {exc}")
-    except OSError as exc:
-        raise DataFileError([f"{path}: cannot read file: {exc.strerror or exc}"]) from exc
-    except (UnicodeDecodeError, EOFError, gzip.BadGzipFile) as exc:
-        raise DataFileError([f"{path}: not a UTF-8 JSON Lines file ({exc})"]) from exc
-    if not events:
-        raise DataFileError(problems or [f"{path}: no requests in the log"])
-    sessions, turns, gaps, span = sessions_from_timestamps(events)
+    for number, obj in json_lines(path, label, malformed, max_chars):
+        try:
+            if resolved == "auto":
+                if not isinstance(obj, dict):
+                    raise ValueError("not a JSON object")
+                resolved = "mooncake" if "hash_ids" in obj else "jsonl"
+            key, seconds = _line_event(obj, resolved)
+        except ValueError as exc:
+            malformed.add(number, str(exc))
+            continue
+        found.add(key, seconds)
+    if not found.times:
+        raise malformed.error("no requests in the log")
+    sessions, turns, gaps, span = found.result()
     return LogGaps(
-        path=str(path),
+        path=label,
         format=cast(Literal["jsonl", "mooncake"], resolved),
         sessions=sessions,
         turns=turns,
-        gaps=tuple(gaps),
+        gaps=Gaps(gaps),
         span_seconds=span,
-        malformed=malformed,
-        problems=tuple(problems),
+        malformed=malformed.count,
+        problems=tuple(malformed.lines),
     )
 
 

@@ -28,20 +28,20 @@ in one pass, so a large log is read and tokenized once and never held in memory.
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
-import gzip
-import json
 import math
 import random
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Literal, cast
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from calculator.catalog.datafile import DataFileError
+from calculator.catalog.textfile import MAX_REPORTED, Malformed, Source, json_lines
 from calculator.errors import InputError
 from calculator.traffic.tokens import ApproxTokenizer, Tokenizer, chat_tokens
 
@@ -74,8 +74,8 @@ DEFAULT_BLOCK_SIZE = 16
 MOONCAKE_BLOCK_SIZE = 512
 """Tokens per hash id in the published Mooncake traces."""
 FORMATS = ("openai", "prompt", "mooncake")
-MAX_REPORTED_LINES = 20
-"""Malformed lines listed one by one; beyond this they are only counted."""
+MAX_REPORTED_LINES = MAX_REPORTED
+"""Malformed lines listed one by one; beyond this they are only counted (as every log reader does)."""
 Routing = Literal["round_robin", "random", "prefix_aware"]
 _ROOT = 0x5EED
 
@@ -137,9 +137,13 @@ def parse_timestamp(value: Any, what: str) -> float | None:
     if isinstance(value, bool):
         raise ValueError(f"'{what}' must be a number of seconds or an ISO 8601 time")
     if isinstance(value, int | float):
-        if not math.isfinite(value):
+        try:
+            seconds = float(value)
+        except OverflowError:  # an integer beyond any float
+            seconds = math.inf
+        if not math.isfinite(seconds):
             raise ValueError(f"'{what}' is not a finite number")
-        return float(value)
+        return seconds
     if isinstance(value, str):
         try:
             parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
@@ -168,10 +172,6 @@ def _body(obj: dict[str, Any]) -> dict[str, Any]:
     return inner if isinstance(inner, dict) else obj
 
 
-def _open_binary(path: Path) -> IO[bytes]:
-    return cast(IO[bytes], gzip.open(path, "rb")) if path.suffix == ".gz" else path.open("rb")
-
-
 def _detect(obj: dict[str, Any]) -> str | None:
     body = _body(obj)
     if "messages" in body:
@@ -186,10 +186,12 @@ def _detect(obj: dict[str, Any]) -> str | None:
 class LogReader:
     """Requests of a JSON Lines log, read lazily, line by line.
 
-    ``source`` is a path (``.gz`` is decompressed) or an iterable of lines (an upload). Malformed
+    ``source`` is a path, a binary handle or an iterable of lines (an upload), read as every log is
+    (:mod:`calculator.catalog.textfile`: gzip by its magic bytes, limits on lines and JSON). Malformed
     lines are skipped, counted in ``malformed`` and described in ``problems`` (``name:line: what``,
     the first :data:`MAX_REPORTED_LINES`); once the stream is exhausted, a log with no valid request
     raises :class:`DataFileError`. ``format`` is resolved from the first usable line when "auto".
+    ``max_chars`` caps the text read (the app's uploads), counted unpacked.
 
     Timestamps: Mooncake's ``timestamp`` is milliseconds; in the other formats ``timestamp`` (or
     ``created``) is Unix seconds or an ISO 8601 string. OpenAI lines may be bare request bodies or
@@ -200,11 +202,12 @@ class LogReader:
 
     def __init__(
         self,
-        source: Path | str | Iterable[str | bytes],
+        source: Source,
         format: str = "auto",
         tokenizer: Tokenizer | None = None,
         block_size: int | None = None,
         name: str | None = None,
+        max_chars: int | None = None,
     ) -> None:
         if format not in ("auto", *FORMATS):
             raise InputError("log.format", f"unknown format {format!r}; choose auto, {', '.join(FORMATS)}")
@@ -215,9 +218,17 @@ class LogReader:
         self.format = format
         self.tokenizer: Tokenizer = tokenizer or ApproxTokenizer()
         self._block_size = block_size
+        self.max_chars = max_chars
         self.valid = 0
-        self.malformed = 0
-        self.problems: list[str] = []
+        self._malformed = Malformed(self.name)
+
+    @property
+    def malformed(self) -> int:
+        return self._malformed.count
+
+    @property
+    def problems(self) -> list[str]:
+        return self._malformed.lines
 
     @property
     def block_size(self) -> int:
@@ -233,60 +244,27 @@ class LogReader:
     def report(self) -> MalformedReport:
         return MalformedReport(count=self.malformed, lines=tuple(self.problems))
 
-    def _problem(self, number: int, message: str) -> None:
-        self.malformed += 1
-        if len(self.problems) < MAX_REPORTED_LINES:
-            self.problems.append(f"{self.name}:{number}: {message}")
-
-    def _lines(self) -> Iterator[str | bytes]:
-        if not isinstance(self.source, Path | str):
-            yield from self.source
-            return
-        try:
-            with _open_binary(Path(self.source)) as handle:
-                yield from handle
-        except (OSError, EOFError) as exc:  # missing, unreadable, or a truncated or corrupt .gz
-            detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-            raise DataFileError([f"{self.name}: cannot read file: {detail}"]) from exc
-
     def __iter__(self) -> Iterator[Request]:
-        for number, raw in enumerate(self._lines(), start=1):
-            if isinstance(raw, bytes):
-                try:
-                    text = raw.decode("utf-8")
-                except UnicodeDecodeError:
-                    self._problem(number, "not UTF-8 text")
-                    continue
-            else:
-                text = raw
-            if not text.strip():
-                continue
-            try:
-                obj = json.loads(text)
-            except json.JSONDecodeError as exc:
-                self._problem(number, f"not valid JSON: {exc.msg} (column {exc.colno})")
-                continue
+        problem = self._malformed.add
+        for number, obj in json_lines(self.source, self.name, self._malformed, self.max_chars):
             if not isinstance(obj, dict):
-                self._problem(number, f"expected a JSON object (one request per line), got {type(obj).__name__}")
+                problem(number, f"expected a JSON object (one request per line), got {type(obj).__name__}")
                 continue
             if self.format == "auto":
                 found = _detect(obj)
                 if found is None:
-                    self._problem(number, "not a request: no 'messages', 'prompt' or 'hash_ids'")
+                    problem(number, "not a request: no 'messages', 'prompt' or 'hash_ids'")
                     continue
                 self.format = found
             try:
                 request = self._parse(obj, number)
             except ValueError as exc:
-                self._problem(number, str(exc))
+                problem(number, str(exc))
                 continue
             self.valid += 1
             yield request
         if self.valid == 0:
-            lines = self.problems or [f"{self.name}: no requests in the file (it is empty)"]
-            if self.malformed > len(self.problems):
-                lines = [*lines, f"{self.name}: ... {self.malformed - len(self.problems)} more malformed lines"]
-            raise DataFileError(lines)
+            raise self._malformed.error("no requests in the file (it is empty)")
 
     def _parse(self, obj: dict[str, Any], number: int) -> Request:
         if self.format == "mooncake":
@@ -408,7 +386,10 @@ class CacheResult(BaseModel):
     hit_rate: float | None = None
     """h = token_hit_share / prefix_share (None when nothing repeats: h does not matter then)."""
     replicas: tuple[ReplicaResult, ...]
+    """Every replica that served at least one request, by index (an idle one holds nothing to show)."""
     matched_histogram: tuple[HistogramBin, ...]
+    idle_replicas: int = 0
+    """Replicas that served no request (more replicas than requests, or routing that left them out)."""
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -475,14 +456,29 @@ class PrefixReport(BaseModel):
 
 
 class _Cache:
-    """One replica's cache: block hash -> last use, in LRU order (oldest first)."""
+    """One replica's cache: block hash -> last use, in LRU order (oldest first).
 
-    __slots__ = ("capacity", "entries", "ttl")
+    With prefix-aware routing, ``holders`` (shared by the replicas of one run) maps each cached block to
+    the replicas holding it, so a request finds its longest match without asking every replica.
+    """
 
-    def __init__(self, capacity_blocks: int | None, ttl: float | None) -> None:
+    __slots__ = ("capacity", "entries", "holders", "replica", "ttl")
+
+    def __init__(
+        self, capacity_blocks: int | None, ttl: float | None, replica: int = 0, holders: _Holders | None = None
+    ) -> None:
         self.capacity = capacity_blocks
         self.ttl = ttl
         self.entries: OrderedDict[int, float] = OrderedDict()
+        self.replica = replica
+        self.holders = holders
+
+    def _drop(self, h: int) -> None:
+        if self.holders is not None:
+            held = self.holders[h]
+            held.discard(self.replica)
+            if not held:
+                del self.holders[h]
 
     def expire(self, now: float) -> None:
         if self.ttl is None:
@@ -494,6 +490,7 @@ class _Cache:
             if entries[oldest] >= limit:
                 break
             del entries[oldest]
+            self._drop(oldest)
 
     def match(self, blocks: tuple[int, ...]) -> int:
         entries = self.entries
@@ -506,45 +503,125 @@ class _Cache:
 
     def insert(self, blocks: tuple[int, ...], now: float) -> None:
         entries = self.entries
+        holders = self.holders
         for h in reversed(blocks):  # tail first: the start ends up most recent, evicted last
             if h in entries:
                 entries.move_to_end(h)
+            elif holders is not None:
+                holders.setdefault(h, set()).add(self.replica)
             entries[h] = now
         if self.capacity is not None:
             while len(entries) > self.capacity:
-                entries.popitem(last=False)
+                oldest, _ = entries.popitem(last=False)
+                self._drop(oldest)
+
+
+_Holders = dict[int, set[int]]
+
+
+class _Loads:
+    """Requests served per replica, grouped by count, for the least-loaded replica among a set."""
+
+    def __init__(self) -> None:
+        self.of: dict[int, int] = {}
+        self.groups: dict[int, set[int]] = {}
+        self.counts: list[int] = []
+        """The request counts some replica has, ascending."""
+
+    def add(self, replica: int) -> None:
+        before = self.of.get(replica, 0)
+        if before:
+            group = self.groups[before]
+            group.discard(replica)
+            if not group:
+                del self.groups[before]
+                del self.counts[bisect.bisect_left(self.counts, before)]
+        after = before + 1
+        self.of[replica] = after
+        if after not in self.groups:
+            self.groups[after] = set()
+            bisect.insort(self.counts, after)
+        self.groups[after].add(replica)
+
+    def least(self, among: set[int], limit: float) -> int | None:
+        """The least-loaded replica of ``among`` (lowest index on a tie), if it has served at most ``limit``."""
+        of = self.of
+        if len(among) <= 32:
+            best = min(among, key=lambda i: (of[i], i))
+            return best if of[best] <= limit else None
+        for count in self.counts:
+            if count > limit:
+                break
+            found = among & self.groups[count]
+            if found:
+                return min(found)
+        return None
 
 
 class _Run:
+    """One cache configuration over the request stream. A replica's cache and counts exist once it
+    serves a request: memory follows the replicas used, never the replica count asked for."""
+
     def __init__(self, config: CacheConfig, block_size: int) -> None:
         self.config = config
         self.block_size = block_size
-        cap = None if config.capacity_tokens is None else config.capacity_tokens // block_size
-        self.caches = [_Cache(cap, config.ttl_seconds) for _ in range(config.replicas)]
-        self.requests = [0] * config.replicas
-        self.inputs = [0] * config.replicas
-        self.hits = [0] * config.replicas
+        self.capacity = None if config.capacity_tokens is None else config.capacity_tokens // block_size
+        self.caches: dict[int, _Cache] = {}
+        self.loads = _Loads()
+        self.inputs: dict[int, int] = {}
+        self.hits: dict[int, int] = {}
+        self.holders: _Holders | None = {} if config.routing == "prefix_aware" and config.replicas > 1 else None
         self.bins: dict[int, list[int]] = {}
         self.rng = random.Random(config.seed)
         self.now = 0.0
         self.count = 0
 
+    def _cache(self, replica: int) -> _Cache:
+        cache = self.caches.get(replica)
+        if cache is None:
+            cache = self.caches[replica] = _Cache(self.capacity, self.config.ttl_seconds, replica, self.holders)
+        return cache
+
+    def _prefix_aware(self, blocks: tuple[int, ...]) -> tuple[int, int]:
+        """The replica with the longest cached match among those not too far ahead in load (ties: the least
+        loaded, then the lowest index), and that match in blocks. Replicas not used yet have served 0."""
+        c = self.config
+        holders = self.holders
+        assert holders is not None
+        used = len(self.caches)  # prefix-aware routing uses replicas in index order
+        least = 0 if used < c.replicas else self.loads.counts[0]
+        limit = least + c.balance * self.count / c.replicas + 1
+        chain: list[set[int]] = []
+        held = holders.get(blocks[0]) if blocks else None
+        while held:
+            chain.append(held)
+            if len(chain) == len(blocks):
+                break
+            deeper = holders.get(blocks[len(chain)])
+            if not deeper:
+                break
+            held = held & deeper
+        for depth in range(len(chain), 0, -1):
+            best = self.loads.least(chain[depth - 1], limit)
+            if best is not None:
+                return best, depth
+        if used < c.replicas:
+            return used, 0
+        return min(self.loads.groups[least]), 0
+
     def _route(self, blocks: tuple[int, ...]) -> tuple[int, int]:
         """(replica, matched blocks there)."""
         c = self.config
         if c.replicas == 1:
-            return 0, self.caches[0].match(blocks)
-        if c.routing == "round_robin":
+            r = 0
+        elif c.routing == "round_robin":
             r = self.count % c.replicas
         elif c.routing == "random":
             r = self.rng.randrange(c.replicas)
         else:
-            matches = [cache.match(blocks) for cache in self.caches]
-            limit = min(self.requests) + c.balance * sum(self.requests) / c.replicas + 1
-            allowed = [i for i in range(c.replicas) if self.requests[i] <= limit]
-            r = max(allowed, key=lambda i: (matches[i], -self.requests[i], -i))
-            return r, matches[r]
-        return r, self.caches[r].match(blocks)
+            return self._prefix_aware(blocks)
+        cache = self.caches.get(r)
+        return r, 0 if cache is None else cache.match(blocks)
 
     def feed(self, request: Request) -> int:
         if self.config.ttl_seconds is not None:
@@ -552,15 +629,15 @@ class _Run:
                 where = f"line {request.line}" if request.line is not None else "a request"
                 raise InputError("cache.ttl_seconds", f"a time-to-live needs request timestamps; {where} has none")
             self.now = max(self.now, request.timestamp)
-            for cache in self.caches:
+            for cache in self.caches.values():
                 cache.expire(self.now)
         r, blocks = self._route(request.blocks)
         matched = min(blocks * self.block_size, request.input_tokens)
-        self.caches[r].insert(request.blocks, self.now)
+        self._cache(r).insert(request.blocks, self.now)
         self.count += 1
-        self.requests[r] += 1
-        self.inputs[r] += request.input_tokens
-        self.hits[r] += matched
+        self.loads.add(r)
+        self.inputs[r] = self.inputs.get(r, 0) + request.input_tokens
+        self.hits[r] = self.hits.get(r, 0) + matched
         k = (matched // self.block_size).bit_length()
         b = self.bins.setdefault(k, [0, 0])
         b[0] += 1
@@ -568,13 +645,14 @@ class _Run:
         return matched
 
     def result(self) -> CacheResult:
-        inputs, hits = sum(self.inputs), sum(self.hits)
+        inputs, hits = sum(self.inputs.values()), sum(self.hits.values())
         bs = self.block_size
         bins = []
         for k in range(max(self.bins, default=0) + 1):
             n, tokens = self.bins.get(k, [0, 0])
             low, high = (0, 1) if k == 0 else (bs << (k - 1), bs << k)
             bins.append(HistogramBin(low_tokens=low, high_tokens=high, requests=n, matched_tokens=tokens))
+        served = sorted(self.loads.of)
         return CacheResult(
             config=self.config,
             requests=self.count,
@@ -584,14 +662,15 @@ class _Run:
             replicas=tuple(
                 ReplicaResult(
                     replica=i,
-                    requests=self.requests[i],
+                    requests=self.loads.of[i],
                     input_tokens=self.inputs[i],
                     hit_tokens=self.hits[i],
                     hit_share=self.hits[i] / self.inputs[i] if self.inputs[i] else 0.0,
                 )
-                for i in range(len(self.caches))
+                for i in served
             ),
             matched_histogram=tuple(bins),
+            idle_replicas=self.config.replicas - len(served),
         )
 
 
@@ -686,10 +765,12 @@ def analyse_log(
     block_size: int | None = None,
     tokenizer: Tokenizer | None = None,
     name: str | None = None,
+    max_chars: int | None = None,
 ) -> PrefixReport:
     """:func:`analyse` over a log file (or its lines), streamed; malformed lines are reported, and the
-    run fails with :class:`DataFileError` only when no valid request is left."""
-    reader = LogReader(source, format, tokenizer, block_size, name)
+    run fails with :class:`DataFileError` only when no valid request is left. ``max_chars`` caps the
+    text read (the app's uploads)."""
+    reader = LogReader(source, format, tokenizer, block_size, name, max_chars)
     # The block size is known once the format is (auto-detected on the first usable line).
     stream = iter(reader)
     first = next(stream, None)
