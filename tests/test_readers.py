@@ -484,3 +484,11 @@ def test_a_timestamp_beyond_any_float_is_a_malformed_line_not_an_overflow(tmp_pa
     with pytest.raises(ValueError, match="not a finite number"):
         parse_timestamp(10**400, "timestamp")
     assert math.isfinite(parse_timestamp(10**18, "timestamp") or 0)
+
+
+def test_a_first_timestamp_beyond_any_float_is_skipped_and_the_numbers_after_it_read(tmp_path: Path) -> None:
+    path = tmp_path / "trace.csv"
+    path.write_text("timestamp\n" + "9" * 400 + "\n" + "".join(f"{60 * i}\n" for i in range(10)))
+    shape = trace_shape(path)
+    assert shape.requests == 10 and not shape.clock_times
+    assert any(":2: '99999" in n and "is not a finite number" in n for n in shape.notes)

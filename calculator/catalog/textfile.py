@@ -211,7 +211,7 @@ def text_lines(source: Source, name: str, max_chars: int | None = None) -> Itera
 # --- JSON with limits ------------------------------------------------------------------------------
 
 _STRING_OR_BRACKET = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
-_LONG_DIGITS = re.compile(rf"\d{{{MAX_INT_DIGITS + 1},}}")
+_LONG_DIGITS = re.compile(f"[0-9]{{{MAX_INT_DIGITS + 1}}}")
 
 
 def _too_deep() -> LineError:
@@ -238,11 +238,15 @@ def _bounded_int(digits: str) -> int:
     return int(digits)
 
 
+_PLAIN = json.JSONDecoder()
+_BOUNDED = json.JSONDecoder(parse_int=_bounded_int)
+
+
 def _loads(text: str) -> Any:
     """``json.loads`` within the limits (depth checked by the caller); NaN and Infinity are read as floats."""
     if _LONG_DIGITS.search(text):  # usually digits inside a string; the hook tells a long integer apart
-        return json.loads(text, parse_int=_bounded_int)
-    return json.loads(text)
+        return _BOUNDED.decode(text)
+    return _PLAIN.decode(text)
 
 
 def parse_json(text: str) -> Any:

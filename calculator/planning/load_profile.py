@@ -83,14 +83,19 @@ and hourly counts over it would only cost memory."""
 
 
 def _number(value: object) -> float | None:
-    """Seconds (or milliseconds) from a number or a numeric string; None when it is not one."""
-    if isinstance(value, bool):
-        return None
-    try:
-        number = float(value.strip()) if isinstance(value, str) else float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError, OverflowError):
-        return None
-    return number if math.isfinite(number) else None
+    """Seconds (or milliseconds) from a number or a numeric string: None when it is no number, and not
+    finite when it is one beyond any float (a 400-digit integer, ``1e999``)."""
+    if isinstance(value, float | int) and not isinstance(value, bool):
+        try:
+            return float(value)
+        except OverflowError:
+            return math.inf
+    if isinstance(value, str):
+        try:
+            return float(value)  # float() ignores the spaces around a number
+        except ValueError:
+            return None
+    return None
 
 
 class _Stamps:
@@ -114,6 +119,8 @@ class _Stamps:
         if not self.clock:
             if number is None:
                 self.malformed.add(line, f"{str(value)[:40]!r} is not a number, like the first timestamp")
+            elif not math.isfinite(number):
+                self.malformed.add(line, f"{str(value)[:40]!r} is not a finite number")
             else:
                 self.seconds.append(number * self.unit)
         elif number is not None or not isinstance(value, str):
