@@ -13,8 +13,11 @@ $(BIN)/.installed: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
 
+# The app listens on this machine only; `make run ADDRESS=0.0.0.0` lets others in (read the README's
+# "Exposing the app" first: put authentication in front, and list Replay's targets).
+ADDRESS ?= 127.0.0.1
 run: $(BIN)/.installed
-	$(BIN)/python -m streamlit run app.py
+	$(BIN)/python -m streamlit run app.py --server.address $(ADDRESS)
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .

@@ -5,9 +5,12 @@ Pure Python (no streamlit), so the pages and their tests share it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
+
+from calculator.catalog.limits import shown
 
 
 class Bounded(Protocol):
@@ -44,14 +47,16 @@ def check_params(
             except ValueError:
                 problems.append(f"URL parameter `{key}` ({spec.label}): {raw!r} is not a number")
                 continue
-            if spec.kind is int and value != int(value):
+            if not math.isfinite(value):
+                problems.append(f"URL parameter `{key}` ({spec.label}): {raw!r} is not a finite number")
+            elif spec.kind is int and value != int(value):
                 problems.append(f"URL parameter `{key}` ({spec.label}): {raw!r} must be a whole number")
             elif not spec.min <= value <= spec.max:
                 problems.append(
-                    f"URL parameter `{key}` ({spec.label}): {raw!r} is outside {spec.min:g} to {spec.max:g}"
+                    f"URL parameter `{key}` ({spec.label}): {raw!r} is outside {shown(spec.min)} to {shown(spec.max)}"
                 )
         elif key in choices and raw not in choices[key]:
             allowed = list(choices[key])
-            shown = ", ".join(allowed[:8]) + (" ..." if len(allowed) > 8 else "")
-            problems.append(f"URL parameter `{key}`: {raw!r} is not one of: {shown}")
+            listed = ", ".join(allowed[:8]) + (" ..." if len(allowed) > 8 else "")
+            problems.append(f"URL parameter `{key}`: {raw!r} is not one of: {listed}")
     return problems

@@ -10,15 +10,17 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 from collections.abc import Mapping, MutableMapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from app_pages import _link
 from app_pages._params import check_params
 from calculator.capacity.memory import WEIGHT_BYTES
+from calculator.catalog import limits
+from calculator.catalog.limits import shown
 from calculator.catalog.measurements import RecordCatalog, ThroughputRecord
 from calculator.catalog.prices import (
     DedicatedOffer,
@@ -49,7 +51,7 @@ COMPARE_PAGE = "as on the Compare page"
 """The choice, on pages that price a scenario, of the Compare page's current one."""
 EVIDENCE = "evidence"
 """Session key of the scenario's evidence: the user's records, a prefix analysis, a load profile."""
-NAME_MAX, DESC_MAX = 120, 2000
+NAME_MAX, DESC_MAX = limits.NAME_LENGTH, limits.DESCRIPTION_LENGTH
 """Longest scenario name and description (characters)."""
 TEXTS = {"name": ("Scenario name", NAME_MAX), "desc": ("Description", DESC_MAX)}
 SC, EV = "sc", "ev"
@@ -78,8 +80,8 @@ NUMBERS: dict[str, NumberSpec] = {
             "in",
             "Input tokens per turn",
             int,
-            0,
-            10_000_000,
+            limits.TOKENS.low,
+            limits.TOKENS.high,
             1000,
             "Everything the request sends: system prompt, tool definitions, history and the new message.",
         ),
@@ -109,8 +111,8 @@ NUMBERS: dict[str, NumberSpec] = {
             "out",
             "Output tokens per turn",
             int,
-            0,
-            1_000_000,
+            limits.TOKENS.low,
+            limits.TOKENS.high,
             100,
             "Tokens the model writes, reasoning tokens included (billed as output).",
         ),
@@ -118,8 +120,8 @@ NUMBERS: dict[str, NumberSpec] = {
             "vol",
             "Turns",
             int,
-            0,
-            100_000_000_000,
+            limits.TURNS_PER_MONTH.low,
+            limits.TURNS_PER_MONTH.high,
             10_000,
             "How many requests the feature sends, per month or per day (see the switch above).",
         ),
@@ -127,18 +129,18 @@ NUMBERS: dict[str, NumberSpec] = {
             "hrs",
             "Active hours per day",
             float,
-            0.5,
-            24.0,
+            limits.ACTIVE_HOURS.low,
+            limits.ACTIVE_HOURS.high,
             1.0,
             "Hours a day the traffic arrives in; 24 for round-the-clock use.",
-            "%.1f",
+            "%.2f",
         ),
         NumberSpec(
             "p2a",
             "Peak-to-average",
             float,
-            1.0,
-            100.0,
+            limits.PEAK_TO_AVERAGE.low,
+            limits.PEAK_TO_AVERAGE.high,
             0.5,
             "Peak request rate over the average rate within the active hours; GPUs are sized for the peak.",
             "%.1f",
@@ -147,21 +149,27 @@ NUMBERS: dict[str, NumberSpec] = {
             "util",
             "Utilisation target",
             float,
-            0.05,
-            1.0,
+            limits.UTILISATION.low,
+            limits.UTILISATION.high,
             0.05,
             "Share of a replica's measured capacity you plan to use at peak (headroom for latency).",
             "%.2f",
         ),
         NumberSpec(
-            "spare", "Spare replicas", int, 0, 100, 1, "Extra replicas kept for failures and bursts (self-hosted only)."
+            "spare",
+            "Spare replicas",
+            int,
+            limits.REPLICAS.low,
+            limits.REPLICAS.high,
+            1,
+            "Extra replicas kept for failures and bursts (self-hosted only).",
         ),
         NumberSpec(
             "eng",
             "Engineer share",
             float,
-            0.0,
-            5.0,
+            limits.ENGINEER_SHARE.low,
+            limits.ENGINEER_SHARE.high,
             0.05,
             "Share of a platform engineer's time running the stack (0.25 = a quarter).",
             "%.2f",
@@ -170,8 +178,8 @@ NUMBERS: dict[str, NumberSpec] = {
             "engcost",
             "Engineer monthly cost",
             float,
-            0.0,
-            1_000_000.0,
+            limits.ENGINEER_MONTHLY_COST.low,
+            limits.ENGINEER_MONTHLY_COST.high,
             500.0,
             "Fully loaded monthly cost of one platform engineer, in the chosen currency.",
             "%.0f",
@@ -180,8 +188,8 @@ NUMBERS: dict[str, NumberSpec] = {
             "fx",
             "USD per EUR",
             float,
-            0.01,
-            10.0,
+            limits.USD_PER_EUR.low,
+            limits.USD_PER_EUR.high,
             0.01,
             "Exchange rate used where sheets and the chosen currency differ.",
             "%.4f",
@@ -190,13 +198,21 @@ NUMBERS: dict[str, NumberSpec] = {
             "own_rps",
             "Requests/s per replica",
             float,
-            0.001,
-            100_000.0,
+            limits.RATE.low,
+            limits.RATE.high,
             0.1,
             "What one replica of your engine sustained at your latency target, for this turn's shape.",
-            "%.3f",
+            "%g",
         ),
-        NumberSpec("own_gpus", "GPUs per replica", int, 1, 64, 1, "GPUs in one replica (tensor parallel size)."),
+        NumberSpec(
+            "own_gpus",
+            "GPUs per replica",
+            int,
+            limits.GPUS_PER_REPLICA.low,
+            limits.GPUS_PER_REPLICA.high,
+            1,
+            "GPUs in one replica (tensor parallel size).",
+        ),
         # --- the Advanced inputs ---------------------------------------------------------------------
         NumberSpec(
             "cws",
@@ -214,8 +230,8 @@ NUMBERS: dict[str, NumberSpec] = {
             "npfx",
             "Distinct cached prefixes",
             int,
-            0,
-            10_000_000,
+            limits.TURNS_PER_MONTH.low,
+            limits.TURNS_PER_MONTH.high,
             1,
             "For offers that charge cache storage per hour (explicit context caching): how many different "
             "prefixes (system prompts, documents) are held in the cache at once. 0: no storage charge.",
@@ -234,8 +250,8 @@ NUMBERS: dict[str, NumberSpec] = {
             "minr",
             "Minimum replicas when autoscaling",
             int,
-            0,
-            100,
+            limits.REPLICAS.low,
+            limits.REPLICAS.high,
             1,
             "Replicas kept up outside the active hours when autoscaling (0 = scale to zero; the first request "
             "then waits for a start-up).",
@@ -244,8 +260,8 @@ NUMBERS: dict[str, NumberSpec] = {
             "start",
             "Start-up minutes",
             float,
-            0.0,
-            600.0,
+            limits.MINUTES.low,
+            limits.MINUTES.high,
             0.5,
             "Billed time per scale-up before a replica serves: loading the weights (vLLM and SGLang load a 70B "
             "model in about a minute or two).",
@@ -255,8 +271,8 @@ NUMBERS: dict[str, NumberSpec] = {
             "chg",
             "Model changes per month",
             float,
-            0.0,
-            100.0,
+            limits.MODEL_CHANGES.low,
+            limits.MODEL_CHANGES.high,
             0.5,
             "How often you move to a new model or version; each change reloads (and for TensorRT-LLM rebuilds) "
             "the engine.",
@@ -266,8 +282,8 @@ NUMBERS: dict[str, NumberSpec] = {
             "build",
             "Build minutes per change",
             float,
-            0.0,
-            1440.0,
+            limits.MINUTES.low,
+            limits.MINUTES.high,
             5.0,
             "One-time engine build per model change on the GPUs (TensorRT-LLM took about 28 minutes for a 70B "
             "model; 0 for vLLM and SGLang).",
@@ -321,8 +337,8 @@ NUMBERS: dict[str, NumberSpec] = {
             "e_gpus",
             "GPUs per replica (estimate)",
             int,
-            1,
-            64,
+            limits.GPUS_PER_REPLICA.low,
+            limits.GPUS_PER_REPLICA.high,
             1,
             "Tensor-parallel GPUs per engine replica in the roofline estimate.",
         ),
@@ -330,14 +346,62 @@ NUMBERS: dict[str, NumberSpec] = {
             "e_batch",
             "Max batch (estimate)",
             int,
-            1,
-            4096,
+            limits.BATCH.low,
+            limits.BATCH.high,
             8,
             "Most sequences the engine decodes together (its max batch); more throughput, slower per user.",
         ),
     )
 }
 TOGGLES = ("auto", "own", "batch", "est")
+M = TypeVar("M", bound=BaseModel)
+
+
+def volume_spec(per: str) -> NumberSpec:
+    """The Turns input's range: a month's, or a day's when the volume is given per day (as many as make at
+    most the scenario's limit on a month)."""
+    limit = limits.TURNS_PER_DAY if per == "day" else limits.TURNS_PER_MONTH
+    return replace(NUMBERS["vol"], min=limit.low, max=limit.high)
+
+
+def number_specs(per: str | None) -> dict[str, NumberSpec]:
+    """Every number input's range, the Turns input's for volumes given ``per`` month or day."""
+    return {**NUMBERS, "vol": volume_spec(per or "month")}
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="python")
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def validated(model: M, /, **update: object) -> M:
+    """``model`` with ``update`` laid over it, checked as a scenario file is: every limit and rule of every
+    part. ``model_copy(update=...)`` checks nothing, so a value outside its limit would pass silently into
+    the answer. Raises ``ValidationError``; returns the copy as given (a second reading would move
+    a normalised float, e.g. a load profile's within-hour shape, by its last digit)."""
+    copy = model.model_copy(update=update)
+    type(model).model_validate(_plain(copy))
+    return copy
+
+
+def out_of_range(values: Mapping[str, object]) -> list[str]:
+    """Numbers the Compare page's inputs cannot take (each naming its input and range), so a scenario that
+    holds one is refused whole rather than silently changed."""
+    specs = number_specs(str(values.get("per") or "month"))
+    problems = []
+    for key, value in values.items():
+        spec = specs.get(key)
+        if spec is None or not isinstance(value, int | float) or isinstance(value, bool):
+            continue
+        if not spec.min <= value <= spec.max:
+            allowed = f"{shown(spec.min)} to {shown(spec.max)}"
+            problems.append(f"{spec.label}: {shown(value)} is outside what the page takes ({allowed})")
+    return problems
+
+
 SHORTEST = "shortest"
 """The ``ttl`` value for the shortest cache lifetime the offer sells (the scenario's ``cache_ttl`` left out)."""
 PERCENTILES = ("p50", "p90", "p95", "p99")
@@ -658,7 +722,7 @@ def serverless_model_name(cat: Catalogs, s: Scenario) -> Scenario:
         _, offer = cat.prices.serverless(s.serverless.provider, s.serverless.model)
     except InputError:
         return s
-    return s.model_copy(update={"serverless": s.serverless.model_copy(update={"model": offer.model})})
+    return validated(s, serverless=validated(s.serverless, model=offer.model))
 
 
 def own_record(cat: Catalogs, s: Scenario, rps: float, gpus: int) -> ThroughputRecord:
@@ -697,7 +761,7 @@ def own_record(cat: Catalogs, s: Scenario, rps: float, gpus: int) -> ThroughputR
 
 def validate_params(params: dict[str, str], allowed: dict[str, list[str]], region_list: list[str]) -> list[str]:
     """Problems with values read from the URL, each naming the parameter; unknown parameters are ignored."""
-    problems = check_params(params, NUMBERS, allowed)
+    problems = check_params(params, number_specs(params.get("per")), allowed)
     for key, raw in params.items():
         if key in NUMBERS or key in allowed:
             continue
@@ -815,12 +879,11 @@ def current_compare_scenario(
     base: Scenario = session_state.get("uploaded") or presets[preset]
     name = _text(session_state, "name", NAME_MAX) or base.name
     desc = _text(session_state, "desc", DESC_MAX)
-    base = base.model_copy(
-        update={
-            "name": name,
-            "description": base.description if desc is None else desc or None,
-            "evidence": session_evidence(session_state, base),
-        }
+    base = validated(
+        base,
+        name=name,
+        description=base.description if desc is None else desc or None,
+        evidence=session_evidence(session_state, base),
     )
     cat = with_own_records(cat, base)
     scenario = serverless_model_name(cat, state_to_scenario(base, values, today, cat))
@@ -860,7 +923,7 @@ def set_compare_state(
             value = value or today
         if key in allowed and value not in allowed[key]:
             continue
-        spec = NUMBERS.get(key)
+        spec = number_specs(str(values.get("per") or "month")).get(key)
         if spec is not None and isinstance(value, int | float) and not isinstance(value, bool):
             value = spec.kind(min(max(value, spec.min), spec.max))
         session_state[key] = value
@@ -874,11 +937,12 @@ def adopt_scenario(
     today: dt.date,
 ) -> list[str]:
     """Make ``scenario`` (a file or a link opened) the session's: the Compare page's inputs, name, description
-    and evidence. Returns the problems (each naming the field) and changes nothing when there are any."""
+    and evidence. Returns the problems (each naming the field) and changes nothing when there are any: a
+    value the page's inputs cannot take is one of them, never silently changed."""
     own = next((r for r in scenario.evidence.records if r.id == OWN_RECORD), None)
     evidence = scenario.evidence
     if own is not None:  # the own figures travel as a record; the page keeps them as its two inputs
-        evidence = evidence.model_copy(update={"records": tuple(r for r in evidence.records if r.id != OWN_RECORD)})
+        evidence = validated(evidence, records=tuple(r for r in evidence.records if r.id != OWN_RECORD))
     allowed = choices(cat, list(presets), evidence)
     values = scenario_to_state(scenario, with_own_records(cat, scenario))
     fields = (("sl", "serverless"), ("ded", "dedicated"), ("vm", "gpu_vm"), ("rec", "self_hosting.record"))
@@ -887,14 +951,14 @@ def adopt_scenario(
         for key, field in fields
         if values[key] not in allowed[key] and not (key == "rec" and own is not None)
     ]
+    own_values = {} if own is None else {"own_rps": own.requests_per_s, "own_gpus": own.gpu_count or 1}
+    missing += out_of_range({**values, **own_values})
     if missing:
         return missing
-    session_state["uploaded"] = scenario.model_copy(update={"evidence": evidence})
+    session_state["uploaded"] = validated(scenario, evidence=evidence)
     set_compare_state(session_state, {**values, "own": own is not None}, allowed, today)
     if own is not None:
-        set_compare_state(
-            session_state, {"own_rps": own.requests_per_s, "own_gpus": own.gpu_count or 1}, allowed, today
-        )
+        set_compare_state(session_state, own_values, allowed, today)
     session_state[EVIDENCE] = evidence
     session_state["name"] = scenario.name[:NAME_MAX]
     session_state["desc"] = (scenario.description or "")[:DESC_MAX]
@@ -910,7 +974,7 @@ def add_records(
     """Keep ``records`` in the session scenario's evidence (one with the same id is replaced); with
     ``size_from``, the Compare page sizes its GPU options from that record (not an estimate, not own figures)."""
     base: Scenario = session_state.get("uploaded") or presets[compare_preset(session_state, presets)]
-    holding = base.model_copy(update={"evidence": session_evidence(session_state, base)})
+    holding = validated(base, evidence=session_evidence(session_state, base))
     evidence = with_evidence_records(holding, records, None).evidence
     session_state[EVIDENCE] = evidence
     if size_from is not None:
@@ -925,15 +989,16 @@ def remove_records(session_state: MutableMapping[Any, Any], cat: Catalogs, prese
     preset's record."""
     evidence = session_evidence(session_state, session_state.get("uploaded"))
     ids = {r.id for r in evidence.records}
-    session_state[EVIDENCE] = evidence.model_copy(update={"records": ()})
+    session_state[EVIDENCE] = validated(evidence, records=())
     if session_state.get("rec") in ids:
         preset = compare_preset(session_state, presets)
         session_state["rec"] = compare_defaults(cat, presets, preset)["rec"]
 
 
 def set_evidence(session_state: MutableMapping[Any, Any], **update: object) -> Evidence:
-    """Replace parts of the session scenario's evidence (``prefix=...``, ``load_profile=...``)."""
-    evidence = session_evidence(session_state, session_state.get("uploaded")).model_copy(update=update)
+    """Replace parts of the session scenario's evidence (``prefix=...``, ``load_profile=...``), checked (raises
+    ``ValidationError``)."""
+    evidence = validated(session_evidence(session_state, session_state.get("uploaded")), **update)
     session_state[EVIDENCE] = evidence
     return evidence
 

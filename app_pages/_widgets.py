@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from typing import Any, Literal
 
 import streamlit as st
 
@@ -28,7 +29,23 @@ def bound_number(
         step=kind(step),
         format=fmt,
         key=key,
-        bind="query-params",
+        bind=url_bind(key),
         help=help,
     )
     return value
+
+
+def url_bind(key: str) -> Literal["query-params"] | None:
+    """How a number input keyed ``key`` binds to the URL: not at all in a view whose link holds an infinite
+    number for it (and the link loses it). Streamlit seeds a whole-number input from the link with
+    ``int(float(text))``, which raises on ``inf`` instead of falling back to the default as it does for other
+    values out of range; the page has named the parameter already (``check_params``)."""
+    raw = st.query_params.get(key)
+    try:
+        infinite = raw is not None and math.isinf(float(raw))
+    except ValueError:
+        infinite = False
+    if not infinite:
+        return "query-params"
+    del st.query_params[key]
+    return None

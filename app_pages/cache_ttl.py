@@ -7,8 +7,7 @@ Every scalar input has a stable key bound to the URL. All numbers come from ``ca
 from __future__ import annotations
 
 import datetime as dt
-import tempfile
-from pathlib import Path
+import io
 from typing import Literal
 
 import pandas as pd
@@ -16,8 +15,13 @@ import streamlit as st
 
 from app_pages import _state
 from app_pages._data import catalogs
+from app_pages._params import NumberParam, check_params
+from app_pages._uploads import MAX_MB
+from app_pages._widgets import url_bind
+from calculator.catalog import limits
 from calculator.catalog.datafile import DataFileError
 from calculator.catalog.prices import ServerlessOffer
+from calculator.catalog.textfile import APP_MAX_CHARS
 from calculator.errors import InputError
 from calculator.present import charts
 from calculator.present.money import format_money, format_price, format_small
@@ -43,8 +47,8 @@ NUMBERS: dict[str, tuple[str, type, float, float, float, float, str | None, str]
     "t_pfx": (
         "Prefix tokens",
         int,
-        1,
-        10_000_000,
+        limits.CONTEXT.low,
+        limits.CONTEXT.high,
         1000,
         20_000,
         None,
@@ -74,8 +78,8 @@ NUMBERS: dict[str, tuple[str, type, float, float, float, float, str | None, str]
     "t_turns": (
         "Turns per session",
         float,
-        1.0,
-        100_000.0,
+        limits.TURNS_PER_SESSION.low,
+        limits.TURNS_PER_SESSION.high,
         1.0,
         10.0,
         "%.1f",
@@ -85,8 +89,8 @@ NUMBERS: dict[str, tuple[str, type, float, float, float, float, str | None, str]
     "t_sess": (
         "Sessions per month",
         float,
-        0.0,
-        1e12,
+        limits.SESSIONS_PER_MONTH.low,
+        limits.SESSIONS_PER_MONTH.high,
         1000.0,
         float(DEFAULT_SESSIONS_PER_MONTH) * 10,
         "%.0f",
@@ -120,23 +124,8 @@ CHOICES["t_offer"] = offers
 
 
 def _check_params() -> list[str]:
-    problems = []
-    for key in st.query_params:
-        raw = st.query_params[key]
-        if key in NUMBERS:
-            label, kind, lo, hi = NUMBERS[key][:4]
-            try:
-                value = float(raw)
-            except ValueError:
-                problems.append(f"URL parameter `{key}` ({label}): {raw!r} is not a number")
-                continue
-            if kind is int and value != int(value):
-                problems.append(f"URL parameter `{key}` ({label}): {raw!r} must be a whole number")
-            elif not lo <= value <= hi:
-                problems.append(f"URL parameter `{key}` ({label}): {raw!r} is outside {lo:g} to {hi:g}")
-        elif key in CHOICES and raw not in CHOICES[key]:
-            problems.append(f"URL parameter `{key}`: {raw!r} is not one of: {', '.join(CHOICES[key][:8])}")
-    return problems
+    bounds = {key: NumberParam(*spec[:4]) for key, spec in NUMBERS.items()}
+    return check_params({k: st.query_params[k] for k in st.query_params}, bounds, CHOICES)
 
 
 def number(key: str, container: st.delta_generator.DeltaGenerator | None = None, disabled: bool = False) -> float:
@@ -149,7 +138,7 @@ def number(key: str, container: st.delta_generator.DeltaGenerator | None = None,
         step=kind(step),
         format=fmt,
         key=key,
-        bind=BIND,
+        bind=url_bind(key),
         help=help,
         disabled=disabled,
     )
@@ -212,6 +201,7 @@ with st.sidebar:
             "Session log",
             type=["jsonl", "json", "gz"],
             key="t_log",
+            max_upload_size=MAX_MB,
             help="One JSON object a line with a session id (session_id, conversation_id, ...) and a time "
             "(timestamp in seconds or ISO 8601, or timestamp_ms); or a Mooncake trace. .gz allowed.",
         )
@@ -235,22 +225,8 @@ for problem in url_problems:
 
 @st.cache_data(show_spinner="Reading the log...", max_entries=4)
 def _read_log(data: bytes, name: str) -> LogGaps:
-    suffix = ".gz" if name.endswith(".gz") else ".jsonl"
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / f"upload{suffix}"
-        path.write_bytes(data)
-        found = read_session_log(path)
-    # name the uploaded file, not the temporary copy, in problems
-    return LogGaps(
-        path=name,
-        format=found.format,
-        sessions=found.sessions,
-        turns=found.turns,
-        gaps=found.gaps,
-        span_seconds=found.span_seconds,
-        malformed=found.malformed,
-        problems=tuple(p.replace(str(path), name) for p in found.problems),
-    )
+    """The upload read from memory (no file is written), as much of it as the app reads of any log."""
+    return read_session_log(io.BytesIO(data), name=name, max_chars=APP_MAX_CHARS)
 
 
 turns = float(ss.get("t_turns") or NUMBERS["t_turns"][5])

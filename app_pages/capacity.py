@@ -14,13 +14,14 @@ import pandas as pd
 import streamlit as st
 from pydantic import ValidationError
 
-from app_pages import _scenario_ui, _state
+from app_pages import _scenario_ui, _state, _uploads
 from app_pages._data import catalogs
 from app_pages._params import NumberParam, check_params
 from app_pages._widgets import bound_number
 from calculator.capacity.calibration import check_cases
 from calculator.capacity.memory import KV_DTYPE_BYTES, WEIGHT_BYTES, fit
 from calculator.capacity.roofline import DEFAULT_ASSUMPTIONS, RooflineAssumptions, prefill_tokens_per_s
+from calculator.catalog import limits
 from calculator.catalog.datafile import DataFileError, validation_lines
 from calculator.catalog.models import ModelSpec, from_hf_config
 from calculator.errors import InputError
@@ -34,8 +35,8 @@ KV_DTYPES = [AUTO, *KV_DTYPE_BYTES]
 DEFAULT_MODEL, DEFAULT_GPU = "llama-3.3-70b", "h100-sxm"
 R = DEFAULT_ASSUMPTIONS
 NUMBERS = {
-    "c_ctx": NumberParam("Context per sequence (tokens)", int, 1, 10_000_000),
-    "c_n": NumberParam("GPUs (tensor parallel)", int, 1, 64),
+    "c_ctx": NumberParam("Context per sequence (tokens)", int, limits.CONTEXT.low, limits.CONTEXT.high),
+    "c_n": NumberParam("GPUs (tensor parallel)", int, limits.GPUS_PER_REPLICA.low, limits.GPUS_PER_REPLICA.high),
     "c_util": NumberParam("Memory utilisation", float, 0.1, 1.0),
     "c_rsv": NumberParam("Reserve per GPU (GB)", float, 0.0, 100.0),
     "c_bw": NumberParam("Bandwidth efficiency", float, 0.05, 1.0),
@@ -78,7 +79,11 @@ def _import_config() -> None:
         ss["c_cfg_error"] = [f"{file.name}: {exc.field}: {exc.message}"]
         return
     if spec.id in cat.models.ids:  # never shadow a bundled model
-        spec = spec.model_copy(update={"id": f"{spec.id}-uploaded"})
+        try:
+            spec = _state.validated(spec, id=f"{spec.id}-uploaded")
+        except ValidationError as exc:
+            ss["c_cfg_error"] = [f"{file.name}: {line}" for line in validation_lines(exc, "model")]
+            return
     ss["c_spec_model"] = spec
     ss["c_model"] = spec.id
 
@@ -137,6 +142,7 @@ with st.sidebar:
             "config.json",
             type=["json"],
             key="c_cfg",
+            max_upload_size=_uploads.MAX_MB,
             on_change=_import_config,
             help="The model's config.json, read here; nothing is downloaded. Parameter counts are computed "
             "from the architecture.",

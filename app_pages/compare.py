@@ -12,8 +12,9 @@ from typing import Literal
 import streamlit as st
 from pydantic import ValidationError
 
-from app_pages import _assumptions, _state, _words
+from app_pages import _assumptions, _state, _uploads, _words
 from app_pages._data import catalogs, presets
+from app_pages._widgets import url_bind
 from calculator.catalog.datafile import DataFileError, validation_lines
 from calculator.catalog.prices import ttl_minutes
 from calculator.errors import InputError
@@ -105,11 +106,12 @@ def _remove_evidence(part: str) -> None:
 def _on_per_change() -> None:
     """Keep the same traffic when switching between turns per day and per month."""
     vol = float(ss.get("vol", defaults["vol"]))
-    ss["vol"] = int(round(vol / DAYS_PER_MONTH)) if ss["per"] == "day" else int(round(vol * DAYS_PER_MONTH))
+    converted = int(round(vol / DAYS_PER_MONTH)) if ss["per"] == "day" else int(round(vol * DAYS_PER_MONTH))
+    ss["vol"] = min(converted, int(_state.volume_spec(ss["per"]).max))  # a month's limit, a day at a time
 
 
 def number(key: str, default: float, container: st.delta_generator.DeltaGenerator | None = None) -> None:
-    spec = _state.NUMBERS[key]
+    spec = _state.number_specs(ss.get("per"))[key]
     kind = spec.kind
     value = kind(min(max(default, spec.min), spec.max))
     (container or st).number_input(
@@ -120,7 +122,7 @@ def number(key: str, default: float, container: st.delta_generator.DeltaGenerato
         step=kind(spec.step),
         format=spec.fmt,
         key=key,
-        bind=BIND,
+        bind=url_bind(key),
         help=spec.help,
     )
 
@@ -211,7 +213,10 @@ def advanced_inputs() -> None:
     number("tf_sl", defaults["tf_sl"])
     number("tf_gpu", defaults["tf_gpu"])
     sl_model = _state.serverless_model(cat, sl_key) if sl_key else None
-    held = base_now.model_copy(update={"evidence": _state.session_evidence(ss, base_now)})
+    try:
+        held = _state.validated(base_now, evidence=_state.session_evidence(ss, base_now))
+    except ValidationError:  # the page says why below, where it prices the scenario
+        held = base_now
     gpu_name = _state.gpu_model(
         with_own_records(cat, held), {k: ss.get(k, defaults.get(k)) for k in ("est", "e_model", "own", "rec")}
     )
@@ -443,6 +448,7 @@ with st.sidebar:
             "Open a scenario",
             type=["yaml", "yml"],
             key="upload",
+            max_upload_size=_uploads.MAX_MB,
             on_change=_apply_upload,
             help="The same file `python -m calculator compare --scenario` reads.",
         )

@@ -14,9 +14,11 @@ from typing import Literal
 import streamlit as st
 from pydantic import ValidationError
 
-from app_pages import _scenario_ui, _state
+from app_pages import _scenario_ui, _state, _uploads
 from app_pages._data import catalogs
 from app_pages._params import NumberParam, check_params
+from app_pages._widgets import url_bind
+from calculator.catalog import limits
 from calculator.catalog.datafile import validation_lines
 from calculator.catalog.measurements import ThroughputRecord
 from calculator.present import capacity_charts as cc
@@ -29,7 +31,7 @@ FROM_FILE = "(as the file says)"
 PRECISIONS = [NOT_GIVEN, "bf16", "fp16", "fp8", "int8", "int4", "fp4"]
 PERCENTILES = ["p50", "p90", "p95", "p99"]
 NUMBERS = {
-    "m_n": NumberParam("GPU count", int, 0, 64),
+    "m_n": NumberParam("GPU count", int, 0, limits.GPUS_PER_REPLICA.high),
     "m_ttft": NumberParam("TTFT at most (ms)", float, 0, 600_000),
     "m_tps": NumberParam("Tokens/s per user at least", float, 0, 10_000),
 }
@@ -52,7 +54,7 @@ def number(key: str, default: float, step: float, help: str, fmt: str) -> float:
         step=spec.kind(step),
         format=fmt,
         key=key,
-        bind=BIND,
+        bind=url_bind(key),
         help=help,
     )
     return value
@@ -65,6 +67,7 @@ with st.sidebar:
         type=["json", "jsonl"],
         accept_multiple_files=True,
         key="m_files",
+        max_upload_size=_uploads.MAX_MB,
         help="vllm bench serve, sglang.bench_serving, genai-perf, AIPerf or GuideLLM output; the format is "
         "detected from the content.",
     )

@@ -12,8 +12,7 @@ come from ``calculator``.
 from __future__ import annotations
 
 import datetime as dt
-import tempfile
-from pathlib import Path
+import io
 from typing import Literal
 
 import streamlit as st
@@ -22,8 +21,11 @@ from pydantic import ValidationError
 from app_pages import _state
 from app_pages._data import catalogs, presets
 from app_pages._params import NumberParam, check_params
+from app_pages._uploads import MAX_MB, safe_name
 from app_pages._widgets import bound_number
+from calculator.catalog import limits
 from calculator.catalog.datafile import validation_lines
+from calculator.catalog.textfile import APP_MAX_CHARS
 from calculator.errors import InputError
 from calculator.planning.growth import MAX_MONTHS, MIN_MONTHS, GrowthPlan, grow
 from calculator.planning.hybrid import HybridResult, Owned, hybrid_plan
@@ -52,6 +54,8 @@ PROFILES = {
     "flat": "flat",
     TRACE: None,
 }
+# What the log reader tells formats apart by, most specific first.
+TRACE_SUFFIXES = (".csv.gz", ".jsonl.gz", ".json.gz", ".csv", ".jsonl", ".json", ".gz")
 DAILY = {"flat": "flat", "business hours": "business_hours", "consumer evenings": "consumer_evenings"}
 OWNED: dict[str, Owned] = {"self-hosted GPUs": "self_hosted", "dedicated endpoint": "dedicated"}
 SCALING = {"as the scenario says": None, "always on": False, "autoscaled": True}
@@ -65,8 +69,9 @@ FIELDS = {  # the core names inputs by their domain field; the page says the lab
     "scenario": "Scenario",
 }
 NUMBERS = {
-    "pl_vol": NumberParam("Turns per month (0: the scenario's)", int, 0, 100_000_000_000),
-    "pl_burst": NumberParam("Within-hour burst (0: automatic)", float, 0.0, 50.0),
+    "pl_vol": NumberParam("Turns per month (0: the scenario's)", int, 0, limits.TURNS_PER_MONTH.high),
+    # 0 is the page's "automatic"; a burst given is checked against its limit's low end too
+    "pl_burst": NumberParam("Within-hour burst (0: automatic)", float, 0.0, limits.PEAK_TO_AVERAGE.high),
     "pl_m": NumberParam("Months", int, MIN_MONTHS, MAX_MONTHS),
     "pl_g": NumberParam("Growth per month (%)", float, -50.0, 100.0),
 }
@@ -109,16 +114,21 @@ def field_error(exc: InputError) -> None:
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def _trace_profile(data: bytes, name: str, daily: str) -> LoadProfile:
-    """A profile from an uploaded log's timestamps (read from a temporary copy; the name keeps its suffix)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / Path(name).name
-        path.write_bytes(data)
-        return profile_from_trace(path, preset_profile(daily))
+    """A profile from an uploaded log's timestamps, read from memory (no file is written) as far as the app
+    reads any log. The reader tells the format by the name's suffix; the profile is named after it (a name
+    the app shortens to what a profile's name holds)."""
+    return profile_from_trace(
+        io.BytesIO(data), preset_profile(daily), name=safe_name(name, TRACE_SUFFIXES), max_chars=APP_MAX_CHARS
+    )
 
 
 def _keep_profile(profile: LoadProfile | None) -> None:
     """Keep the profile in the session's scenario (None: plan it with its traffic again)."""
-    _state.set_evidence(ss, load_profile=profile)
+    try:
+        _state.set_evidence(ss, load_profile=profile)
+    except ValidationError as exc:
+        st.error("This profile cannot be kept:\n\n" + "\n".join(f"- {x}" for x in validation_lines(exc, "load")))
+        return
     ss["pl_prof"] = SCENARIO_TRAFFIC if profile is None else SCENARIO_PROFILE
     ss["pl_burst"] = 0.0  # the kept profile holds its burst
 
@@ -179,6 +189,7 @@ with st.sidebar:
             "Request log with timestamps",
             type=["csv", "jsonl", "json", "gz"],
             key="pl_trace",
+            max_upload_size=MAX_MB,
             help="CSV with a TIMESTAMP column (date-times, or seconds), or JSON Lines with a 'timestamp' key "
             "(date-times, or milliseconds). A day or more gives the daily shape; any length gives the burst.",
         )
@@ -258,6 +269,7 @@ try:
         profile = preset_profile(PROFILES[profile_choice] or "flat")
     if burst_in:
         profile = profile.with_burst(burst_in)
+    profile = _state.validated(profile)  # a burst over a peaky day can pass the month's limit
     result: HybridResult | None = None
     hybrid_problem: InputError | None = None
     try:

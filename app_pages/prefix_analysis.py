@@ -12,7 +12,6 @@ import contextlib
 import datetime as dt
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import IO, Any, Literal
 
 import streamlit as st
@@ -21,8 +20,10 @@ from pydantic import ValidationError
 from app_pages import _link, _state
 from app_pages._data import catalogs, presets
 from app_pages._params import NumberParam, check_params
+from app_pages._uploads import MAX_MB, upload_copy
 from app_pages._widgets import bound_number
 from calculator.capacity.memory import WEIGHT_BYTES, fit
+from calculator.catalog import limits
 from calculator.catalog.datafile import DATA_DIR, DataFileError, validation_lines
 from calculator.errors import InputError
 from calculator.present import prefix_charts as pc
@@ -30,7 +31,7 @@ from calculator.pricing.compare import Catalogs, Comparison, compare, without_un
 from calculator.scenario.evidence import prefix_evidence
 from calculator.scenario.model import Scenario, with_prefix_evidence
 from calculator.traffic.prefix import FORMATS, CacheConfig, capacity_from_fit
-from calculator.traffic.tokens import Tokenizer, load_tokenizer
+from calculator.traffic.tokens import HuggingFaceTokenizer, Tokenizer
 
 BIND: Literal["query-params"] = "query-params"
 # Two public Mooncake traces ship with the package (Apache-2.0, see calculator/data/samples/README.md).
@@ -53,13 +54,16 @@ FIELDS = {  # the core names inputs by their domain field; the page says the lab
     "tokenizer": "Tokenizer",
     "cache.gpu": "GPU and model",
 }
+# The same limits as the prefix command's flags (0 is the page's "automatic" or "none"). A TTL has no limit of
+# its own (the flag takes any number of seconds); three years is longer than any cache keeps a block.
 NUMBERS = {
-    "p_bs": NumberParam("Block size (tokens, 0: automatic)", int, 0, 1_000_000),
-    "p_cap": NumberParam("Cache capacity per replica (tokens)", int, 0, 1_000_000_000_000),
-    "p_n": NumberParam("GPUs per replica", int, 1, 64),
+    "p_bs": NumberParam("Block size (tokens, 0: automatic)", int, 0, limits.CONTEXT.high),
+    "p_cap": NumberParam("Cache capacity per replica (tokens)", int, limits.CACHE_TOKENS.low, limits.CACHE_TOKENS.high),
+    "p_n": NumberParam("GPUs per replica", int, limits.GPUS_PER_REPLICA.low, limits.GPUS_PER_REPLICA.high),
     "p_ttl": NumberParam("TTL (s, 0: none)", float, 0, 100_000_000),
-    "p_rep": NumberParam("Replicas", int, 1, 256),
+    "p_rep": NumberParam("Replicas", int, limits.SIMULATED_REPLICAS.low, limits.SIMULATED_REPLICAS.high),
 }
+TOKENIZER_MB = 64  # the largest tokenizer.json taken (Gemma 3's is 33 MB; most are 2 to 15 MB)
 
 cat: Catalogs = catalogs()
 preset_map: dict[str, Scenario] = presets()
@@ -103,9 +107,16 @@ def field_error(exc: InputError) -> None:
     st.error(f"**{FIELDS.get(exc.field, exc.field)}**: {exc.message}")
 
 
-@st.cache_resource(show_spinner=False, max_entries=4)
-def _tokenizer(path: str, mtime_ns: int) -> Tokenizer:
-    return load_tokenizer(path, field="tokenizer")
+@st.cache_resource(show_spinner="Loading the tokenizer...", max_entries=4)
+def _tokenizer(data: bytes, name: str) -> Tokenizer:
+    """The exact tokenizer in an uploaded tokenizer.json (read from a temporary copy, named by the upload)."""
+    with upload_copy(data, name, (".json",)) as path:
+        try:
+            tokenizer = HuggingFaceTokenizer(path, field="tokenizer")
+        except InputError as exc:
+            raise InputError(exc.field, exc.message.replace(str(path), name), exc.allowed) from None
+    tokenizer.name = f"{name} (uploaded)"
+    return tokenizer
 
 
 # --- inputs (sidebar) -----------------------------------------------------------------------------
@@ -123,6 +134,7 @@ with st.sidebar:
             "Request log (JSON Lines)",
             type=["jsonl", "json", "gz"],
             key="p_log",
+            max_upload_size=MAX_MB,
             help="OpenAI chat-completions request bodies (or Batch API lines), plain prompts, or a Mooncake "
             "trace; one JSON object per line, optionally gzip-compressed. Read here, line by line.",
         )
@@ -146,13 +158,15 @@ with st.sidebar:
                 "%d",
             )
         )
-        tokenizer_path = st.text_input(
-            "Tokenizer (path to a tokenizer.json)",
-            key="p_tok",
-            help="A model's Hugging Face tokenizer.json on this machine, for exact token counts. Empty: the "
-            "built-in approximation (within about 10% on most text). Mooncake traces need none.",
-            placeholder="built-in approximation",
-        ).strip()
+        tokenizer_file = st.file_uploader(
+            "Tokenizer (a tokenizer.json)",
+            type=["json"],
+            key="p_tok_file",
+            max_upload_size=TOKENIZER_MB,
+            help="A model's Hugging Face tokenizer.json, for exact token counts (read here, never from a path on "
+            "the server). None: the built-in approximation (within about 10% on most text). Mooncake traces "
+            "need none.",
+        )
     st.subheader("The cache")
     capacity_mode = st.segmented_control(
         "Capacity per replica",
@@ -227,10 +241,11 @@ else:
 
 
 tokenizer: Tokenizer | None = None
-if tokenizer_path:
-    tok = Path(tokenizer_path).expanduser()
+tokenizer_id: tuple[Any, ...] | None = None
+if tokenizer_file is not None:
+    tokenizer_id = (tokenizer_file.file_id, tokenizer_file.name, tokenizer_file.size)
     try:
-        tokenizer = _tokenizer(str(tok), tok.stat().st_mtime_ns if tok.is_file() else 0)
+        tokenizer = _tokenizer(tokenizer_file.getvalue(), tokenizer_file.name)
     except InputError as exc:
         field_error(exc)
         st.stop()
@@ -255,7 +270,7 @@ except ValidationError as exc:
     st.error("These cache settings are not allowed:\n\n" + "\n".join(f"- {x}" for x in validation_lines(exc, "cache")))
     st.stop()
 
-key = (run_id, fmt, block_size, tokenizer_path, config.model_dump_json())
+key = (run_id, fmt, block_size, tokenizer_id, config.model_dump_json())
 runs: dict[tuple[Any, ...], pc.Analysis] = ss.setdefault("p_runs", {})
 if key not in runs:
     with st.status(f"Analysing {name}", expanded=True) as status:
@@ -420,7 +435,8 @@ try:
         st.info("No option of this scenario can be priced; choose another one, or change it on the Compare page.")
         st.stop()
     evidence = prefix_evidence(report, today)
-    measured = with_prefix_evidence(base, evidence, tokens=not keep_tokens)
+    # checked whole: the log's mean input and output, each within a context, may not fit one together
+    measured = _state.validated(with_prefix_evidence(base, evidence, tokens=not keep_tokens))
     before: Comparison = compare(base, work_cat)
     after: Comparison = compare(measured, work_cat)
 except InputError as exc:
@@ -460,7 +476,7 @@ if st.button(
         ss.pop("upload_error", None)
         params.update(own=False, asof=params["asof"] or today)
         held = _state.preset_evidence(held)
-    ss[_state.EVIDENCE] = held.model_copy(update={"prefix": evidence})
+    ss[_state.EVIDENCE] = _state.validated(held, prefix=evidence)
     if not params.get("own"):
         params.pop("own_rps", None)
         params.pop("own_gpus", None)

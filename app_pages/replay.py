@@ -6,11 +6,13 @@ cancel hook, so the page stops a run itself: the thread's progress stream and ``
 raise once the stop flag is set, which ends the run at the next finished request (the level then
 running is dropped; finished levels are kept). The API key goes from the password field into the
 thread's configuration and is cleared from the session as the run starts: it is never in the URL,
-a record, a message or the page.
+a record, a message or the page. The run makes this server send requests: once others can reach the
+app, only to the origins the user allowed (see :mod:`app_pages._network`), checked before anything is sent.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import tempfile
 import threading
@@ -22,11 +24,13 @@ from typing import Any, Literal
 import pandas as pd
 import streamlit as st
 
-from app_pages import _scenario_ui
+from app_pages import _network, _scenario_ui
 from app_pages._data import catalogs
 from app_pages._params import NumberParam, check_params
+from app_pages._uploads import MAX_MB, upload_copy
 from app_pages._widgets import bound_number
 from calculator.capacity.memory import WEIGHT_BYTES
+from calculator.catalog import limits
 from calculator.errors import InputError
 from calculator.measure.bench import (
     BenchConfig,
@@ -47,9 +51,10 @@ MAX_REQUESTS = 200
 MAX_LEVELS = 6
 MAX_CONCURRENCY = 64
 WARMUP = 4
+# Seconds between progress updates (a comment: a page's bare string is shown on the page). Each update reruns a
+# fragment in this process, and polling every 0.5 s put 80 ms of event-loop lag into the client thread (TTFT tails
+# inflated, levels marked client-limited).
 POLL_S = 2.0
-"""Seconds between progress updates. Each update reruns a fragment in this process, and polling every 0.5 s
-put 80 ms of event-loop lag into the client thread (TTFT tails inflated, levels marked client-limited)."""
 NOT_STATED = "not stated"
 FIELDS = {
     "replay.base_url": "Base URL",
@@ -59,9 +64,9 @@ FIELDS = {
 }
 NUMBERS = {
     "r_n": NumberParam("Requests per level", int, 1, MAX_REQUESTS),
-    "r_max": NumberParam("Max output tokens (0: as the log says)", int, 0, 1_000_000),
+    "r_max": NumberParam("Max output tokens (0: as the log says)", int, limits.TOKENS.low, limits.TOKENS.high),
     "r_to": NumberParam("Timeout per request (s)", float, 1.0, 600.0),
-    "r_gn": NumberParam("GPUs (0: not stated)", int, 0, 64),
+    "r_gn": NumberParam("GPUs (0: not stated)", int, 0, limits.GPUS_PER_REPLICA.high),
 }
 
 cat: Catalogs = catalogs()
@@ -177,6 +182,11 @@ def parse_levels(text: str) -> list[int]:
     return values
 
 
+def targets() -> _network.ReplayTargets:
+    """Where this app may make its server send requests (read on every use: the variable can change)."""
+    return _network.replay_targets(st.get_option("server.address"), os.environ.get(_network.ALLOW_ENV))
+
+
 def _start() -> None:
     """The form's submit callback: check the inputs, clear the key from the session, start the thread."""
     secret = (ss.get("r_key") or "").strip() or None
@@ -188,10 +198,14 @@ def _start() -> None:
     problems: list[str] = []
     base_url = (ss.get("r_url") or "").strip()
     model = (ss.get("r_model") or "").strip()
-    try:
-        chat_url(base_url)
-    except InputError as exc:
-        problems.append(f"**Base URL**: {exc.message}")
+    blocked = targets().problem(base_url)  # before anything reads the URL further, and before any request
+    if blocked:
+        problems.append(f"**Base URL**: {blocked}")
+    else:
+        try:
+            chat_url(base_url)
+        except InputError as exc:
+            problems.append(f"**Base URL**: {exc.message}")
     if not model:
         problems.append("**Model**: give the model name the endpoint serves, e.g. `meta-llama/Llama-3.3-70B-Instruct`")
     levels: list[int] = []
@@ -204,14 +218,12 @@ def _start() -> None:
     if upload is None:
         problems.append("**Prompt log**: upload a JSON Lines file (one request per line)")
     else:
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / "prompts.jsonl"
-            path.write_bytes(upload.getvalue())
+        with upload_copy(upload.getvalue(), upload.name, (".jsonl", ".json")) as path:
             try:
                 prompts = read_prompt_log(path)
             except InputError as exc:
                 problems.append(f"**Prompt log**: {exc.message.replace(str(path), upload.name)}")
-    if problems or upload is None:  # a missing upload is among the problems
+    if problems or upload is None or blocked:  # a missing upload or a refused target is among the problems
         ss["r_problems"] = problems
         return
     gpu = ss.get("r_gpu") or NOT_STATED
@@ -285,6 +297,7 @@ with st.sidebar, st.form("r_form", border=False):
         "Prompt log (JSON Lines)",
         type=["jsonl", "json"],
         key="r_log",
+        max_upload_size=MAX_MB,
         help="One request per line: an OpenAI chat request body ('messages'), a batch line ({'body': ...}), or "
         "{'prompt': '...'}. Shuffled and walked in order across the levels.",
     )
@@ -326,6 +339,12 @@ st.caption(
     f"concurrency up to {MAX_CONCURRENCY}, one client process, after {WARMUP} warm-up requests. Each level becomes "
     "one measurement record the calculator sizes GPUs from. For longer runs use `python -m calculator bench`."
 )
+allowed_now = targets()
+if allowed_now.allowed is not None:
+    listed = ", ".join(f"`{o}`" for o in allowed_now.allowed)
+    st.info(f"Replay may send requests {f'only to {listed}' if listed else 'to no endpoint'}: {allowed_now.why}.")
+for problem in allowed_now.problems:
+    st.warning(problem)
 for problem in url_problems:
     st.error(problem)
 for problem in ss.get("r_problems", []):

@@ -67,7 +67,7 @@ def test_70b_fp8_does_not_fit_one_h100_at_32k_and_fits_two(catalogs: Catalogs) -
 def test_bad_url_parameters_are_named_and_the_page_still_answers() -> None:
     at = _page("capacity", c_n="0", c_gpu="h999", c_ctx="lots")
     errors = text_of(at.error)
-    assert "`c_n`" in errors and "outside 1 to 64" in errors
+    assert "`c_n`" in errors and "outside 1 to 1,024" in errors
     assert "`c_gpu`" in errors and "'h999'" in errors
     assert "`c_ctx`" in errors and "not a number" in errors
     assert _metrics(at)["Fits?"] in ("Yes", "Does not fit")

@@ -152,18 +152,10 @@ def test_a_ttl_without_timestamps_names_the_ttl() -> None:
     assert "**TTL**" in errors and "timestamps" in errors
 
 
-def test_a_missing_tokenizer_file_names_the_field(tmp_path: Path) -> None:
-    at = _page()
-    at.text_input(key="p_tok").set_value(str(tmp_path / "tokenizer.json")).run()
-    assert not at.exception
-    errors = text_of(at.error)
-    assert "**Tokenizer**" in errors and "no such file" in errors
-
-
 def test_bad_url_parameters_are_named() -> None:
     at = _page(p_rep="0", p_route="fastest", p_cap="lots")
     errors = text_of(at.error)
-    assert "`p_rep`" in errors and "outside 1 to 256" in errors
+    assert "`p_rep`" in errors and "outside 1 to 100,000" in errors
     assert "`p_route`" in errors and "'fastest'" in errors
     assert "`p_cap`" in errors and "not a number" in errors
 

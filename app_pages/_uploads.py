@@ -1,0 +1,40 @@
+"""An upload as a file, for core readers that take a path: a copy in a private temporary folder of its own.
+
+The folder is new for each upload (``tempfile``: a unique name, readable by this user only) and removed
+with the copy when the reading is done, whatever happened. The copy's name is made here: the upload's
+name only lends it a readable stem (letters, digits, ``-`` and ``_``) and one of the suffixes the reader
+expects, so whatever a browser sends as the name, the file stays in that folder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+MAX_MB = 5
+"""Largest upload in MB for logs, result files and scenarios (the app's config lets a tokenizer.json be larger)."""
+STEM_CHARS = 64
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+def safe_name(name: str, suffixes: Sequence[str]) -> str:
+    """A file name for an upload called ``name``: the first of ``suffixes`` it ends with (else the first of
+    them), after at most :data:`STEM_CHARS` safe characters of the rest (``upload`` when none are left)."""
+    lower = name.lower()
+    suffix = next((s for s in suffixes if lower.endswith(s.lower())), suffixes[0])
+    stem = name[: len(name) - len(suffix)] if lower.endswith(suffix.lower()) else name
+    stem = _UNSAFE.sub("-", stem.rsplit("/", 1)[-1].rsplit("\\", 1)[-1]).strip("-_")[:STEM_CHARS]
+    return f"{stem or 'upload'}{suffix}"
+
+
+@contextlib.contextmanager
+def upload_copy(data: bytes, name: str, suffixes: Sequence[str]) -> Iterator[Path]:
+    """The upload's bytes as a file (see :func:`safe_name`) in a new private folder, removed on leaving."""
+    with tempfile.TemporaryDirectory(prefix="calculator-upload-") as folder:
+        path = Path(folder) / safe_name(name, suffixes)
+        with path.open("xb") as handle:  # a new file in a folder nobody else can write to
+            handle.write(data)
+        yield path
