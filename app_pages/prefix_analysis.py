@@ -111,12 +111,7 @@ def field_error(exc: InputError) -> None:
 def _tokenizer(data: bytes, name: str) -> Tokenizer:
     """The exact tokenizer in an uploaded tokenizer.json (read from a temporary copy, named by the upload)."""
     with upload_copy(data, name, (".json",)) as path:
-        try:
-            tokenizer = HuggingFaceTokenizer(path, field="tokenizer")
-        except InputError as exc:
-            raise InputError(exc.field, exc.message.replace(str(path), name), exc.allowed) from None
-    tokenizer.name = f"{name} (uploaded)"
-    return tokenizer
+        return HuggingFaceTokenizer(path, field="tokenizer", name=name)
 
 
 # --- inputs (sidebar) -----------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from app_pages._uploads import MAX_MB, upload_copy
 from app_pages._widgets import bound_number
 from calculator.capacity.memory import WEIGHT_BYTES
 from calculator.catalog import limits
+from calculator.catalog.textfile import APP_MAX_CHARS
 from calculator.errors import InputError
 from calculator.measure.bench import (
     BenchConfig,
@@ -220,9 +221,9 @@ def _start() -> None:
     else:
         with upload_copy(upload.getvalue(), upload.name, (".jsonl", ".json")) as path:
             try:
-                prompts = read_prompt_log(path)
+                prompts = read_prompt_log(path, name=upload.name, max_chars=APP_MAX_CHARS)
             except InputError as exc:
-                problems.append(f"**Prompt log**: {exc.message.replace(str(path), upload.name)}")
+                problems.append(f"**Prompt log**: {exc.message}")
     if problems or upload is None or blocked:  # a missing upload or a refused target is among the problems
         ss["r_problems"] = problems
         return

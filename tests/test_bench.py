@@ -99,7 +99,7 @@ def test_prompt_log_errors_name_the_line(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"bad.jsonl:2: expected 'messages'"):
         read_prompt_log(bad)
     bad.write_text("not json\n", encoding="utf-8")
-    with pytest.raises(InputError, match=r":1: not JSON"):
+    with pytest.raises(InputError, match=r":1: not valid JSON"):
         read_prompt_log(bad)
 
 
@@ -641,7 +641,7 @@ def test_cli_missing_prompts_file(tmp_path: Path, capsys: pytest.CaptureFixture[
         ]
     )
     err = capsys.readouterr().err
-    assert code == 2 and err.startswith("error: --prompts: cannot read")
+    assert code == 2 and err.startswith("error: --prompts: ") and "none.jsonl: cannot read file" in err
 
 
 def test_ctrl_c_keeps_the_finished_levels(

@@ -492,3 +492,29 @@ def test_a_first_timestamp_beyond_any_float_is_skipped_and_the_numbers_after_it_
     shape = trace_shape(path)
     assert shape.requests == 10 and not shape.clock_times
     assert any(":2: '99999" in n and "is not a finite number" in n for n in shape.notes)
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (b'{"prompt": "a"}\n{"prompt": "b\x92"}\n', "mine.jsonl:2: not UTF-8 text"),
+        (b"[" * 5000 + b"\n", "mine.jsonl:1: nested deeper than"),
+        (b'{"prompt": "a"}\r{"prompt": "b"}', None),
+    ],
+)
+def test_the_replay_prompt_log_is_read_like_every_other_log_and_named_by_its_upload(
+    tmp_path: Path, content: bytes, expected: str | None
+) -> None:
+    # Replay reads the log it sends through the shared reader: a non-UTF-8 byte or a bomb is one line
+    # naming the upload's own name (not the server's temporary copy), and \r line ends count.
+    from calculator.measure.bench import read_prompt_log
+
+    path = tmp_path / "upload-copy-1234.jsonl"
+    path.write_bytes(content)
+    if expected is None:
+        assert len(read_prompt_log(path, name="mine.jsonl")) == 2
+        return
+    with pytest.raises(InputError) as info:
+        read_prompt_log(path, name="mine.jsonl")
+    assert info.value.field == "replay.prompts" and expected in info.value.message
+    assert str(tmp_path) not in info.value.message

@@ -41,9 +41,10 @@ import certifi
 import httpx
 import yaml
 
-from calculator.catalog.datafile import write_atomically
+from calculator.catalog.datafile import DataFileError, write_atomically
 from calculator.catalog.measurements import Latency, MeasurementFile, ThroughputRecord
 from calculator.catalog.prices import Source
+from calculator.catalog.textfile import LineError, parse_json, text_lines
 from calculator.errors import InputError
 
 __all__ = [
@@ -86,46 +87,51 @@ class Prompt:
 _KEPT_PARAMS = ("max_tokens", "max_completion_tokens", "temperature", "top_p", "stop", "n", "presence_penalty")
 
 
-def read_prompt_log(path: Path) -> list[Prompt]:
+def read_prompt_log(path: Path, name: str | None = None, max_chars: int | None = None) -> list[Prompt]:
     """Read JSON Lines of OpenAI chat request bodies (``messages``) or plain prompts (``prompt``).
 
     A line may also wrap the body as ``{"body": {...}}`` (the OpenAI batch input format). A plain
     prompt becomes one user message. Sampling fields a chat body carries are kept; ``model``,
     ``stream`` and the rest are set by the client. Blank lines are skipped; a bad line is an
-    :class:`InputError` naming its line number.
+    :class:`InputError` naming its line number. ``name`` is how messages name the file (an upload's
+    own name, not the temporary copy's path); the file is read like every other log
+    (:mod:`calculator.catalog.textfile`).
     """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError("replay.prompts", f"cannot read {path}: {exc.strerror or exc}") from None
+    shown = name or str(path)
     prompts: list[Prompt] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError("replay.prompts", f"{where}: not JSON ({exc.msg})") from None
-        if isinstance(data, dict) and isinstance(data.get("body"), dict):
-            data = data["body"]
-        if not isinstance(data, dict):
-            raise InputError("replay.prompts", f"{where}: expected a JSON object with 'messages' or 'prompt'")
-        if "messages" in data:
-            messages = data["messages"]
-            if not isinstance(messages, list) or not messages or not all(isinstance(m, dict) for m in messages):
-                raise InputError("replay.prompts", f"{where}: 'messages' must be a non-empty list of objects")
-            params = {k: data[k] for k in _KEPT_PARAMS if k in data}
-            prompts.append(Prompt(tuple(messages), params))
-        elif "prompt" in data:
-            if not isinstance(data["prompt"], str) or not data["prompt"]:
-                raise InputError("replay.prompts", f"{where}: 'prompt' must be a non-empty string")
-            prompts.append(Prompt(({"role": "user", "content": data["prompt"]},)))
-        else:
-            raise InputError("replay.prompts", f"{where}: expected 'messages' (chat request body) or 'prompt'")
+    try:
+        for number, line in text_lines(Path(path), shown, max_chars):
+            if not line.strip():
+                continue
+            where = f"{shown}:{number}"
+            try:
+                data = parse_json(line)
+            except LineError as exc:
+                raise InputError("replay.prompts", f"{where}: {exc}") from None
+            prompts.append(_prompt(data, where))
+    except DataFileError as exc:
+        raise InputError("replay.prompts", exc.lines[0]) from None
     if not prompts:
-        raise InputError("replay.prompts", f"{path} holds no prompts")
+        raise InputError("replay.prompts", f"{shown} holds no prompts")
     return prompts
+
+
+def _prompt(data: Any, where: str) -> Prompt:
+    if isinstance(data, dict) and isinstance(data.get("body"), dict):
+        data = data["body"]
+    if not isinstance(data, dict):
+        raise InputError("replay.prompts", f"{where}: expected a JSON object with 'messages' or 'prompt'")
+    if "messages" in data:
+        messages = data["messages"]
+        if not isinstance(messages, list) or not messages or not all(isinstance(m, dict) for m in messages):
+            raise InputError("replay.prompts", f"{where}: 'messages' must be a non-empty list of objects")
+        params = {k: data[k] for k in _KEPT_PARAMS if k in data}
+        return Prompt(tuple(messages), params)
+    if "prompt" in data:
+        if not isinstance(data["prompt"], str) or not data["prompt"]:
+            raise InputError("replay.prompts", f"{where}: 'prompt' must be a non-empty string")
+        return Prompt(({"role": "user", "content": data["prompt"]},))
+    raise InputError("replay.prompts", f"{where}: expected 'messages' (chat request body) or 'prompt'")
 
 
 # --- configuration -------------------------------------------------------------------------------

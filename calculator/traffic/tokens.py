@@ -136,25 +136,26 @@ class HuggingFaceTokenizer:
 
     exact = True
 
-    def __init__(self, path: Path | str, field: str = "tokenizer") -> None:
+    def __init__(self, path: Path | str, field: str = "tokenizer", name: str | None = None) -> None:
         path = Path(path)
         self.path = path
+        shown = name or str(path)  # an upload is named by its own name, not the temporary copy's path
         try:
             from tokenizers import Tokenizer as _HFTokenizer
         except ImportError:
             raise InputError(
                 field,
-                f"reading {path} needs the 'tokenizers' package (pip install 'tokenizers>=0.19'); "
+                f"reading {shown} needs the 'tokenizers' package (pip install 'tokenizers>=0.19'); "
                 "without it, leave the tokenizer out to use the built-in approximation",
             ) from None
         if not path.is_file():
-            raise InputError(field, f"{path}: no such file; give the path of a Hugging Face tokenizer.json")
+            raise InputError(field, f"{shown}: no such file; give the path of a Hugging Face tokenizer.json")
         try:
             self._tok = _HFTokenizer.from_file(str(path))
         except Exception as exc:  # the Rust side raises a bare Exception for every kind of bad file
             detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise InputError(field, f"{path}: not a usable Hugging Face tokenizer.json ({detail})") from None
-        self.name = f"{path.name} ({path})"
+            raise InputError(field, f"{shown}: not a usable Hugging Face tokenizer.json ({detail})") from None
+        self.name = f"{name} (uploaded)" if name else f"{path.name} ({path})"
 
     def encode(self, text: str) -> list[int]:
         return list(self._tok.encode(text, add_special_tokens=False).ids)
