@@ -116,10 +116,13 @@ def _config(args: argparse.Namespace) -> BenchConfig:
     if args.id_prefix is not None and not re.fullmatch(r"[a-z0-9][a-z0-9._-]{0,60}", args.id_prefix):
         raise InputError("--id-prefix", f"{args.id_prefix!r}: use lower-case letters, digits, '.', '_' and '-'")
     out: Path = args.out
-    if out.is_dir():
-        raise InputError("--out", f"{out} is a folder; give a file such as {out / 'my-bench.yaml'}")
-    if not out.parent.is_dir():
-        raise InputError("--out", f"folder {out.parent} does not exist")
+    try:
+        if out.is_dir():
+            raise InputError("--out", f"{out} is a folder; give a file such as {out / 'my-bench.yaml'}")
+        if not out.parent.is_dir():
+            raise InputError("--out", f"folder {out.parent} does not exist")
+    except OSError as exc:  # a name longer than the file system takes
+        raise InputError("--out", f"cannot write {out}: {exc.strerror or exc}") from None
     if out.suffix != ".yaml":
         raise InputError("--out", f"{out.name}: name it *.yaml so the records folder loads it")
     console.check_save(out, "--out")  # before the first request: a run is not measured to be lost at the write

@@ -12,7 +12,7 @@ import argparse
 from collections.abc import Iterable
 from pathlib import Path
 
-from calculator.cli.flags import UsageError
+from calculator.cli.flags import UsageError, echo
 
 __all__ = ["DATA_FOLDERS", "Unread", "add_data_folders", "data_folder", "refuse_unread"]
 
@@ -28,12 +28,16 @@ DATA_FOLDERS: dict[str, tuple[str, str]] = {
 def data_folder(text: str) -> Path:
     """A folder holding at least one ``*.yaml`` data file."""
     path = Path(text)
-    if not path.exists():
-        raise argparse.ArgumentTypeError(f"folder {text} does not exist (leave the flag out for the bundled data)")
-    if not path.is_dir():
-        raise argparse.ArgumentTypeError(f"{text} is a file; give the folder that holds the *.yaml files")
-    if not any(path.glob("*.yaml")):
-        raise argparse.ArgumentTypeError(f"folder {text} holds no *.yaml files")
+    shown = text if text.isprintable() and len(text) <= 200 else echo(text)  # a path in full, unless hostile
+    try:
+        if not path.exists():
+            raise argparse.ArgumentTypeError(f"folder {shown} does not exist (leave the flag out for the bundled data)")
+        if not path.is_dir():
+            raise argparse.ArgumentTypeError(f"{shown} is a file; give the folder that holds the *.yaml files")
+        if not any(path.glob("*.yaml")):
+            raise argparse.ArgumentTypeError(f"folder {shown} holds no *.yaml files")
+    except OSError as exc:  # a name too long for the file system, a folder that cannot be listed
+        raise argparse.ArgumentTypeError(f"cannot read folder {shown}: {exc.strerror or exc}") from None
     return path
 
 

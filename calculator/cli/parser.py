@@ -64,17 +64,24 @@ def _run(argv: Sequence[str] | None) -> int:
             )
         return int(args.func(args))
     except flags.UsageError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        _error(str(exc))
     except InputError as exc:
-        print(f"error: {words.say(exc.problem)}", file=sys.stderr)
+        _error(words.say(exc.problem))
     except ValidationError as exc:  # a model built from the user's values refused one: say which, as a flag
-        print(f"error: {words.say(words.invalid(exc).problem)}", file=sys.stderr)
+        _error(words.say(words.invalid(exc).problem))
     except DataFileError as exc:
-        print(
-            f"error: {exc.lines[0]}" + (f" (and {len(exc.lines) - 1} more)" if len(exc.lines) > 1 else ""),
-            file=sys.stderr,
-        )
+        _error(exc.lines[0] + (f" (and {len(exc.lines) - 1} more)" if len(exc.lines) > 1 else ""))
     return 2
+
+
+def _error(message: str) -> None:
+    """Print ``error: MESSAGE`` as one line, whatever the user's text quoted in it holds.
+
+    A name or path may carry a line break, a terminal escape or an undecodable byte (argv's
+    surrogates); each is shown escaped, so the error stays one line and the terminal is left alone.
+    """
+    shown = "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in message)
+    print(f"error: {shown}", file=sys.stderr)
 
 
 def _discard_stdout() -> None:
