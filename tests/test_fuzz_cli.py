@@ -9,16 +9,21 @@ behind them, and files from a folder of broken inputs written below (deep nestin
 corrupt gzip, NUL and control characters, complex YAML keys, impossible dates, a last line with no newline,
 empty files, a folder where a file belongs) or valid files corrupted on the fly. A second test corrupts one
 file of a copy of each bundled data folder, a scenario file or an input file the same ways and points the
-command's flag at it.
+command's flag at it. A third gives each flag alone, on a valid command line, each of a few texts the
+fuzz draws rarely for any one flag (a name too long for the file system, a non-UTF-8 byte, a line break).
 
 Each case runs in-process through ``calculator.cli.main`` and must end with exit 0 (``--help`` included) or
 exit 2 and no exception; print no traceback; print exactly one line on stderr for exit 2; print valid JSON
-(no NaN or Infinity) with ``--json``; take at most FUZZ_SECONDS (5) and at most FUZZ_MEMORY_MB (2,048) more
-address space. Stdout is strict UTF-8 as a terminal's is. Nothing goes to the network: ``bench`` stops where
-its first request would be sent, and only ever gets 127.0.0.1 or malformed URLs.
+(no NaN or Infinity, no figure printed as nan or inf) with ``--json``; take at most FUZZ_SECONDS (5) and at
+most FUZZ_MEMORY_MB (2,048) more address space. Stdout is strict UTF-8, as a terminal's is under a UTF-8
+locale. Nothing goes to the network: ``bench`` stops where its first request would be sent, and only ever
+gets 127.0.0.1 or malformed URLs. Writes go to the test's folder; the package's data is checked unchanged
+after every case.
 
-``make test`` runs a capped number of cases (FUZZ_EXAMPLES=400 in all, about a minute and a half);
-``FUZZ_EXAMPLES=4000 .venv/bin/python -m pytest tests/test_fuzz_cli.py`` runs more.
+``make test`` runs a capped number of cases (FUZZ_EXAMPLES=400 in all) and the sweep: about two minutes on
+two cores. ``FUZZ_EXAMPLES=4000 .venv/bin/python -m pytest tests/test_fuzz_cli.py`` runs more (ten minutes);
+with ``FUZZ_REPORT=cases.jsonl`` every case is written to that file, failures with their kind, and the run
+goes on past them unshrunk, for a survey.
 """
 
 from __future__ import annotations
@@ -891,6 +896,45 @@ def _run_corrupted(world: World, target: tuple[str, str, str], c: Corruption, pi
         command, argv + (["--json"] if as_json and "--json" in actions else []), as_json and "--json" in actions
     )
     verify(case, run_case(case, world), world)
+
+
+SWEEP_TEXTS = ["x" * 300, "caf\udce9", "line\nbreak", "9" * 321, ""]
+"""One each: a name longer than a file system takes, a non-UTF-8 byte (as argv hands it over), a line break,
+a 321-digit number, nothing. The fuzz draws them rarely for any one flag; this gives each flag all of them."""
+OPEN: dict[tuple[str, str], str] = {
+    (command, "--profile"): "calculator/planning/load_profile.py: load_profile() calls path.exists() on a name "
+    "longer than the file system takes, which raises OSError (File name too long) instead of answering False"
+    for command in ("profile", "hybrid")
+}
+"""Failures in files another part of the issue is still changing: strict, so each flips when it is fixed."""
+
+
+def _sweep() -> Iterator[Any]:
+    for command, parser in COMMANDS.items():
+        for key, action in _actions(parser).items():
+            if action.nargs == 0 or isinstance(action, Unread) or action.dest in NETWORK:
+                continue
+            marks = [pytest.mark.xfail(strict=True, reason=OPEN[command, key])] if (command, key) in OPEN else []
+            yield pytest.param(command, key, marks=marks, id=f"{command} {key}")
+
+
+@pytest.mark.parametrize(("command", "key"), list(_sweep()))
+def test_each_option_alone_takes_hostile_text(world: World, command: str, key: str) -> None:
+    parser = COMMANDS[command]
+    actions = _actions(parser)
+    failures = []
+    for text in SWEEP_TEXTS:
+        seed = {k: v for k, v in seeds(world)[command] if k not in conflicts(parser, key)}
+        seed[key] = text
+        argv = command.split() + [t for k, v in seed.items() for t in _tokens(actions[k], _listed(v), True)]
+        case = Case(command, argv, False)
+        try:
+            check(case, run_case(case, world), world)
+        except AssertionError as exc:
+            failures.append(str(exc))
+        finally:
+            world.clear()
+    assert not failures, "\n".join(failures)
 
 
 FOUND = [

@@ -14,7 +14,7 @@ import argparse
 import contextlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from pydantic import ValidationError
 
@@ -45,12 +45,30 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        code = _run(argv)
-        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's last flush
+        with _any_text_printable():
+            code = _run(argv)
+            sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's last flush
         return code
     except BrokenPipeError:
         _discard_stdout()
         return 0
+
+
+@contextlib.contextmanager
+def _any_text_printable() -> Iterator[None]:
+    """Let stdout write any text as stderr does: a name given in bytes that are not UTF-8 (argv hands
+    them over as lone surrogates, and a JSON file may hold them) is shown escaped instead of crashing."""
+    errors = getattr(sys.stdout, "errors", None)
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is None or errors in (None, "backslashreplace", "surrogateescape"):
+        yield
+        return
+    reconfigure(errors="backslashreplace")
+    try:
+        yield
+    finally:
+        with contextlib.suppress(ValueError, OSError):  # closed or broken meanwhile: nothing to restore
+            reconfigure(errors=errors)
 
 
 def _run(argv: Sequence[str] | None) -> int:

@@ -148,7 +148,11 @@ class HuggingFaceTokenizer:
                 f"reading {shown} needs the 'tokenizers' package (pip install 'tokenizers>=0.19'); "
                 "without it, leave the tokenizer out to use the built-in approximation",
             ) from None
-        if not path.is_file():
+        try:
+            found = path.is_file()
+        except OSError as exc:  # a name longer than the file system takes
+            raise InputError(field, f"{shown}: cannot read it ({exc.strerror or exc})") from None
+        if not found:
             raise InputError(field, f"{shown}: no such file; give the path of a Hugging Face tokenizer.json")
         try:
             self._tok = _HFTokenizer.from_file(str(path))
