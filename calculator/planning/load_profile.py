@@ -376,7 +376,11 @@ def load_profile(spec: str, burst: float | None = None, daily: str = "flat") -> 
         profile = preset_profile(key)
     else:
         path = Path(spec)
-        if not path.exists():
+        try:
+            found = path.exists()
+        except OSError:  # a name longer than the file system takes (or otherwise unusable) names no file
+            found = False
+        if not found:
             raise InputError("load_profile", f"{spec!r} is neither a preset ({', '.join(PRESETS)}) nor a file")
         profile = profile_from_trace(path, preset_profile(daily))
     return profile.with_burst(burst) if burst is not None else profile
