@@ -620,9 +620,24 @@ def strict_json(text: str) -> Any:
 
 
 NOT_A_NUMBER = re.compile(
-    r"[$€]-?(nan|inf)|(?<![\w.-])-?(nan|inf|infinity)(%|(?=\s{2,}|[ \t]*$|[,;)\]}]))", re.IGNORECASE | re.MULTILINE
+    r"[$€]-?(nan|inf)|-?(nan|inf|infinity)%|(?:^|(?<=\s\s))-?(nan|inf|infinity)(?=\s\s|[ \t]*$)",
+    re.IGNORECASE | re.MULTILINE,
 )
-"""A figure printed as nan or inf ($Infinity, inf%, a table cell); not AMD's "Infinity Fabric" or an id's "rate-inf"."""
+"""A figure printed as nan or inf: an amount ($Infinity), a share (inf%) or a table cell. Not words ("AMD
+Infinity Fabric"), ids ("rate-inf") or a problem quoting what a file holds ("got -inf")."""
+
+
+def _figures_not_numbers(data: Any) -> list[str]:
+    """Strings in JSON output that stand for a figure with no value ("inf", "NaN"), or say one."""
+    if isinstance(data, dict):
+        return [bad for v in data.values() for bad in _figures_not_numbers(v)]
+    if isinstance(data, list):
+        return [bad for v in data for bad in _figures_not_numbers(v)]
+    if isinstance(data, str) and (
+        NOT_A_NUMBER.search(data) or data.strip().lower().lstrip("+-") in ("nan", "inf", "infinity")
+    ):
+        return [data[:80]]
+    return []
 
 
 def verify(case: Case, o: Outcome, world: World) -> None:
@@ -659,15 +674,17 @@ def check(case: Case, o: Outcome, world: World) -> None:
         assert o.err.count("\n") == 1 and o.err.endswith("\n"), f"{where}exit 2 wants one line on stderr:\n{o.err}"
         unprintable = [c for c in o.err[:-1] if not (c.isprintable() or c == " ")]
         assert not unprintable, f"{where}the error holds {unprintable[:3]} (a terminal reads them):\n{o.err}"
+    data = None
     if case.json and not o.help and (o.code == 0 or o.out.strip()):
         try:
-            strict_json(o.out)
+            data = strict_json(o.out)
         except ValueError as exc:
             raise AssertionError(f"{where}--json printed what is not JSON ({exc}):\n{o.out[:2000]}") from None
-    if o.code == 0 and not o.help:
-        bad = NOT_A_NUMBER.search(o.out)
-        echoed = bad is not None and any(bad.group(0).strip("$€%-").lower() in a.lower() for a in case.argv)
-        assert bad is None or echoed, f"{where}prints {bad.group(0) if bad else ''!r}:\n{o.out[:2000]}"
+    if o.code != 0 or o.help:
+        return
+    bad = _figures_not_numbers(data) if case.json else [m.group(0) for m in NOT_A_NUMBER.finditer(o.out)]
+    bad = [b for b in bad if not any(b.strip("$€%-").lower() in a.lower() for a in case.argv)]  # echoed back
+    assert not bad, f"{where}prints a figure as {bad[0]!r}:\n{o.out[:2000]}"
 
 
 # --- command lines ---------------------------------------------------------------------------------------
