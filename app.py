@@ -4,6 +4,19 @@ import streamlit as st
 
 st.set_page_config(page_title="LLM inference cost calculator", page_icon=":material/calculate:", layout="wide")
 
+# Headline figures must never be cut off ("$70,08..."): a metric's value shrinks with its box (container
+# query units) instead of ending in an ellipsis, and its label wraps, from a 1024 px window up.
+st.html(
+    """<style>
+    [data-testid="stMetric"] { container-type: inline-size; }
+    [data-testid="stMetricValue"] { font-size: min(2.25rem, 12cqi); }
+    [data-testid="stMetricLabel"] * { white-space: normal !important; text-overflow: clip !important; }
+    @media (max-width: 1279px) {
+        [data-testid="stMainBlockContainer"] { padding-left: 1.5rem; padding-right: 1.5rem; }
+    }
+    </style>"""
+)
+
 page = st.navigation(
     [
         st.Page("app_pages/compare.py", title="Compare", icon=":material/compare_arrows:", default=True),

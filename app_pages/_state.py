@@ -32,10 +32,10 @@ from calculator.catalog.prices import (
     ttl_minutes,
 )
 from calculator.errors import InputError
-from calculator.pricing.billing import DAYS_PER_MONTH
 from calculator.pricing.compare import Catalogs
 from calculator.pricing.resolve import sizing_record, with_own_records
 from calculator.scenario.evidence import Evidence
+from calculator.scenario.inputs import monthly_turns
 from calculator.scenario.model import Scenario, with_evidence_records
 
 NONE = "none"
@@ -124,6 +124,16 @@ NUMBERS: dict[str, NumberSpec] = {
             limits.TURNS_PER_MONTH.high,
             10_000,
             "How many requests the feature sends, per month or per day (see the switch above).",
+        ),
+        NumberSpec(
+            "users",
+            "Users (seats)",
+            int,
+            0,
+            limits.USERS.high,
+            100,
+            "People the feature serves (0: not counted). Gives the cost per user a month; with volume per "
+            "'user' the turns are users x turns per user a day.",
         ),
         NumberSpec(
             "hrs",
@@ -359,7 +369,19 @@ M = TypeVar("M", bound=BaseModel)
 
 def volume_spec(per: str) -> NumberSpec:
     """The Turns input's range: a month's, or a day's when the volume is given per day (as many as make at
-    most the scenario's limit on a month)."""
+    most the scenario's limit on a month), or one user's day."""
+    if per == "user":
+        limit = limits.TURNS_PER_USER_PER_DAY
+        return replace(
+            NUMBERS["vol"],
+            label="Turns per user a day",
+            kind=float,
+            min=limit.low,
+            max=limit.high,
+            step=10,
+            fmt="%g",
+            help="How many requests each user's use sends on an average day; times the users gives the volume.",
+        )
     limit = limits.TURNS_PER_DAY if per == "day" else limits.TURNS_PER_MONTH
     return replace(NUMBERS["vol"], min=limit.low, max=limit.high)
 
@@ -407,7 +429,7 @@ SHORTEST = "shortest"
 PERCENTILES = ("p50", "p90", "p95", "p99")
 CHOICES_FIXED = {
     "cur": ("USD", "EUR"),
-    "per": ("month", "day"),
+    "per": ("month", "day", "user"),
     "weights": ("all", "open", "closed"),
     "sweep": ("prefix share", "hit rate"),
     "pct": PERCENTILES,
@@ -550,6 +572,7 @@ def scenario_to_state(s: Scenario, cat: Catalogs) -> dict[str, Any]:
         "out": int(s.workload.output_tokens),
         "vol": int(s.traffic.turns_per_month),
         "per": "month",
+        "users": int(s.traffic.users or 0),
         "hrs": float(s.traffic.active_hours_per_day),
         "p2a": float(s.traffic.peak_to_average),
         "util": float(s.self_hosting.target_utilisation),
@@ -605,8 +628,15 @@ def _dec(x: float) -> Decimal:
     return Decimal(repr(round(float(x), 9)))
 
 
-def monthly_turns(vol: float, per: str) -> int:
-    return int(round(vol * DAYS_PER_MONTH)) if per == "day" else int(vol)
+def page_monthly_turns(v: Mapping[str, Any]) -> int:
+    """The month's turns the Traffic inputs say (volume per month, day, or user a day times the users)."""
+    per = str(v.get("per") or "month")
+    users = int(v.get("users") or 0)
+    if per == "user" and not users:
+        raise InputError(
+            "Users", "a volume per user needs the number of users", "1 or more, or a volume per month or day"
+        )
+    return monthly_turns(float(v["vol"]), "user" if per == "user" else "day" if per == "day" else "month", users)
 
 
 def state_to_scenario(base: Scenario, v: dict[str, Any], today: dt.date, cat: Catalogs | None = None) -> Scenario:
@@ -623,7 +653,8 @@ def state_to_scenario(base: Scenario, v: dict[str, Any], today: dt.date, cat: Ca
         input_tokens=int(v["in"]), prefix_share=_dec(v["pfx"]), hit_rate=_dec(v["hit"]), output_tokens=int(v["out"])
     )
     data["traffic"].update(
-        turns_per_month=monthly_turns(v["vol"], v["per"]),
+        turns_per_month=page_monthly_turns(v),
+        users=int(v.get("users") or 0) or None,
         active_hours_per_day=float(v["hrs"]),
         peak_to_average=float(v["p2a"]),
     )

@@ -104,10 +104,25 @@ def _remove_evidence(part: str) -> None:
 
 
 def _on_per_change() -> None:
-    """Keep the same traffic when switching between turns per day and per month."""
-    vol = float(ss.get("vol", defaults["vol"]))
-    converted = int(round(vol / DAYS_PER_MONTH)) if ss["per"] == "day" else int(round(vol * DAYS_PER_MONTH))
-    ss["vol"] = min(converted, int(_state.volume_spec(ss["per"]).max))  # a month's limit, a day at a time
+    """Keep the same traffic when switching between turns per month, per day and per user a day."""
+    was = ss.get("_per_was", "month")
+    users = int(ss.get("users") or 0)
+    values = {"vol": float(ss.get("vol", defaults["vol"])), "per": was, "users": users}
+    try:
+        month = _state.page_monthly_turns(values)
+    except InputError:  # per user with no users: nothing to convert from
+        month = int(defaults["vol"])
+    spec = _state.volume_spec(ss["per"])
+    if ss["per"] == "user":
+        if not users:  # a per-user volume needs users: keep the month's traffic, as users sending a turn each
+            ss["users"] = users = max(min(month, int(_state.NUMBERS["users"].max)), 1)
+        converted: float = month / users / DAYS_PER_MONTH  # unrounded: switching back gives the same month
+    elif ss["per"] == "day":
+        converted = int(round(month / DAYS_PER_MONTH))
+    else:
+        converted = month
+    ss["vol"] = spec.kind(min(converted, spec.max))  # a month's limit, a day at a time
+    ss["_per_was"] = ss["per"]
 
 
 def number(key: str, default: float, container: st.delta_generator.DeltaGenerator | None = None) -> None:
@@ -392,15 +407,18 @@ with st.sidebar:
     with st.expander("Traffic", expanded=True):
         st.segmented_control(
             "Volume per",
-            ["month", "day"],
+            ["month", "day", "user"],
             default="month",
             required=True,
             key="per",
             bind=BIND,
-            help="Enter the volume per month or per day; switching converts the number (30.4 days a month).",
+            help="Enter the volume per month, per day, or per user a day (times the users below); switching "
+            "converts the number (30.4 days a month).",
             on_change=_on_per_change,
         )
+        ss.setdefault("_per_was", ss.get("per") or "month")
         number("vol", defaults["vol"])
+        number("users", defaults["users"])
         c1, c2 = st.columns(2)
         number("hrs", defaults["hrs"], c1)
         number("p2a", defaults["p2a"], c2)
@@ -527,17 +545,25 @@ for col, opt in zip(cols, result.options, strict=False):
     with col:
         per_1000 = format_small(opt.cost_per_1000_turns, cur) if opt.cost_per_1000_turns is not None else "-"
         st.metric(
-            OPTION_LABELS[opt.option] + (" (cheapest)" if opt.option == result.cheapest else ""),
+            OPTION_LABELS[opt.option],
             format_money(opt.monthly, cur),
+            delta="cheapest" if opt.option == result.cheapest else None,
+            delta_arrow="off",
             help=f"{opt.provider} {opt.offer}; price version of {opt.prices[0].effective}.",
             border=True,
         )
         extra = ""
         if opt.gpus:
-            extra = f" · {opt.gpus} GPU(s), {opt.replicas} replica(s)"
+            extra = f" · {opt.gpus:,} GPU(s), {opt.replicas:,} replica(s)"
             if opt.utilisation is not None:
                 extra += f", {opt.utilisation:.0%} average load"
-        st.caption(f"{per_1000} per 1,000 turns · runs **{opt.model or 'your model'}** · {opt.provider}{extra}")
+        per_user = opt.monthly_per_user(scenario.traffic.users)
+        yearly = f"{format_money(opt.annual, cur)} a year" + (
+            f" · {format_money(per_user, cur)} per user a month" if per_user is not None else ""
+        )
+        st.caption(
+            f"{yearly} · {per_1000} per 1,000 turns · runs **{opt.model or 'your model'}** · {opt.provider}{extra}"
+        )
 owned_side = resolved.self_hosted or resolved.dedicated
 if owned_side is not None:
     setup = scenario.self_hosting.estimate

@@ -267,13 +267,7 @@ def _monthly(scenario: Scenario) -> dict[str, str]:
     from calculator.pricing.compare import OPTION_LABELS, compare, load_catalogs
 
     result = compare(scenario, load_catalogs())
-    return {
-        OPTION_LABELS[o.option] + (" (cheapest)" if o.option == result.cheapest else ""): format_money(
-            o.monthly,
-            scenario.currency,
-        )
-        for o in result.options
-    }
+    return {OPTION_LABELS[o.option]: format_money(o.monthly, scenario.currency) for o in result.options}
 
 
 def test_advanced_inputs_from_a_link_reach_the_scenario() -> None:

@@ -188,3 +188,30 @@ def test_cache_ttl_page_answers(app_url: str, page: Any) -> None:
     _wait_idle(page)
     expect(page.get_by_test_id("stMetricValue").first).to_have_text("1h", timeout=30_000)
     expect(page.get_by_test_id("stVegaLiteChart").first).to_be_visible(timeout=30_000)
+
+
+_CUT_OFF = """() => [...document.querySelectorAll('[data-testid="stMetricValue"], [data-testid="stMetricLabel"]')]
+    .flatMap(e => [e, ...e.querySelectorAll('*')])
+    .filter(e => e.scrollWidth > e.clientWidth + 1 && e.clientWidth > 0)
+    .map(e => e.innerText)"""
+
+
+@pytest.mark.parametrize("width", [1024, 1280, 1920])
+def test_no_headline_figure_is_cut_off_from_1024_to_1920_px(app_url: str, browser: Any, width: int) -> None:
+    """A metric that ends in an ellipsis ("$70,08...") hides the answer; a billion turns make the longest
+    monthly figures the page shows at a preset's prices."""
+    from playwright.sync_api import expect
+
+    ctx = browser.new_context(viewport={"width": width, "height": 1400})
+    page = ctx.new_page()
+    for path in ("?preset=coding-agent&asof=2026-10-30&vol=1000000000", "?preset=rag-chatbot", "plan", "capacity"):
+        page.goto(f"{app_url}/{path}")
+        _wait_idle(page)
+        expect(page.get_by_test_id("stMetricValue").first).to_be_visible(timeout=30_000)
+        page.wait_for_timeout(500)  # fonts and columns settle after the first paint
+        assert page.evaluate(_CUT_OFF) == [], f"{path} at {width} px"
+    if width == 1024:
+        page.goto(f"{app_url}/?preset=coding-agent&asof=2026-10-30&vol=1000000000")
+        _wait_idle(page)
+        page.screenshot(path=str(SHOTS / "compare-1024.png"))
+    ctx.close()

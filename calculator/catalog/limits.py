@@ -53,7 +53,9 @@ __all__ = [
     "TURNS_PER_DAY",
     "TURNS_PER_MONTH",
     "TURNS_PER_SESSION",
+    "TURNS_PER_USER_PER_DAY",
     "USD_PER_EUR",
+    "USERS",
     "UTILISATION",
     "Description",
     "Limit",
@@ -173,6 +175,20 @@ TURNS_PER_DAY = replace(
 )
 SESSIONS_PER_MONTH = replace(
     TURNS_PER_MONTH, unit="sessions a month", why="each session is at least one turn, and a month has at most 10^12"
+)
+USERS = Limit(
+    1,
+    10**10,
+    "users",
+    "more than everyone alive; the cost per user divides the month's bill by this",
+    why_low="count at least 1 user, or leave users out",
+)
+"""People (seats) the traffic serves: only a divisor for the cost per user."""
+TURNS_PER_USER_PER_DAY = Limit(
+    0,
+    86_400,
+    "turns per user a day",
+    "one turn a second all day and night is more than one person sends",
 )
 TURNS_PER_SESSION = Limit(
     1,

@@ -17,6 +17,7 @@ from calculator.present.money import format_money, format_small
 from calculator.present.report import plain, price_changes_frame, repricing_sentences
 from calculator.pricing.compare import OPTION_LABELS, Comparison, break_even_by_prefix_share, compare, load_catalogs
 from calculator.pricing.pinning import pin_prices, reprice
+from calculator.scenario.inputs import monthly_turns
 from calculator.scenario.model import (
     DedicatedChoice,
     GpuVmChoice,
@@ -42,8 +43,18 @@ def _scenario_from_args(args: argparse.Namespace) -> Scenario:
     for flag in ("turns_per_month", "peak_to_average", "active_hours_per_day"):
         if getattr(args, flag) is not None:
             traffic[flag] = getattr(args, flag)
+    if args.users is not None:
+        traffic["users"] = args.users
     if args.turns_per_day is not None:
-        traffic["turns_per_month"] = round(args.turns_per_day * 365 / 12)
+        traffic["turns_per_month"] = monthly_turns(args.turns_per_day, "day")
+    if args.turns_per_user_per_day is not None:
+        if args.turns_per_month is not None or args.turns_per_day is not None:
+            raise flags.UsageError(
+                "compare: --turns-per-user-per-day sets the volume; leave out --turns-per-month and --turns-per-day"
+            )
+        if not traffic.get("users"):
+            raise flags.UsageError("compare: --turns-per-user-per-day needs --users (how many people send them)")
+        traffic["turns_per_month"] = monthly_turns(args.turns_per_user_per_day, "user", traffic["users"])
     for flag in ("record", "target_utilisation", "spare_replicas", "engineer_share", "build_minutes_per_change"):
         if getattr(args, flag) is not None:
             hosting[flag] = getattr(args, flag)
@@ -81,11 +92,14 @@ def _scenario_from_args(args: argparse.Namespace) -> Scenario:
 
 def _comparison_json(result: Comparison) -> dict[str, Any]:
     turn = result.turn
+    users = result.scenario.traffic.users
     return {
         "scenario": result.scenario.name,
         "as_of": result.as_of.isoformat(),
         "currency": result.scenario.currency,
         "turns_per_month": result.scenario.traffic.turns_per_month,
+        "users": users,
+        "turns_per_user_per_day": result.scenario.traffic.turns_per_user_per_day,
         "turn": (
             {
                 "no_reuse": turn_json(turn.no_reuse, 1000),
@@ -102,6 +116,8 @@ def _comparison_json(result: Comparison) -> dict[str, Any]:
                 "offer": o.offer,
                 "model": o.model,
                 "monthly": float(o.monthly),
+                "annual": float(o.annual),
+                "monthly_per_user": console.num(o.monthly_per_user(users)),
                 "cost_per_1000_turns": console.num(o.cost_per_1000_turns),
                 "breakdown": {k: float(v) for k, v in o.breakdown.items()},
                 "replicas": o.replicas,
@@ -187,6 +203,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
         )
     print(console.table(rows, ["Option", "Offer", "Model", "Per month", "Per 1,000 turns", "GPUs", "Avg. utilisation"]))
     print("* cheapest")
+    users = s.traffic.users
+    for o in result.options:
+        per_user = o.monthly_per_user(users)
+        print(
+            f"{OPTION_LABELS[o.option]}: {format_money(o.annual, cur)} a year"
+            + (f", {format_money(per_user, cur)} per user a month" if per_user is not None else "")
+        )
+    if users:
+        print(f"{users:,} users, {s.traffic.turns_per_user_per_day:,.1f} turns per user a day")
     if result.turn:
         t = result.turn
         tc, convert = turn_currency(t, scenario)
@@ -253,6 +278,12 @@ def add_compare_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     cmp_.add_argument("--batch", action="store_true")
     cmp_.add_argument("--turns-per-month", type=flags.turns_per_month)
     cmp_.add_argument("--turns-per-day", type=flags.turns_per_day)
+    cmp_.add_argument("--users", type=flags.users, help="people (seats) served: adds the cost per user")
+    cmp_.add_argument(
+        "--turns-per-user-per-day",
+        type=flags.turns_per_user_per_day,
+        help="the volume as turns per user a day (needs --users)",
+    )
     cmp_.add_argument("--peak-to-average", type=flags.peak_to_average)
     cmp_.add_argument("--active-hours-per-day", type=flags.active_hours)
     cmp_.add_argument("--target-utilisation", type=flags.utilisation)

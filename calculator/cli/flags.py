@@ -52,7 +52,9 @@ __all__ = [
     "turns_per_day",
     "turns_per_month",
     "turns_per_session",
+    "turns_per_user_per_day",
     "usd_per_eur",
+    "users",
     "utilisation",
     "whole_number",
 ]
@@ -214,6 +216,16 @@ def turns_per_month(text: str) -> int:
 def turns_per_day(text: str) -> int:
     """A day's volume: as many as make at most 10^12 a month."""
     return _whole(limits.TURNS_PER_DAY)(text)
+
+
+def users(text: str) -> int:
+    """People (seats) the traffic serves: 1 to 10^10."""
+    return _whole(limits.USERS)(text)
+
+
+def turns_per_user_per_day(text: str) -> float:
+    """Turns each user sends a day: 0 to 86,400 (one a second)."""
+    return limited(limits.TURNS_PER_USER_PER_DAY)(text)
 
 
 def turns(text: str) -> int:

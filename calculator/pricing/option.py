@@ -10,9 +10,10 @@ from pydantic import BaseModel, ConfigDict
 from calculator.capacity.sizing import ReplicaCapacity
 from calculator.pricing.turn import PriceRef
 
-__all__ = ["CENT", "OptionCost", "as_decimal", "cents", "parts_adding_up"]
+__all__ = ["CENT", "MONTHS_PER_YEAR", "OptionCost", "as_decimal", "cents", "parts_adding_up"]
 
 CENT = Decimal("0.01")
+MONTHS_PER_YEAR = 12
 
 
 def cents(value: Decimal) -> Decimal:
@@ -65,3 +66,12 @@ class OptionCost(BaseModel):
     """Dedicated endpoints: the provider's replicas billed (each of its own GPU count)."""
     replica_gpus: int | None = None
     """GPUs per engine replica of the setup the option was sized from."""
+
+    @property
+    def annual(self) -> Decimal:
+        """Twelve of this month's bills: the same traffic all year, before any growth (Plan grows it)."""
+        return self.monthly * MONTHS_PER_YEAR
+
+    def monthly_per_user(self, users: int | None) -> Decimal | None:
+        """The month's bill shared by ``users`` seats, or None when the users are not known."""
+        return self.monthly / users if users else None

@@ -27,6 +27,7 @@ from calculator.catalog.limits import (
     TOKENS,
     TURNS_PER_MONTH,
     USD_PER_EUR,
+    USERS,
     UTILISATION,
     Name,
 )
@@ -42,6 +43,8 @@ __all__ = [
     "Share",
     "Traffic",
     "TurnShape",
+    "VolumePer",
+    "monthly_turns",
 ]
 
 Arr = npt.NDArray[np.float64]
@@ -51,6 +54,24 @@ HOURS_PER_MONTH = 730.0
 """8,760 hours a year over 12 months, as cloud providers bill a month."""
 DAYS_PER_MONTH = 365.0 / 12
 DAYS_PER_MONTH_EXACT = Decimal(365) / Decimal(12)
+
+
+VolumePer = Literal["month", "day", "user"]
+"""How a volume is given: turns a month, turns a day, or turns per user a day (times the users)."""
+
+
+def monthly_turns(volume: float, per: VolumePer = "month", users: int | None = None) -> int:
+    """A month's turns from a volume given ``per`` month, day, or user a day (a month is 365/12 days).
+
+    Per user needs ``users``: without them the per-user volume says nothing about the month.
+    """
+    if per == "month":
+        return int(round(volume))
+    if per == "day":
+        return int(round(volume * DAYS_PER_MONTH))
+    if not users:
+        raise ValueError("a volume per user needs the number of users")
+    return int(round(volume * users * DAYS_PER_MONTH))
 
 
 class LatencyTarget(BaseModel):
@@ -137,6 +158,15 @@ class Traffic(_Frozen):
     """Peak request rate over the average rate within the active hours."""
     active_hours_per_day: Annotated[float, ACTIVE_HOURS] = 24.0
     """Hours a day the traffic arrives in (24 for round-the-clock use)."""
+    users: Annotated[int, USERS] | None = None
+    """People (seats) the traffic serves, when known: the cost per user divides the bill by it."""
+
+    @property
+    def turns_per_user_per_day(self) -> float | None:
+        """Turns each user sends on an average day (a month is 365/12 days), when users are known."""
+        if not self.users:
+            return None
+        return self.turns_per_month / self.users / DAYS_PER_MONTH
 
     @property
     def monthly_peak_to_average(self) -> float:
