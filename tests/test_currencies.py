@@ -287,6 +287,7 @@ def test_the_pdf_says_the_turn_and_every_amount_in_the_scenarios_currency(
 
 def test_the_pdf_without_its_font_writes_a_symbol_it_lacks_as_the_code() -> None:
     pdf = report._Pdf()
+    pdf.close_fonts()
     pdf.family = "Helvetica"
     assert pdf.text_ok("₹2.42 and €0.0242, £0.0189, ¥3.78") == "INR 2.42 and EUR 0.0242, £0.0189, ¥3.78"
 
@@ -309,6 +310,11 @@ def test_the_page_shows_the_seed_turn_in_each_currency_as_the_pdf_does(currency:
         for axis in ("x", "y")
     ]
     assert f"Cost per turn ({SYMBOLS[currency]})" in titles
+    table = at.dataframe[0].value  # the assumptions, as the CSV download writes them
+    values = dict(zip(table["Assumption"], table["Value"], strict=False))
+    assert values["Currency"] == currency and values["Engineer monthly cost"].startswith(SYMBOLS[currency])
+    if rate is not None:
+        assert f"{rate} USD per {currency}" in set(table["Value"])
     money_titles = [t for t in titles if isinstance(t, str) and ("cost" in t.lower() or "per 1m" in t.lower())]
     assert money_titles and all(f"({SYMBOLS[currency]}" in t for t in money_titles), money_titles
 
@@ -335,6 +341,7 @@ def test_switching_currency_on_the_page_converts_the_engineer_cost() -> None:
     dollars = at.number_input(key="engcost").value
     at.segmented_control(key="cur").set_value("JPY").run()
     assert not at.exception
+    assert not [w.value for w in at.warning if "Session State" in w.value]
     expected = round(Decimal(str(dollars)) / default_rate("JPY"))
     assert at.number_input(key="engcost").value == pytest.approx(float(expected), abs=1)
     assert at.number_input(key="fx_jpy").value == pytest.approx(float(default_rate("JPY")))

@@ -151,6 +151,14 @@ class _Pdf(FPDF):
         self.set_auto_page_break(auto=False)
         self.set_margins(10, 10, 10)
 
+    def close_fonts(self) -> None:
+        """fpdf2 reads font files lazily and leaves them open until garbage collection; a server writing many
+        PDFs closes them once the PDF is written."""
+        for font in self.fonts.values():
+            ttfont = getattr(font, "ttfont", None)
+            if ttfont is not None:
+                ttfont.close()
+
     def text_ok(self, text: str) -> str:
         if self.family == "DejaVu":
             return text
@@ -303,4 +311,6 @@ def summary_pdf(
         4,
         pdf.text_ok(f"Full assumptions, notes and source URLs: the app's 'Assumptions (CSV)' download{tail}."),
     )
-    return bytes(pdf.output())
+    written = bytes(pdf.output())
+    pdf.close_fonts()
+    return written
