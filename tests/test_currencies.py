@@ -119,6 +119,13 @@ def test_a_broken_rates_file_is_refused_with_its_line(tmp_path: Path, body: str,
     assert problem in str(info.value)
 
 
+def test_a_rate_the_wrong_way_round_in_the_rates_file_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "fx_rates.yaml"
+    path.write_text(FX_FILE.read_text().replace("units_per_eur: 184.37", "usd_per_unit: 156.76"))
+    with pytest.raises(DataFileError, match=r"currencies\[JPY\]: 156.76 is more than 1 US dollars per yen"):
+        load_rates(path)
+
+
 def test_a_rate_stated_per_dollar_or_per_euro_becomes_dollars_per_unit(tmp_path: Path) -> None:
     path = tmp_path / "fx_rates.yaml"
     path.write_text(

@@ -18,7 +18,7 @@ from typing import Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from calculator.catalog import limits
-from calculator.catalog.datafile import DATA_DIR, load_model
+from calculator.catalog.datafile import DATA_DIR, DataFileError, load_model
 from calculator.catalog.limits import Limit
 
 __all__ = [
@@ -137,8 +137,9 @@ def load_rates(path: Path) -> dict[str, DefaultRate]:
     for entry in data.currencies:
         rate = _usd_per_unit(entry, usd_per_eur)
         limit = RATE_LIMITS.get(entry.code)
-        if limit is not None:
-            limit.check(rate, f"{path.name}: {entry.code}")
+        problem = limit.problem(rate) if limit is not None else None
+        if problem:
+            raise DataFileError([f"{path}: currencies[{entry.code}]: {problem} (US dollars per unit)"])
         found[entry.code] = DefaultRate(
             code=entry.code,
             name=entry.name,
