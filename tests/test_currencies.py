@@ -441,3 +441,19 @@ def test_a_link_in_yen_prices_the_engineer_as_the_command_line_does(capsys: pyte
     assert code == 0
     row = next(line for line in out.splitlines() if line.startswith("Self-hosted GPUs"))
     assert shown["Self-hosted GPUs"] in row.split()  # engineer and GPUs converted alike, not 12,500 yen
+
+
+def test_an_engineer_cost_the_user_typed_is_converted_too_and_survives_the_link() -> None:
+    at = open_page("compare", 60, **SEED_URL)
+    at.number_input(key="engcost").set_value(20000).run()
+    at.segmented_control(key="cur").set_value("GBP").run()
+    assert not at.exception
+    pounds = at.number_input(key="engcost").value
+    assert pounds == pytest.approx(float(round(Decimal(20000) / default_rate("GBP"))), abs=1)  # about 14,694
+    # AppTest leaves a segmented control's bound value out of its query parameters (a browser writes it:
+    # clicking INR there gave ?asof=2026-10-30&cur=INR), so the link gets it here
+    link = {**{k: str(v) for k, v in at.query_params.items()}, "cur": "GBP"}
+    assert "engcost" in link  # not the default of a preset shown in pounds: it travels
+    again = open_page("compare", 60, **link)
+    assert again.number_input(key="engcost").value == pytest.approx(pounds)
+    assert metrics(again) == metrics(at)
