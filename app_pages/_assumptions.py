@@ -221,7 +221,11 @@ def assumptions_frame(result: Comparison, cat: Catalogs) -> pd.DataFrame:
         _row("Scenario", "Name", s.name),
         _row("Scenario", "Price date (as of)", result.as_of.isoformat()),
         _row("Scenario", "Currency", s.currency),
-        _row("Scenario", "Exchange rate", f"{s.fx.usd_per_eur} USD per EUR"),
+        *(
+            _row("Scenario", "Exchange rate", f"{s.fx.usd_per(code)} USD per {code}")
+            for code in dict.fromkeys(("EUR", s.currency))
+            if code != "USD"
+        ),
         _row("Turn", "Input tokens", f"{w.input_tokens:,}"),
         _row("Turn", "Prefix share", f"{float(w.prefix_share):g}"),
         _row("Turn", "Cache hit rate", f"{float(w.hit_rate):g}"),

@@ -20,6 +20,7 @@ from app_pages import _link
 from app_pages._params import check_params
 from calculator.capacity.memory import WEIGHT_BYTES
 from calculator.catalog import limits
+from calculator.catalog.fx import CODES, default_rates, rate_field
 from calculator.catalog.limits import shown
 from calculator.catalog.measurements import RecordCatalog, ThroughputRecord
 from calculator.catalog.prices import (
@@ -32,10 +33,11 @@ from calculator.catalog.prices import (
     ttl_minutes,
 )
 from calculator.errors import InputError
+from calculator.present.money import format_small
 from calculator.pricing.compare import Catalogs
 from calculator.pricing.resolve import sizing_record, with_own_records
 from calculator.scenario.evidence import Evidence
-from calculator.scenario.inputs import monthly_turns
+from calculator.scenario.inputs import Fx, monthly_turns
 from calculator.scenario.model import Scenario, with_evidence_records
 
 NONE = "none"
@@ -59,6 +61,34 @@ SC, EV = "sc", "ev"
 LINK_LABELS = {SC: "the scenario", EV: "your evidence"}
 _WRITTEN = "_link_written"
 """Session key: the link values this session wrote or read last, so that only a new link is adopted."""
+
+
+FX_KEYS = {"EUR": "fx", "GBP": "fx_gbp", "JPY": "fx_jpy", "INR": "fx_inr"}
+"""The exchange-rate input (and URL parameter) of each currency but the dollar: ``fx`` is the euro's, as links
+have always had it."""
+
+
+def _rate_help(code: str) -> str:
+    rate = default_rates()[code]
+    return f"Default: {rate.usd_per_unit} ({rate.origin}). Set your own finance team's rate."
+
+
+def rate_caption(code: str, usd_per_unit: float) -> str:
+    """Under a rate input: the rate the other way round, so a rate typed the wrong way shows at once, and
+    the default's date."""
+    rate = default_rates()[code]
+    inverse = format_small(1 / Decimal(repr(usd_per_unit)), code, figures=4) if usd_per_unit > 0 else "-"
+    when = f"the reference rate of {rate.date}" if rate.date else "an assumption"
+    return f"1 USD = {inverse} · default {rate.usd_per_unit}, {when}"
+
+
+def converted_engineer_cost(values: Mapping[str, Any], old: str, new: str) -> float:
+    """The engineer's monthly cost input carried from currency ``old`` to ``new`` at the page's rates: it is
+    in the chosen currency, so a switch converts it (12,500 dollars are about 1.96 million yen) rather than
+    relabel it; at most what the input takes."""
+    fx = Fx(**{rate_field(code): _dec(values[key]) for code, key in FX_KEYS.items()})
+    converted = fx.convert(_dec(values["engcost"]), old, new).quantize(Decimal(1))
+    return min(float(converted), limits.ENGINEER_MONTHLY_COST.high)
 
 
 @dataclass(frozen=True)
@@ -201,8 +231,22 @@ NUMBERS: dict[str, NumberSpec] = {
             limits.USD_PER_EUR.low,
             limits.USD_PER_EUR.high,
             0.01,
-            "Exchange rate used where sheets and the chosen currency differ.",
+            "Exchange rate used where sheets and the chosen currency differ. " + _rate_help("EUR"),
             "%.4f",
+        ),
+        *(
+            NumberSpec(
+                FX_KEYS[code],
+                f"USD per {code}",
+                float,
+                limits.USD_PER_UNIT[code].low,
+                limits.USD_PER_UNIT[code].high,
+                step,
+                f"US dollars per {default_rates()[code].name}: figures are shown in {code} at this rate. "
+                + _rate_help(code),
+                fmt,
+            )
+            for code, step, fmt in (("GBP", 0.01, "%.5f"), ("JPY", 0.00001, "%.8f"), ("INR", 0.0001, "%.7f"))
         ),
         NumberSpec(
             "own_rps",
@@ -428,7 +472,7 @@ SHORTEST = "shortest"
 """The ``ttl`` value for the shortest cache lifetime the offer sells (the scenario's ``cache_ttl`` left out)."""
 PERCENTILES = ("p50", "p90", "p95", "p99")
 CHOICES_FIXED = {
-    "cur": ("USD", "EUR"),
+    "cur": CODES,
     "per": ("month", "day", "user"),
     "weights": ("all", "open", "closed"),
     "sweep": ("prefix share", "hit rate"),
@@ -564,7 +608,7 @@ def scenario_to_state(s: Scenario, cat: Catalogs) -> dict[str, Any]:
         "vm": offer_key(s.gpu_vm.provider, s.gpu_vm.offer) if s.gpu_vm else NONE,
         "rec": s.self_hosting.record,
         "cur": s.currency,
-        "fx": float(s.fx.usd_per_eur),
+        **{key: float(s.fx.usd_per(code)) for code, key in FX_KEYS.items()},
         "asof": s.as_of,
         "in": int(s.workload.input_tokens),
         "pfx": float(s.workload.prefix_share),
@@ -648,7 +692,7 @@ def state_to_scenario(base: Scenario, v: dict[str, Any], today: dt.date, cat: Ca
     data = base.model_dump(mode="python")
     data["as_of"] = v.get("asof") or today
     data["currency"] = v["cur"]
-    data["fx"] = {"usd_per_eur": _dec(v["fx"])}
+    data["fx"].update({rate_field(code): _dec(v[key]) for code, key in FX_KEYS.items() if v.get(key) is not None})
     data["workload"].update(
         input_tokens=int(v["in"]), prefix_share=_dec(v["pfx"]), hit_rate=_dec(v["hit"]), output_tokens=int(v["out"])
     )
@@ -844,11 +888,16 @@ def default_preset(presets: Mapping[str, Scenario]) -> str:
     return DEFAULT_PRESET if DEFAULT_PRESET in presets else next(iter(presets))
 
 
-def compare_defaults(cat: Catalogs, presets: Mapping[str, Scenario], preset: str) -> dict[str, Any]:
+def compare_defaults(
+    cat: Catalogs, presets: Mapping[str, Scenario], preset: str, currency: str | None = None
+) -> dict[str, Any]:
     """The Compare page's widget defaults for a preset; an offer or record the sheets lack falls back to
-    the first choice (none for offers)."""
+    the first choice (none for offers). Shown in ``currency``, the preset's engineer cost is converted into it
+    (a link with only ``cur=JPY`` prices the engineer as the command line's ``--currency JPY`` does)."""
     allowed = choices(cat, list(presets))
     defaults = scenario_to_state(presets[preset], cat)
+    if currency in CODES and currency != defaults["cur"]:
+        defaults["engcost"] = converted_engineer_cost(defaults, defaults["cur"], str(currency))
     for key in ("sl", "ded", "vm", "rec"):
         if defaults[key] not in allowed[key]:
             defaults[key] = allowed[key][0]
@@ -860,7 +909,7 @@ def compare_values(
 ) -> tuple[str, dict[str, Any]]:
     """(preset, input values) of the Compare page now: the session's values over the preset's defaults."""
     preset = compare_preset(session_state, presets)
-    defaults = compare_defaults(cat, presets, preset)
+    defaults = compare_defaults(cat, presets, preset, session_state.get("cur"))
     values = {k: session_state.get(k, defaults.get(k)) for k in (*defaults, "own", "own_rps", "own_gpus")}
     for key in HIDDEN:
         if values[key] is None:

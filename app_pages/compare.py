@@ -16,6 +16,7 @@ from app_pages import _assumptions, _state, _uploads, _words
 from app_pages._data import catalogs, presets
 from app_pages._widgets import url_bind
 from calculator.catalog.datafile import DataFileError, validation_lines
+from calculator.catalog.fx import CODES
 from calculator.catalog.prices import ttl_minutes
 from calculator.errors import InputError
 from calculator.present import charts
@@ -41,6 +42,7 @@ SEED = Scenario.model_validate(
     }
 )
 DATE_MIN, DATE_MAX = dt.date(2020, 1, 1), dt.date(2035, 12, 31)
+CURRENCY_SHOWN = "_currency_shown"  # the currency the page showed last: a switch converts the engineer's cost from it
 
 cat = catalogs()
 preset_map = presets() or {"seed": SEED}
@@ -62,7 +64,8 @@ default_preset = _state.default_preset(preset_map)
 preset_now = _state.compare_preset(ss, preset_map, url.get("preset"))
 preset_scenario = preset_map[preset_now]
 base_now: Scenario = ss.get("uploaded") or preset_scenario
-defaults = _state.compare_defaults(cat, preset_map, preset_now)  # an offer the sheets lack: none
+# an offer the sheets lack: none; the engineer's cost in the currency shown
+defaults = _state.compare_defaults(cat, preset_map, preset_now, ss.get("cur") or url.get("cur"))
 if "asof" not in ss and "asof" not in url:
     ss["asof"] = preset_scenario.as_of or today
 
@@ -274,6 +277,34 @@ def advanced_inputs() -> None:
         number("e_batch", defaults["e_batch"])
 
 
+def _on_currency_change() -> None:
+    old, new = ss.get(CURRENCY_SHOWN, defaults["cur"]), ss["cur"]
+    values = {k: ss.get(k, defaults[k]) for k in ("engcost", *_state.FX_KEYS.values())}
+    ss["engcost"] = _state.converted_engineer_cost(values, old, new)
+
+
+def currency_inputs() -> None:
+    """The currency every figure is shown in, and the rate it is shown at (US dollars per unit, as links and
+    scenario files hold it); the euro's rate stays for sheets priced in euros."""
+    chosen = st.segmented_control(
+        "Currency",
+        list(CODES),
+        default=defaults["cur"],
+        required=True,
+        key="cur",
+        bind=BIND,
+        on_change=_on_currency_change,
+        help="Every figure, chart, download and the PDF is shown in this currency; price sheets in another are "
+        "converted through the US dollar at the rates below.",
+    )
+    ss[CURRENCY_SHOWN] = chosen
+    shown = [c for c in (chosen, "EUR") if c in _state.FX_KEYS]
+    for code in dict.fromkeys(shown):
+        key = _state.FX_KEYS[code]
+        number(key, defaults[key])
+        st.caption(_state.rate_caption(code, float(ss.get(key, defaults[key]))))
+
+
 def evidence_inputs(evidence: Evidence) -> None:
     """What the scenario holds of the user's own evidence, each part with a button to drop it."""
     if evidence.records:
@@ -376,16 +407,7 @@ with st.sidebar:
             "GPUs you rent and run your own engine on. Type to search.",
             describe=True,
         )
-        st.segmented_control(
-            "Currency",
-            ["USD", "EUR"],
-            default=defaults["cur"],
-            required=True,
-            key="cur",
-            bind=BIND,
-            help="Sheets in another currency are converted at the rate to the right.",
-        )
-        number("fx", defaults["fx"])
+        currency_inputs()
         st.date_input(
             "Price date (as of)",
             value=None,

@@ -78,8 +78,8 @@ def test_the_symbol_comes_from_the_currency_and_an_unknown_code_is_written_out()
     assert money_title("Monthly cost", "CHF") == "Monthly cost (CHF)"
 
 
-def test_a_currency_without_cents_is_one_table_row(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(money.CURRENCIES, "JPY", money.Currency("¥", 0))
+def test_a_currency_without_cents_shows_whole_units() -> None:
+    assert money.CURRENCIES["JPY"] == money.Currency("¥", 0)
     assert format_money(Decimal("1234.5"), "JPY") == "¥1,235"
     assert format_small(Decimal("0.5"), "JPY") == "¥0.500"  # still three significant figures
     assert format_price(Decimal("150"), "JPY") == "¥150"

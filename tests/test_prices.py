@@ -128,7 +128,10 @@ def test_a_good_sheet_loads(tmp_path: Path) -> None:
             ("currency: USD", "currency: USD\ncurrency: EUR"),
             r"acme.yaml:\d+: YAML syntax error: found duplicate key 'currency'",
         ),
-        (("currency: USD", "currency: GBP"), r"acme.yaml:4: currency: Input should be 'USD' or 'EUR'"),
+        (
+            ("currency: USD", "currency: CHF"),
+            r"acme.yaml:4: currency: Input should be 'USD', 'EUR', 'GBP', 'JPY' or 'INR'",
+        ),
         (("provider: acme", "provider: other"), r"acme.yaml:1: provider: 'other' must match the file name"),
     ],
     ids=[

@@ -56,6 +56,10 @@ __all__ = [
     "TURNS_PER_USER_PER_DAY",
     "USD_PER_EUR",
     "USERS",
+    "USD_PER_GBP",
+    "USD_PER_INR",
+    "USD_PER_JPY",
+    "USD_PER_UNIT",
     "UTILISATION",
     "Description",
     "Limit",
@@ -293,6 +297,31 @@ USD_PER_EUR = Limit(
     "the rate has stayed between 0.8 and 1.6 since 1999; check the figure",
     why_low="the rate has stayed between 0.8 and 1.6 since 1999; check the figure",
 )
+USD_PER_GBP = Limit(
+    0.01,
+    100,
+    "US dollars per pound",
+    "the pound has cost between 1.03 and 2.65 dollars since it floated in 1972; check the figure",
+    why_low="the pound has cost between 1.03 and 2.65 dollars since it floated in 1972; check the figure",
+)
+USD_PER_JPY = Limit(
+    0.0001,
+    1,
+    "US dollars per yen",
+    "a yen has cost between 75 and 360 to the dollar since 1971, never a dollar: give dollars per yen "
+    "(150 yen a dollar is 1/150 = 0.00667), not yen per dollar",
+    why_low="that is more than 10,000 yen to the dollar; the most since 1971 was 360",
+)
+USD_PER_INR = Limit(
+    0.0001,
+    1,
+    "US dollars per rupee",
+    "a rupee has cost between 7 and 100 to the dollar since 1971, never a dollar: give dollars per rupee "
+    "(90 rupees a dollar is 1/90 = 0.0111), not rupees per dollar",
+    why_low="that is more than 10,000 rupees to the dollar; the most since 1971 was under 100",
+)
+USD_PER_UNIT: dict[str, Limit] = {"EUR": USD_PER_EUR, "GBP": USD_PER_GBP, "JPY": USD_PER_JPY, "INR": USD_PER_INR}
+"""Each currency's exchange rate, US dollars per unit, by code (the dollar itself is 1)."""
 SPEC_COUNT = Limit(
     1,
     10**9,

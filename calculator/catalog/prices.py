@@ -26,6 +26,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from calculator.catalog.datafile import DATA_DIR, DataFileError, load_model
+from calculator.catalog.fx import CurrencyCode
 from calculator.catalog.limits import CONTEXT, GPUS_PER_REPLICA, REPLICAS, TOKENS
 from calculator.errors import InputError
 
@@ -348,7 +349,8 @@ class PriceSheet(_Frozen):
     provider: Slug
     """Must equal the file name without ``.yaml``."""
     name: str
-    currency: Literal["USD", "EUR"]
+    currency: CurrencyCode
+    """The sheet's prices stay in it; a scenario shown in another converts through the dollar."""
     url: str | None = None
     notes: str | None = None
     offers: tuple[Offer, ...] = Field(min_length=1)

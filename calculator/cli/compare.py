@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from calculator.catalog.fx import CODES, rate_field
 from calculator.cli import console, flags, folders, words
 from calculator.cli.scenario_args import scenario_from_args
 from calculator.cli.turn import turn_json
@@ -24,6 +25,7 @@ from calculator.scenario.model import (
     Scenario,
     ServerlessChoice,
     dump_scenario,
+    in_currency,
 )
 
 __all__ = ["add_compare_parser", "cmd_compare"]
@@ -73,10 +75,13 @@ def _scenario_from_args(args: argparse.Namespace) -> Scenario:
         data["gpu_vm"] = GpuVmChoice(provider=args.gpu_vm[0], offer=args.gpu_vm[1])
     if args.as_of:
         data["as_of"] = args.as_of
-    if args.currency:
-        data["currency"] = args.currency
+    rates = dict(data.get("fx") or {})
     if args.usd_per_eur:
-        data["fx"] = {"usd_per_eur": args.usd_per_eur}
+        rates["usd_per_eur"] = args.usd_per_eur
+    for code, rate in args.fx or ():
+        rates[rate_field(code)] = rate
+    if rates:
+        data["fx"] = rates
     missing = [f for f in ("input_tokens", "prefix_share", "output_tokens") if f not in workload]
     if missing or "turns_per_month" not in traffic:
         need = [f"--{m.replace('_', '-')}" for m in missing] + (
@@ -85,7 +90,9 @@ def _scenario_from_args(args: argparse.Namespace) -> Scenario:
         raise flags.UsageError(f"compare: give --preset, --scenario, or {', '.join(need)}")
     data.update(workload=workload, traffic=traffic, self_hosting=hosting)
     try:
-        return Scenario.model_validate(data)
+        scenario = Scenario.model_validate(data)
+        # the scenario's own amounts (the engineer's cost) are in its currency: shown in another, converted
+        return in_currency(scenario, args.currency) if args.currency else scenario
     except ValidationError as exc:
         raise words.invalid(exc) from None
 
@@ -267,8 +274,15 @@ def add_compare_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     cmp_.add_argument("--gpu-vm", type=flags.offer_ref, help="GPU VM offer as PROVIDER:OFFER")
     cmp_.add_argument("--record", help="throughput record id (see: records)")
     cmp_.add_argument("--as-of", type=flags.iso_date)
-    cmp_.add_argument("--currency", choices=["USD", "EUR"])
-    cmp_.add_argument("--usd-per-eur", type=flags.usd_per_eur)
+    cmp_.add_argument("--currency", choices=list(CODES), help="show every figure in this currency")
+    cmp_.add_argument("--usd-per-eur", type=flags.usd_per_eur, help="US dollars per euro (the same as --fx EUR=RATE)")
+    cmp_.add_argument(
+        "--fx",
+        type=flags.fx_rate,
+        action="append",
+        metavar="CUR=RATE",
+        help=f"an exchange rate, repeatable: {flags.FX_FORM}; default: the dated reference rates in data/fx_rates.yaml",
+    )
     cmp_.add_argument("--input-tokens", type=flags.tokens)
     cmp_.add_argument("--prefix-share", type=flags.share)
     cmp_.add_argument("--hit-rate", type=flags.share)

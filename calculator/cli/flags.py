@@ -34,6 +34,7 @@ __all__ = [
     "echo",
     "engineer_share",
     "float_share",
+    "fx_rate",
     "gpus",
     "iso_date",
     "limited",
@@ -271,6 +272,23 @@ def minutes(text: str) -> float:
 def usd_per_eur(text: str) -> float:
     """The exchange rate: 0.01 to 100 US dollars per euro."""
     return limited(limits.USD_PER_EUR)(text)
+
+
+FX_FORM = "CUR=RATE, RATE in US dollars per unit of CUR (EUR=1.18, GBP=1.36, JPY=0.0064, INR=0.0106)"
+"""What ``--fx`` takes, as its help and its error say it."""
+
+
+def fx_rate(text: str) -> tuple[str, float]:
+    """``CUR=RATE``: a currency's exchange rate in US dollars per unit, as ``--usd-per-eur`` takes the euro's."""
+    code, sep, rate = text.partition("=")
+    code = code.strip().upper()
+    if not sep or code not in limits.USD_PER_UNIT:
+        codes = ", ".join(limits.USD_PER_UNIT)
+        raise argparse.ArgumentTypeError(f"{echo(text)} should be {FX_FORM}; CUR one of {codes}")
+    try:
+        return code, limited(limits.USD_PER_UNIT[code])(rate)
+    except argparse.ArgumentTypeError as exc:
+        raise argparse.ArgumentTypeError(f"{code}: {exc}") from None
 
 
 def engineer_share(text: str) -> float:

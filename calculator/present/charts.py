@@ -34,7 +34,7 @@ from calculator.catalog.prices import (
     TokenPrices,
 )
 from calculator.errors import InputError
-from calculator.present.money import format_money, format_small, money_title
+from calculator.present.money import axis_format, format_money, format_small, money_title
 from calculator.pricing.billing import hourly_price_per_replica
 from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison, CostFn, cost_curves
 from calculator.pricing.ttl import EmpiricalGaps, ExponentialGaps, GapDistribution, LognormalGaps, advise_ttl
@@ -134,7 +134,12 @@ def turn_parts_chart(turn: TurnComparison, scenario: Scenario | None = None) -> 
         alt.Chart(df, title=f"Cost of one turn ({turn.price.provider} {turn.price.model}, {turn.price.effective})")
         .mark_bar()
         .encode(
-            x=alt.X("cost:Q", title=money_title("Cost per turn", currency), stack="zero", axis=alt.Axis(format=".4f")),
+            x=alt.X(
+                "cost:Q",
+                title=money_title("Cost per turn", currency),
+                stack="zero",
+                axis=alt.Axis(format=axis_format(df["total"].max(), currency)),
+            ),
             y=alt.Y("case:N", title=None, sort=["No reuse", "Reused prefix"]),
             color=alt.Color(
                 "part:N",

@@ -7,6 +7,10 @@
 - prices as the sheet states them, every stated digit and at least the minor unit;
 - the sign before the symbol (-$2.67), thousands separators, and the symbol of the figure's currency.
 
+Every currency is grouped in thousands with a comma and uses a point for decimals (₹1,234,567.00, not the
+Indian lakh grouping ₹12,34,567.00): the app, the charts, the CSV and the PDF group numbers that one way, so
+a figure reads the same wherever it is copied from. A currency differs only in its symbol and minor unit.
+
 A float (the charts' numpy path) is read through its shortest repr, so 2.675 is the 2.675 a person typed,
 not the binary 2.67499999... that would round down.
 """
@@ -19,6 +23,7 @@ from decimal import ROUND_HALF_UP, Context, Decimal
 __all__ = [
     "CURRENCIES",
     "Currency",
+    "axis_format",
     "currency_of",
     "format_money",
     "format_price",
@@ -41,6 +46,9 @@ class Currency:
 CURRENCIES: dict[str, Currency] = {
     "USD": Currency("$", 2),
     "EUR": Currency("€", 2),
+    "GBP": Currency("£", 2),
+    "JPY": Currency("¥", 0),
+    "INR": Currency("₹", 2),
 }
 """Add a currency here and every figure, axis and tooltip shows it."""
 
@@ -109,3 +117,13 @@ def money_title(label: str, currency: str, note: str = "") -> str:
     ``Monthly cost ($, log scale)``."""
     symbol = currency_of(currency).symbol.strip()
     return f"{label} ({symbol}{', ' + note if note else ''})"
+
+
+def axis_format(largest: Decimal | float, currency: str, figures: int = 3) -> str:
+    """A chart axis's number format (d3) that shows ``figures`` significant figures of its ``largest`` value and
+    never fewer places than the currency's minor unit: ``,.4f`` for a $0.0302 turn, ``,.2f`` for a ¥4.73 one."""
+    amount = to_decimal(largest)
+    decimals = currency_of(currency).decimals
+    if not amount.is_finite() or amount == 0:
+        return f",.{decimals}f"
+    return f",.{max(decimals, figures - 1 - amount.adjusted())}f"

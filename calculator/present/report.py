@@ -16,7 +16,7 @@ import pandas as pd
 from fpdf import FPDF
 
 from calculator.present import charts
-from calculator.present.money import format_money, format_price, format_small
+from calculator.present.money import CURRENCIES, format_money, format_price, format_small
 from calculator.pricing.billing import DAYS_PER_MONTH
 from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison, curves
 from calculator.pricing.pinning import Repricing
@@ -151,10 +151,29 @@ class _Pdf(FPDF):
         self.set_auto_page_break(auto=False)
         self.set_margins(10, 10, 10)
 
+    def close_fonts(self) -> None:
+        """fpdf2 reads font files lazily and leaves them open until garbage collection; a server writing many
+        PDFs closes them once the PDF is written."""
+        for font in self.fonts.values():
+            ttfont = getattr(font, "ttfont", None)
+            if ttfont is not None:
+                ttfont.close()
+
     def text_ok(self, text: str) -> str:
         if self.family == "DejaVu":
             return text
-        return text.replace("€", "EUR ").encode("latin-1", "replace").decode("latin-1")
+        for code, currency in CURRENCIES.items():  # a symbol the core font lacks (€, ₹) is written as its code
+            if not _latin1(currency.symbol):
+                text = text.replace(currency.symbol, f"{code} ")
+        return text.encode("latin-1", "replace").decode("latin-1")
+
+
+def _latin1(text: str) -> bool:
+    try:
+        text.encode("latin-1")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _png(chart: object, scale: float = 2.0) -> io.BytesIO:
@@ -292,4 +311,6 @@ def summary_pdf(
         4,
         pdf.text_ok(f"Full assumptions, notes and source URLs: the app's 'Assumptions (CSV)' download{tail}."),
     )
-    return bytes(pdf.output())
+    written = bytes(pdf.output())
+    pdf.close_fonts()
+    return written

@@ -14,6 +14,7 @@ import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
+from calculator.catalog.fx import CODES, default_rate, rate_field
 from calculator.catalog.limits import (
     ACTIVE_HOURS,
     BATCH,
@@ -27,10 +28,14 @@ from calculator.catalog.limits import (
     TOKENS,
     TURNS_PER_MONTH,
     USD_PER_EUR,
+    USD_PER_GBP,
+    USD_PER_INR,
+    USD_PER_JPY,
     USERS,
     UTILISATION,
     Name,
 )
+from calculator.errors import InputError
 
 __all__ = [
     "DAYS_PER_MONTH",
@@ -222,16 +227,32 @@ class SelfHosting(_Frozen):
 
 
 class Fx(_Frozen):
-    """Exchange rate used where sheets are in different currencies."""
+    """Exchange rates, each in US dollars per unit of the currency: a sheet in one currency is shown in another
+    through the dollar. Defaults are dated reference rates (``data/fx_rates.yaml``), not quotes for today: set
+    your own finance team's."""
 
-    usd_per_eur: Annotated[Decimal, USD_PER_EUR] = Decimal("1.08")
-    """US dollars per euro. An assumption you should set to your own finance team's rate: the default is
-    a round figure near the 2025-2026 range of the ECB reference rate, not a quote for any day."""
+    usd_per_eur: Annotated[Decimal, USD_PER_EUR] = Field(default_factory=lambda: default_rate("EUR"))
+    """US dollars per euro."""
+    usd_per_gbp: Annotated[Decimal, USD_PER_GBP] = Field(default_factory=lambda: default_rate("GBP"))
+    """US dollars per pound sterling."""
+    usd_per_jpy: Annotated[Decimal, USD_PER_JPY] = Field(default_factory=lambda: default_rate("JPY"))
+    """US dollars per yen (150 yen a dollar is 0.00667)."""
+    usd_per_inr: Annotated[Decimal, USD_PER_INR] = Field(default_factory=lambda: default_rate("INR"))
+    """US dollars per rupee (90 rupees a dollar is 0.0111)."""
+
+    def usd_per(self, code: str) -> Decimal:
+        """US dollars per unit of ``code``; an unknown code is an error, not a silent 1."""
+        if code == "USD":
+            return Decimal(1)
+        if code not in CODES:
+            raise InputError("currency", f"{code!r} is not a currency the calculator converts", ", ".join(CODES))
+        rate: Decimal = getattr(self, rate_field(code))
+        return rate
 
     def convert(self, amount: Decimal, src: str, dst: str) -> Decimal:
         if src == dst:
             return amount
-        return amount * self.usd_per_eur if src == "EUR" else amount / self.usd_per_eur
+        return amount * self.usd_per(src) / self.usd_per(dst)
 
     def factor(self, src: str, dst: str) -> float:
         return float(self.convert(Decimal(1), src, dst))

@@ -17,6 +17,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from calculator.catalog.datafile import DATA_DIR, load_model, load_model_text
+from calculator.catalog.fx import CurrencyCode
 from calculator.catalog.limits import PRESET_NAME, TURNS_PER_MONTH, Description, Name, ScenarioName
 from calculator.catalog.measurements import ThroughputRecord
 from calculator.catalog.prices import canonical_model
@@ -33,6 +34,7 @@ __all__ = [
     "Scenario",
     "ServerlessChoice",
     "dump_scenario",
+    "in_currency",
     "list_presets",
     "load_preset",
     "load_scenario",
@@ -44,6 +46,7 @@ __all__ = [
 ]
 
 DEFAULT_PRESETS_DIR = DATA_DIR / "scenarios"
+CENT = Decimal("0.01")
 
 
 class _Frozen(BaseModel):
@@ -92,8 +95,9 @@ class Scenario(_Frozen):
     description: Description | None = None
     as_of: dt.date | None = None
     """Price date; absent means today."""
-    currency: Literal["USD", "EUR"] = "USD"
-    fx: Fx = Fx()
+    currency: CurrencyCode = "USD"
+    """What every figure is shown in; price sheets stay in theirs and convert through the dollar at ``fx``."""
+    fx: Fx = Field(default_factory=Fx)
     workload: TurnShape
     traffic: Traffic
     serverless: ServerlessChoice | None = None
@@ -159,6 +163,23 @@ def _plain(value: Any) -> Any:
     if isinstance(value, Decimal):
         return int(value) if value == value.to_integral_value() else float(value)
     return value
+
+
+def in_currency(scenario: Scenario, code: CurrencyCode) -> Scenario:
+    """The scenario shown in ``code``, its own amounts converted at its rates: the engineer's monthly cost
+    and the monthly costs it was saved with are in the scenario's currency, so 12,500 dollars become
+    about 1.96 million yen, not 12,500 yen."""
+    if code == scenario.currency:
+        return scenario
+    fx, src = scenario.fx, scenario.currency
+    cost = fx.convert(scenario.self_hosting.engineer_monthly_cost, src, code).quantize(Decimal(1))
+    pinned = tuple(
+        p.model_copy(update={"monthly": fx.convert(p.monthly, src, code).quantize(CENT)}) for p in scenario.prices_used
+    )
+    data = scenario.model_dump()
+    data.update(currency=code, prices_used=[p.model_dump() for p in pinned])
+    data["self_hosting"]["engineer_monthly_cost"] = cost
+    return Scenario.model_validate(data)
 
 
 def with_measured_reuse(scenario: Scenario, prefix_share: float, hit_rate: float | None) -> Scenario:
