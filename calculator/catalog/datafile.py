@@ -145,13 +145,64 @@ def _checked(kind: str, construct: Any) -> Any:
     return build
 
 
-_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-_UniqueKeyLoader.add_constructor(
-    "tag:yaml.org,2002:timestamp", _checked("date that exists", yaml.SafeLoader.construct_yaml_timestamp)
-)
-_UniqueKeyLoader.add_constructor(
-    "tag:yaml.org,2002:int", _checked("usable integer", yaml.SafeLoader.construct_yaml_int)
-)
+class _FastLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]  # absent without libyaml
+    """libyaml's parser (C, about ten times faster) with the same safe constructors and checks as
+    :class:`_UniqueKeyLoader`, for the files this package ships (:func:`_parse_bundled`).
+
+    libyaml composes a document without calling Python per node, so nesting is checked on the
+    composed tree here rather than while composing; libyaml itself stops at 1,000 levels."""
+
+    def get_single_node(self) -> yaml.Node | None:
+        node: yaml.Node | None = super().get_single_node()
+        if node is not None:
+            _check_nesting(node, 1, {})
+            _expanded_size(node, {}, set())
+        return node
+
+
+def _check_nesting(node: yaml.Node, depth: int, heights: dict[int, int]) -> int:
+    """Levels from ``node`` down; refuses a tree, aliases followed, deeper than :data:`MAX_YAML_DEPTH`
+    (an alias to a node that contains it is therefore refused too). Each node is walked once."""
+    too_deep = f"nested deeper than {MAX_YAML_DEPTH} levels"
+    height = heights.get(id(node))
+    if height is None:
+        if depth > MAX_YAML_DEPTH:
+            raise yaml.composer.ComposerError(None, None, too_deep, node.start_mark)
+        height = 1
+        if isinstance(node, yaml.SequenceNode | yaml.MappingNode):
+            children = node.value if isinstance(node, yaml.SequenceNode) else [n for pair in node.value for n in pair]
+            height += max((_check_nesting(child, depth + 1, heights) for child in children), default=0)
+        heights[id(node)] = height
+    if depth + height - 1 > MAX_YAML_DEPTH:
+        raise yaml.composer.ComposerError(None, None, too_deep, node.start_mark)
+    return height
+
+
+for _loader in (_UniqueKeyLoader, _FastLoader):
+    _loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+    _loader.add_constructor(
+        "tag:yaml.org,2002:timestamp", _checked("date that exists", yaml.SafeLoader.construct_yaml_timestamp)
+    )
+    _loader.add_constructor("tag:yaml.org,2002:int", _checked("usable integer", yaml.SafeLoader.construct_yaml_int))
+
+
+def _parse_bundled(text: str, name: str) -> Any:
+    """A file shipped in :data:`DATA_DIR`, read with libyaml where PyYAML was built with it.
+
+    Only the bundled files: on them the two parsers are checked to agree (tests/test_cli_startup.py),
+    while on other text libyaml accepts some that PyYAML refuses (a tab in a plain value, ``|#``) and
+    reads a bare ``!`` as "" where PyYAML reads null. Any failure is left to :func:`parse_yaml`, so an
+    error in a bundled file reads exactly as in a user's file.
+    """
+    if yaml.__with_libyaml__:  # else _FastLoader is the pure-Python parser without its checks: not used
+        loader = _FastLoader(text)
+        try:
+            return loader.get_single_data()
+        except Exception:  # the pure-Python parser below says what is wrong, as it always has
+            pass
+        finally:
+            loader.dispose()
+    return parse_yaml(text, name)
 
 
 def parse_yaml(text: str, name: str) -> Any:
@@ -243,12 +294,17 @@ def load_model(path: Path, model: type[M], context: dict[str, Any] | None = None
     from calculator.catalog.textfile import read_text  # it raises this module's DataFileError
 
     name = str(path)
-    return load_model_text(read_text(path, name, MAX_YAML_CHARS), name, model, context)
+    text = read_text(path, name, MAX_YAML_CHARS)
+    bundled = Path(path).resolve().is_relative_to(DATA_DIR)
+    return _validated(_parse_bundled(text, name) if bundled else parse_yaml(text, name), text, name, model, context)
 
 
 def load_model_text(text: str, name: str, model: type[M], context: dict[str, Any] | None = None) -> M:
     """Like :func:`load_model` for text that did not come from a file (an upload, a URL)."""
-    data = parse_yaml(text, name)
+    return _validated(parse_yaml(text, name), text, name, model, context)
+
+
+def _validated(data: Any, text: str, name: str, model: type[M], context: dict[str, Any] | None) -> M:
     if data is None:
         raise DataFileError([f"{name}: the file is empty"])
     try:
