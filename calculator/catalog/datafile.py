@@ -146,36 +146,13 @@ def _checked(kind: str, construct: Any) -> Any:
 
 
 class _FastLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]  # absent without libyaml
-    """libyaml's parser (C, about ten times faster) with the same safe constructors and checks as
-    :class:`_UniqueKeyLoader`, for the files this package ships (:func:`_parse_bundled`).
+    """libyaml's parser (C: the catalogues a command reads load several times faster) with the safe
+    constructors of :class:`_UniqueKeyLoader`, for the files this package ships only (:func:`_libyaml`).
 
-    libyaml composes a document without calling Python per node, so nesting is checked on the
-    composed tree here rather than while composing; libyaml itself stops at 1,000 levels."""
-
-    def get_single_node(self) -> yaml.Node | None:
-        node: yaml.Node | None = super().get_single_node()
-        if node is not None:
-            _check_nesting(node, 1, {})
-            _expanded_size(node, {}, set())
-        return node
-
-
-def _check_nesting(node: yaml.Node, depth: int, heights: dict[int, int]) -> int:
-    """Levels from ``node`` down; refuses a tree, aliases followed, deeper than :data:`MAX_YAML_DEPTH`
-    (an alias to a node that contains it is therefore refused too). Each node is walked once."""
-    too_deep = f"nested deeper than {MAX_YAML_DEPTH} levels"
-    height = heights.get(id(node))
-    if height is None:
-        if depth > MAX_YAML_DEPTH:
-            raise yaml.composer.ComposerError(None, None, too_deep, node.start_mark)
-        height = 1
-        if isinstance(node, yaml.SequenceNode | yaml.MappingNode):
-            children = node.value if isinstance(node, yaml.SequenceNode) else [n for pair in node.value for n in pair]
-            height += max((_check_nesting(child, depth + 1, heights) for child in children), default=0)
-        heights[id(node)] = height
-    if depth + height - 1 > MAX_YAML_DEPTH:
-        raise yaml.composer.ComposerError(None, None, too_deep, node.start_mark)
-    return height
+    On those the two loaders are checked to give the same data and lines (tests/test_cli_startup.py),
+    which covers the nesting and alias limits this one does not check again. On other text libyaml
+    accepts some that PyYAML refuses (a tab in a plain value, ``|#``) and reads a bare ``!`` as "" where
+    PyYAML reads null, so a user's file is read by :class:`_UniqueKeyLoader` alone."""
 
 
 for _loader in (_UniqueKeyLoader, _FastLoader):
@@ -186,23 +163,19 @@ for _loader in (_UniqueKeyLoader, _FastLoader):
     _loader.add_constructor("tag:yaml.org,2002:int", _checked("usable integer", yaml.SafeLoader.construct_yaml_int))
 
 
-def _parse_bundled(text: str, name: str) -> Any:
-    """A file shipped in :data:`DATA_DIR`, read with libyaml where PyYAML was built with it.
-
-    Only the bundled files: on them the two parsers are checked to agree (tests/test_cli_startup.py),
-    while on other text libyaml accepts some that PyYAML refuses (a tab in a plain value, ``|#``) and
-    reads a bare ``!`` as "" where PyYAML reads null. Any failure is left to :func:`parse_yaml`, so an
-    error in a bundled file reads exactly as in a user's file.
-    """
-    if yaml.__with_libyaml__:  # else _FastLoader is the pure-Python parser without its checks: not used
-        loader = _FastLoader(text)
-        try:
-            return loader.get_single_data()
-        except Exception:  # the pure-Python parser below says what is wrong, as it always has
-            pass
-        finally:
-            loader.dispose()
-    return parse_yaml(text, name)
+def _libyaml(text: str, path: Path, compose: bool = False) -> Any:
+    """A bundled file's data (with ``compose``, its node tree) read by :class:`_FastLoader`; None when it
+    is not read so: another file, PyYAML without libyaml, or any failure, which the pure-Python loader
+    then reports exactly as for a user's file (an empty file, None either way, is read twice)."""
+    if not (yaml.__with_libyaml__ and Path(path).resolve().is_relative_to(DATA_DIR)):
+        return None
+    loader = _FastLoader(text)
+    try:
+        return loader.get_single_node() if compose else loader.get_single_data()
+    except Exception:
+        return None
+    finally:
+        loader.dispose()
 
 
 def parse_yaml(text: str, name: str) -> Any:
@@ -295,8 +268,8 @@ def load_model(path: Path, model: type[M], context: dict[str, Any] | None = None
 
     name = str(path)
     text = read_text(path, name, MAX_YAML_CHARS)
-    bundled = Path(path).resolve().is_relative_to(DATA_DIR)
-    return _validated(_parse_bundled(text, name) if bundled else parse_yaml(text, name), text, name, model, context)
+    data = _libyaml(text, path)
+    return _validated(parse_yaml(text, name) if data is None else data, text, name, model, context)
 
 
 def load_model_text(text: str, name: str, model: type[M], context: dict[str, Any] | None = None) -> M:
@@ -317,8 +290,15 @@ def _compose(path: Path) -> yaml.Node | None:
     from calculator.catalog.textfile import read_text
 
     try:
-        return yaml.compose(read_text(path, str(path), MAX_YAML_CHARS), Loader=_UniqueKeyLoader)
-    except (DataFileError, yaml.YAMLError):
+        text = read_text(path, str(path), MAX_YAML_CHARS)
+    except DataFileError:
+        return None
+    node: yaml.Node | None = _libyaml(text, path, compose=True)  # every bundled GPU and model file is read so
+    if node is not None:
+        return node
+    try:
+        return yaml.compose(text, Loader=_UniqueKeyLoader)
+    except yaml.YAMLError:
         return None
 
 
