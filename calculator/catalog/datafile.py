@@ -166,7 +166,8 @@ for _loader in (_UniqueKeyLoader, _FastLoader):
 def _libyaml(text: str, path: Path, compose: bool = False) -> Any:
     """A bundled file's data (with ``compose``, its node tree) read by :class:`_FastLoader`; None when it
     is not read so: another file, PyYAML without libyaml, or any failure, which the pure-Python loader
-    then reports exactly as for a user's file (an empty file, None either way, is read twice)."""
+    then reports exactly as for a user's file. (An empty file gives None too, and the pure-Python
+    loader then says it is empty.)"""
     if not (yaml.__with_libyaml__ and Path(path).resolve().is_relative_to(DATA_DIR)):
         return None
     loader = _FastLoader(text)
