@@ -145,13 +145,38 @@ def _checked(kind: str, construct: Any) -> Any:
     return build
 
 
-_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-_UniqueKeyLoader.add_constructor(
-    "tag:yaml.org,2002:timestamp", _checked("date that exists", yaml.SafeLoader.construct_yaml_timestamp)
-)
-_UniqueKeyLoader.add_constructor(
-    "tag:yaml.org,2002:int", _checked("usable integer", yaml.SafeLoader.construct_yaml_int)
-)
+class _FastLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]  # absent without libyaml
+    """libyaml's parser (C: the catalogues a command reads load several times faster) with the safe
+    constructors of :class:`_UniqueKeyLoader`, for the files this package ships only (:func:`_libyaml`).
+
+    On those the two loaders are checked to give the same data and lines (tests/test_cli_startup.py),
+    which covers the nesting and alias limits this one does not check again. On other text libyaml
+    accepts some that PyYAML refuses (a tab in a plain value, ``|#``) and reads a bare ``!`` as "" where
+    PyYAML reads null, so a user's file is read by :class:`_UniqueKeyLoader` alone."""
+
+
+for _loader in (_UniqueKeyLoader, _FastLoader):
+    _loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+    _loader.add_constructor(
+        "tag:yaml.org,2002:timestamp", _checked("date that exists", yaml.SafeLoader.construct_yaml_timestamp)
+    )
+    _loader.add_constructor("tag:yaml.org,2002:int", _checked("usable integer", yaml.SafeLoader.construct_yaml_int))
+
+
+def _libyaml(text: str, path: Path, compose: bool = False) -> Any:
+    """A bundled file's data (with ``compose``, its node tree) read by :class:`_FastLoader`; None when it
+    is not read so: another file, PyYAML without libyaml, or any failure, which the pure-Python loader
+    then reports exactly as for a user's file. (An empty file gives None too, and the pure-Python
+    loader then says it is empty.)"""
+    if not (yaml.__with_libyaml__ and Path(path).resolve().is_relative_to(DATA_DIR)):
+        return None
+    loader = _FastLoader(text)
+    try:
+        return loader.get_single_node() if compose else loader.get_single_data()
+    except Exception:
+        return None
+    finally:
+        loader.dispose()
 
 
 def parse_yaml(text: str, name: str) -> Any:
@@ -243,12 +268,17 @@ def load_model(path: Path, model: type[M], context: dict[str, Any] | None = None
     from calculator.catalog.textfile import read_text  # it raises this module's DataFileError
 
     name = str(path)
-    return load_model_text(read_text(path, name, MAX_YAML_CHARS), name, model, context)
+    text = read_text(path, name, MAX_YAML_CHARS)
+    data = _libyaml(text, path)
+    return _validated(parse_yaml(text, name) if data is None else data, text, name, model, context)
 
 
 def load_model_text(text: str, name: str, model: type[M], context: dict[str, Any] | None = None) -> M:
     """Like :func:`load_model` for text that did not come from a file (an upload, a URL)."""
-    data = parse_yaml(text, name)
+    return _validated(parse_yaml(text, name), text, name, model, context)
+
+
+def _validated(data: Any, text: str, name: str, model: type[M], context: dict[str, Any] | None) -> M:
     if data is None:
         raise DataFileError([f"{name}: the file is empty"])
     try:
@@ -261,8 +291,15 @@ def _compose(path: Path) -> yaml.Node | None:
     from calculator.catalog.textfile import read_text
 
     try:
-        return yaml.compose(read_text(path, str(path), MAX_YAML_CHARS), Loader=_UniqueKeyLoader)
-    except (DataFileError, yaml.YAMLError):
+        text = read_text(path, str(path), MAX_YAML_CHARS)
+    except DataFileError:
+        return None
+    node: yaml.Node | None = _libyaml(text, path, compose=True)  # every bundled GPU and model file is read so
+    if node is not None:
+        return node
+    try:
+        return yaml.compose(text, Loader=_UniqueKeyLoader)
+    except yaml.YAMLError:
         return None
 
 

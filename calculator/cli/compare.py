@@ -13,9 +13,8 @@ from calculator.catalog.fx import CODES, rate_field
 from calculator.cli import console, flags, folders, words
 from calculator.cli.scenario_args import scenario_from_args
 from calculator.cli.turn import turn_json
-from calculator.present.charts import turn_currency
 from calculator.present.money import format_money, format_small
-from calculator.present.report import plain, price_changes_frame, repricing_sentences
+from calculator.present.shown_currency import turn_currency
 from calculator.pricing.compare import OPTION_LABELS, Comparison, break_even_by_prefix_share, compare, load_catalogs
 from calculator.pricing.pinning import pin_prices, reprice
 from calculator.scenario.inputs import monthly_turns
@@ -249,6 +248,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         for note in o.notes:
             print(f"    {note}")
     if repricing is not None:
+        # imported here: the report module brings pandas, which only a pinned scenario's table needs
+        from calculator.present.report import plain, price_changes_frame, repricing_sentences
+
         print("\nSince this scenario was saved:")
         for line in repricing_sentences(repricing, scenario):
             print(f"  {plain(line)}")

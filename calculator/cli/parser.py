@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import os
 import sys
 from collections.abc import Iterator, Sequence
@@ -19,27 +20,53 @@ from collections.abc import Iterator, Sequence
 from pydantic import ValidationError
 
 from calculator.catalog.datafile import DataFileError
-from calculator.cli import bench, capacity, catalog, compare, extras, flags, plan, prefix, turn, words
+from calculator.cli import flags, words
 from calculator.errors import InputError
 
-__all__ = ["build_parser", "main"]
+__all__ = ["COMMAND_MODULES", "build_parser", "main"]
+
+# Each module under calculator/cli/ that registers commands, in the order --help lists them, and its
+# registering function. A module is imported only when its commands are built: a run builds the one
+# that registers its command, so `turn` never imports what `bench` or `profile` compute with (HTTP
+# clients, pandas), which took most of its start-up.
+_REGISTRARS = (
+    ("turn", "add_turn_parser"),
+    ("catalog", "add_catalog_parsers"),
+    ("capacity", "add_capacity_parsers"),
+    ("prefix", "add_prefix_parser"),
+    ("bench", "add_bench_parser"),
+    ("plan", "add_plan_parsers"),
+    ("extras", "add_ttl_parser"),
+    ("compare", "add_compare_parser"),
+)
+
+COMMAND_MODULES: dict[str, str] = {
+    "turn": "turn",
+    **dict.fromkeys(("sheets", "gpus", "records", "presets", "models", "measurements", "schemas"), "catalog"),
+    "fit": "capacity",
+    "prefix": "prefix",
+    "bench": "bench",
+    **dict.fromkeys(("profile", "hybrid", "growth"), "plan"),
+    "ttl": "extras",
+    "compare": "compare",
+}
+"""The module that registers each command (tests check it against the whole parser)."""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; with ``command``, only the commands of the module registering it.
+
+    A command's own parser is the same either way, so what it parses, its errors and its ``--help``
+    are too; the whole parser is needed where the list of commands shows (``--help``, an unknown one).
+    """
     parser = flags.Parser(prog="python -m calculator", description=__doc__.splitlines()[0])
     common = flags.Parser(add_help=False)
     common.add_argument("--json", action="store_true", help="machine-readable output")
     # The data-folder flags are not here: each command adds those it reads (cli/folders.py).
     sub = parser.add_subparsers(dest="command", required=True, parser_class=flags.Parser)
-
-    turn.add_turn_parser(sub, common)
-    catalog.add_catalog_parsers(sub, common)
-    capacity.add_capacity_parsers(sub, common)
-    prefix.add_prefix_parser(sub, common)
-    bench.add_bench_parser(sub, common)
-    plan.add_plan_parsers(sub, common)
-    extras.add_ttl_parser(sub, common)
-    compare.add_compare_parser(sub, common)
+    for module, register in _REGISTRARS:
+        if command is None or COMMAND_MODULES.get(command) == module:
+            getattr(importlib.import_module(f"calculator.cli.{module}"), register)(sub, common)
     return parser
 
 
@@ -72,7 +99,8 @@ def _any_text_printable() -> Iterator[None]:
 
 
 def _run(argv: Sequence[str] | None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv[0] if argv and argv[0] in COMMAND_MODULES else None)
     try:
         args, extras = parser.parse_known_args(argv)
         if extras:  # name the command: a flag it does not take may belong to another one

@@ -14,7 +14,7 @@ from calculator.catalog.prices import (
 )
 from calculator.cli import console, flags, folders, words
 from calculator.present.money import format_money, format_small
-from calculator.pricing.option import cents
+from calculator.pricing.cents import cents
 from calculator.pricing.turn import TurnCost, TurnShape, compare_turn
 
 __all__ = ["add_turn_parser", "cmd_turn", "turn_json"]

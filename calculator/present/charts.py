@@ -17,7 +17,6 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import math
-from collections.abc import Callable
 from decimal import Decimal
 from typing import Any, Literal, cast
 
@@ -35,6 +34,7 @@ from calculator.catalog.prices import (
 )
 from calculator.errors import InputError
 from calculator.present.money import axis_format, format_money, format_small, money_title
+from calculator.present.shown_currency import turn_currency
 from calculator.pricing.billing import hourly_price_per_replica
 from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison, CostFn, cost_curves
 from calculator.pricing.ttl import EmpiricalGaps, ExponentialGaps, GapDistribution, LognormalGaps, advise_ttl
@@ -94,16 +94,6 @@ def option_color_scale(options: list[str]) -> alt.Scale:
 
 
 # --- the turn ------------------------------------------------------------------------------------
-
-
-def turn_currency(turn: TurnComparison, scenario: Scenario | None = None) -> tuple[str, Callable[[Decimal], Decimal]]:
-    """The currency a turn pair is shown in and the conversion into it: the scenario's at its exchange rate,
-    or without a scenario the sheet's own. A turn is priced in its sheet's currency; shown beside the
-    scenario's monthly totals it must be in theirs."""
-    if scenario is None:
-        return turn.price.currency, lambda amount: amount
-    src, dst, fx = turn.price.currency, scenario.currency, scenario.fx
-    return dst, lambda amount: fx.convert(amount, src, dst)
 
 
 def turn_parts_frame(turn: TurnComparison, scenario: Scenario | None = None) -> pd.DataFrame:

@@ -1,42 +1,19 @@
-"""One way to buy, priced for a month, and the cent arithmetic every bill shares."""
+"""One way to buy, priced for a month (the cent arithmetic every bill shares is in ``cents.py``)."""
 
 from __future__ import annotations
 
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from calculator.capacity.sizing import ReplicaCapacity
+from calculator.pricing.cents import CENT, as_decimal, cents, parts_adding_up
 from calculator.pricing.turn import PriceRef
 
 __all__ = ["CENT", "MONTHS_PER_YEAR", "OptionCost", "as_decimal", "cents", "parts_adding_up"]
 
-CENT = Decimal("0.01")
 MONTHS_PER_YEAR = 12
-
-
-def cents(value: Decimal) -> Decimal:
-    """A bill to the cent, half up (as an invoice rounds, not as Python's banker's rounding)."""
-    return value.quantize(CENT, rounding=ROUND_HALF_UP)
-
-
-def parts_adding_up(parts: dict[str, Decimal], total: Decimal) -> dict[str, Decimal]:
-    """Each part to the cent so that they add up to ``total`` exactly (largest remainder first).
-
-    Rounding each part on its own can leave the breakdown a cent or two off the total a user sees.
-    """
-    floored = {k: v.quantize(CENT, rounding="ROUND_FLOOR") for k, v in parts.items()}
-    missing = int((total - sum(floored.values(), Decimal(0))) / CENT)
-    by_remainder = sorted(parts, key=lambda k: parts[k] - floored[k], reverse=True)
-    for key in by_remainder[: max(missing, 0)]:
-        floored[key] += CENT
-    return floored
-
-
-def as_decimal(x: float) -> Decimal:
-    """A count or an hour figure from the float path, as Decimal without binary noise."""
-    return Decimal(repr(round(float(x), 9)))
 
 
 class OptionCost(BaseModel):

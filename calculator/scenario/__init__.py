@@ -1,12 +1,26 @@
 """The scenario: the one object every page and command reads and writes.
 
 ``calculator.scenario`` was one module before the package was layered; its public names are
-re-exported here so ``from calculator.scenario import Scenario`` keeps working.
+re-exported here so ``from calculator.scenario import Scenario`` keeps working. They are imported on
+first use: importing ``calculator.scenario.inputs`` (a turn's shape) does not build every scenario model.
 """
 
-from calculator.scenario.inputs import *  # noqa: F403
-from calculator.scenario.inputs import __all__ as _inputs_all
-from calculator.scenario.model import *  # noqa: F403
-from calculator.scenario.model import __all__ as _model_all
+from __future__ import annotations
 
-__all__ = [*_inputs_all, *_model_all]
+import importlib
+from typing import Any
+
+_PARTS = ("calculator.scenario.inputs", "calculator.scenario.model")
+
+
+def __getattr__(name: str) -> Any:
+    modules = [importlib.import_module(part) for part in _PARTS]
+    if name == "__all__":
+        value: Any = [n for module in modules for n in module.__all__]
+    else:
+        module = next((m for m in modules if name in m.__all__), None)
+        if module is None:
+            raise AttributeError(f"module 'calculator.scenario' has no attribute {name!r}")
+        value = getattr(module, name)
+    globals()[name] = value  # later lookups skip this hook
+    return value

@@ -15,17 +15,19 @@ prices the options under it.
 from __future__ import annotations
 
 import math
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from calculator.catalog.limits import DAYS_PER_WEEK, PEAK_TO_AVERAGE
 from calculator.errors import InputError
 from calculator.scenario.inputs import DAYS_PER_MONTH, Traffic
+
+if TYPE_CHECKING:  # pandas is imported by table() alone: a scenario is read without it
+    import pandas as pd
 
 __all__ = ["HOURS", "PRESETS", "LoadProfile", "check_burst", "preset_profile", "profile_from_traffic", "ramp_shape"]
 
@@ -188,6 +190,8 @@ class LoadProfile(BaseModel):
 
     def table(self, turns_per_month: float) -> pd.DataFrame:
         """Per hour: weight, share of the day, mean and peak request rate."""
+        import pandas as pd
+
         return pd.DataFrame(
             {
                 "hour": np.arange(HOURS),
