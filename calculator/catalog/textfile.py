@@ -47,11 +47,13 @@ __all__ = [
     "Malformed",
     "Source",
     "check_readable",
+    "is_utf8",
     "json_documents",
     "json_lines",
     "open_text",
     "parse_json",
     "raw_lines",
+    "read_error",
     "read_text",
     "text_lines",
 ]
@@ -98,11 +100,12 @@ def check_readable(path: Path, name: str | None = None) -> None:
         raise DataFileError([f"{label}: not a regular file (a device or socket); give a file or a pipe"])
 
 
-def _read_error(name: str, exc: BaseException) -> DataFileError:
+def read_error(name: str, exc: BaseException) -> DataFileError:
+    """A failure reading ``name`` (a gzip stream cut short or corrupt, an OS error) in words, naming the file."""
     if isinstance(exc, EOFError):
         return DataFileError([f"{name}: the compressed file is cut short (it ends inside the gzip stream)"])
-    if isinstance(exc, gzip.BadGzipFile | zlib.error):
-        return DataFileError([f"{name}: the compressed data is corrupt ({exc})"])
+    if isinstance(exc, gzip.BadGzipFile | zlib.error):  # their own text is zlib's ("Error -3 while ...")
+        return DataFileError([f"{name}: the compressed data is corrupt (not gzip data, or damaged); compress it again"])
     if isinstance(exc, OSError):
         return DataFileError([f"{name}: cannot read file: {exc.strerror or exc}"])
     return DataFileError([f"{name}: cannot read file: {exc}"])
@@ -132,11 +135,11 @@ def open_text(source: Path | str | IO[bytes], name: str) -> Iterator[IO[str]]:
                 raw = source
             text = io.TextIOWrapper(_unpacked(raw), encoding="utf-8", errors="surrogateescape", newline=None)
         except (OSError, EOFError, zlib.error) as exc:
-            raise _read_error(name, exc) from exc
+            raise read_error(name, exc) from exc
         try:
             yield text
         except (OSError, EOFError, zlib.error) as exc:
-            raise _read_error(name, exc) from exc
+            raise read_error(name, exc) from exc
         finally:
             if not isinstance(source, Path | str):
                 text.detach()  # the caller's handle stays open
@@ -158,6 +161,11 @@ def read_text(path: Path, name: str | None = None, max_chars: int = 16 * 1024 * 
 # --- lines -----------------------------------------------------------------------------------------
 
 _SURROGATE = re.compile("[\udc80-\udcff]")
+
+
+def is_utf8(line: str) -> bool:
+    """Whether a line read by :func:`text_lines` was UTF-8 (its undecodable bytes stay in it as surrogates)."""
+    return line.isascii() or _SURROGATE.search(line) is None
 
 
 def raw_lines(handle: IO[AnyStr], name: str, max_chars: int | None = None) -> Iterator[tuple[int, AnyStr]]:
