@@ -296,9 +296,9 @@ with st.container(horizontal=True):
     if result is not None:
         st.metric(
             "Cheapest hybrid",
-            f"p{result.best.percentile:g}",
-            help="Owned capacity sized for this percentile hour of the day; the rest overflows to serverless. "
-            f"Percentiles {pc.percentile_text(result)} all cost the same.",
+            pc.owned_text(result.best).capitalize(),
+            help="Owned capacity that carries a share of the day's hours fully; the rest overflows to the serverless "
+            f"API. The cheapest: owned for {pc.percentile_text(result)}.",
             border=True,
         )
         st.metric("Hybrid per month", format_money(result.best.monthly, cur), border=True)
@@ -367,7 +367,8 @@ if result is not None:
     with right:
         st.altair_chart(pc.curve_chart(pc.curve_frame(result), result), width="stretch")
     st.caption(
-        "Owned capacity is sized for the percentile hour's peak: p50 owns what the 12th busiest hour needs. In "
+        "Owned capacity is sized for a share of the day's hours: owned for 50% of them, it carries what the 12th "
+        "busiest hour needs. In "
         "every hour the traffic above it goes to the serverless API. The share above capacity within an hour "
         + (
             "is measured from the log."
