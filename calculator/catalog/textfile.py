@@ -50,6 +50,7 @@ __all__ = [
     "is_utf8",
     "json_documents",
     "json_lines",
+    "json_words",
     "open_text",
     "parse_json",
     "raw_lines",
@@ -257,6 +258,30 @@ def _loads(text: str) -> Any:
     return _PLAIN.decode(text)
 
 
+_JSON_WORDS = {
+    "Expecting value": "no value where one should be",
+    "Expecting property name enclosed in double quotes": "a name not in double quotes",
+    "Expecting ',' delimiter": "a comma missing",
+    "Expecting ':' delimiter": "a colon missing after a name",
+    "Extra data": "more text after the value",
+    "Unterminated string starting at": "a string that is never closed",
+    "Invalid control character at": "a line break or control character inside a string",
+    "Invalid \\escape": "a backslash escape JSON does not have",
+    "Invalid \\uXXXX escape": "a \\u escape without four hex digits",
+    "Illegal trailing comma before end of object": "a comma before the closing brace",
+    "Illegal trailing comma before end of array": "a comma before the closing bracket",
+}
+"""Python's JSON messages in words, by their start (their positions are given as line and column instead)."""
+
+
+def json_words(message: str) -> str:
+    """A JSON parser's message as a user reads it (``Expecting value`` -> ``no value where one should be``)."""
+    for start, words in _JSON_WORDS.items():
+        if message.startswith(start):
+            return words
+    return message
+
+
 def parse_json(text: str) -> Any:
     """One JSON value from a line of text, within the limits; :class:`LineError` says what is wrong."""
     if not text.isascii() and _SURROGATE.search(text):
@@ -265,7 +290,7 @@ def parse_json(text: str) -> Any:
     try:
         return _loads(text)
     except json.JSONDecodeError as exc:
-        raise LineError(f"not valid JSON: {exc.msg} (column {exc.colno})") from None
+        raise LineError(f"not valid JSON: {json_words(exc.msg)} (column {exc.colno})") from None
     except RecursionError:  # pragma: no cover - the depth check comes first
         raise _too_deep() from None
     except ValueError as exc:  # the standard library's own limit on integer digits
@@ -419,7 +444,7 @@ class _Scanner:
         return self.line, at - self.line_start + 1
 
     def invalid(self, message: str, at: int | None = None, syntax: bool = True) -> _Invalid:
-        return _Invalid(message, self.here if at is None else at, syntax)
+        return _Invalid(json_words(message), self.here if at is None else at, syntax)
 
     def ws(self) -> None:
         pattern = _LINE_WS if self.one_line else _WS
