@@ -174,7 +174,7 @@ BAD_LINKS: dict[str, dict[str, str]] = {
 
 @pytest.mark.parametrize("page", list(BAD_LINKS))
 def test_bad_link_values_are_said_in_plain_words(page: str) -> None:
-    at = open_page(page, **BAD_LINKS[page])
+    at = open_page(page, 60, **BAD_LINKS[page])
     assert not unwritten(at)
 
 
@@ -225,7 +225,7 @@ def test_an_estimate_that_does_not_fit_is_said_with_the_pages_words() -> None:
     ids=["owning nothing", "owning some"],
 )
 def test_plans_hybrid_is_said_in_words(params: dict[str, str]) -> None:
-    at = open_page("plan", **params)
+    at = open_page("plan", 60, **params)
     assert not unwritten(at)
     hybrid = next(m.value for m in at.metric if m.label == "Cheapest hybrid")
     assert re.fullmatch(r"Nothing owned|\d+ replicas? owned", hybrid), hybrid
