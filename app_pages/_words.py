@@ -170,7 +170,7 @@ def left_out(option: str, problem: InputError) -> str:
     """An option the page could not price, left out and said why (``option`` as the core names it)."""
     name = OPTIONS.get(option, option)
     if problem.field == "as_of":  # the price date is the reason, not a setting of the option
-        return f"**Price date**: the {name} option is left out: {message(problem)}"
+        return f"**Price date** (`asof`): the {name} option is left out: {message(problem)}"
     return f"The {name} option is left out: {say(problem)}"
 
 
