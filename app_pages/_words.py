@@ -184,7 +184,7 @@ def warning(problem: Problem) -> str:
 def unexpected(exc: BaseException) -> str:
     """What an unexpected failure means, without Python's wording: no class name, no server-side path."""
     if isinstance(exc, UnicodeDecodeError):
-        return f"not UTF-8 text (byte {exc.start:,} is not UTF-8): save it as UTF-8"
+        return f"not UTF-8 text (at byte {exc.start:,}); save it as UTF-8"
     if isinstance(exc, OSError):  # its filename is the server's, never the user's
         return (exc.strerror or "the file could not be read or written").rstrip(".").lower()
     if isinstance(exc, MemoryError):
