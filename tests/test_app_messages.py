@@ -42,6 +42,7 @@ FORBIDDEN: dict[str, re.Pattern[str]] = {
     "Python's exception text": re.compile(
         r"Traceback|\bcodec\b|'utf-8'|can't (?:de|en)code|\b[A-Z][A-Za-z]*(?:Error|Exception)\b|\(char \d+\)"
         r"|Expecting (?:value|property|',')|Input should be a valid dictionary|instance of [A-Z]"
+        r"|untagged enum|expected struct|EOF while|did not contain valid UTF-8|invalid type:"  # the Rust tokenizer's
     ),
     "a command-line flag": re.compile(r"(?<![\w-])--[a-z][a-z-]+"),
     "a dotted field name": re.compile(
@@ -136,6 +137,15 @@ def test_a_broken_upload_is_named_as_the_user_named_it_in_plain_words(page: str)
         errors = text_of([*at.error, *at.warning])
         if what != "a number too long" or page in ("measurements", "prefix_analysis", "cache_ttl"):
             assert name in errors, (what, errors)
+
+
+def test_a_broken_tokenizer_is_named_and_said_in_plain_words() -> None:
+    at = open_page("prefix_analysis")
+    not_a_tokenizer = {"a list": b"[1, 2]", "an unknown model": b'{"model": {"type": "Nope"}}'}
+    for what, data in {**BROKEN, **not_a_tokenizer}.items():
+        at.file_uploader(key="p_tok_file").set_value((NAME + ".json", data, "application/json")).run()
+        assert not unwritten(at), (what, unwritten(at))
+        assert f"{NAME}.json: not a usable Hugging Face tokenizer.json" in text_of(at.error), what
 
 
 def test_a_broken_prompt_log_is_named_on_replay() -> None:
