@@ -17,6 +17,7 @@ from calculator.errors import InputError, Problem
 FIELDS: dict[str, str] = {
     # the scenario, as the Compare page's sidebar sets it
     "scenario": "Scenario",
+    "evidence": "Your evidence",
     "preset": "Preset",
     "record": "Throughput record",
     "as_of": "Price date",
@@ -134,11 +135,39 @@ ADVICE: dict[str, str] = {
 """What a user of the app can do about a warning, by its code."""
 
 
+PYDANTIC_WORDS = {
+    "missing": "required; give it",
+    "extra_forbidden": "not a setting this app knows",
+    "model_type": "should be a group of settings",
+    "model_attributes_type": "should be a group of settings",
+    "dict_type": "should be a group of settings",
+    "tuple_type": "should be a list",
+    "list_type": "should be a list",
+    "int_parsing": "should be a whole number",
+    "int_type": "should be a whole number",
+    "int_from_float": "should be a whole number",
+    "float_parsing": "should be a number",
+    "float_type": "should be a number",
+    "bool_parsing": "should be true or false",
+    "string_type": "should be text",
+}
+"""Pydantic's messages that name its own terms (a model's class, "extra inputs"), in words; others state
+the limit plainly ("Input should be less than or equal to 1") and are kept."""
+
+
+SECTIONS = frozenset({"scenario", "evidence", "roofline", "target", "cache", "ttl", "replay", "measurement"})
+"""Where a page's own inputs sit (see :func:`invalid`): a field under one is named without it."""
+
+
 def label(field: str) -> str:
-    """The label the page shows for a core field; a field missing from :data:`FIELDS` in plain words."""
+    """The label the page shows for a core field; a field missing from :data:`FIELDS` in plain words, with
+    the part it belongs to (``prefix.requests`` -> ``Prefix requests``)."""
     if field in FIELDS:
         return FIELDS[field]
-    words = field.rsplit(".", 1)[-1].replace("_", " ").replace("-", " ").strip()
+    parts = [part for part in field.split(".") if part and not part.isdigit()]
+    whole = len(parts) > 1 and parts[-2] not in SECTIONS and not parts[-1].startswith(parts[-2])
+    named = parts[-2:] if whole else parts[-1:]
+    words = " ".join(named).replace("_", " ").replace("-", " ").strip()
     return words[:1].upper() + words[1:] if words else "Input"
 
 
@@ -161,7 +190,7 @@ def invalid(exc: ValidationError, under: str) -> list[str]:
     for err in exc.errors(include_url=False):
         loc = [str(part) for part in err["loc"] if not isinstance(part, int)]
         field = ".".join(loc) if under == "scenario" else ".".join([under, *loc])
-        text = "required; give it" if err["type"] == "missing" else str(err["msg"])
+        text = PYDANTIC_WORDS.get(err["type"], str(err["msg"]))
         lines.append(f"**{label(field or under)}**: {text}")
     return lines
 

@@ -11,8 +11,11 @@ title, metric and table cell is then read.
 from __future__ import annotations
 
 import ast
+import base64
+import json
 import re
 import tempfile
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,7 +26,7 @@ from streamlit.testing.v1 import AppTest
 from app_pages import _words
 from calculator.cli import words as cli_words
 
-from .apptest import open_page, text_of
+from .apptest import APP, open_page, text_of
 
 ROOT = Path(__file__).resolve().parents[1]
 NAME = "Team März log"
@@ -186,6 +189,39 @@ BAD_LINKS: dict[str, dict[str, str]] = {
 def test_bad_link_values_are_said_in_plain_words(page: str) -> None:
     at = open_page(page, 60, **BAD_LINKS[page])
     assert not unwritten(at)
+
+
+def _pack(data: bytes) -> str:
+    """A link value as the app writes one: zlib, then URL-safe base64 without padding."""
+    return base64.urlsafe_b64encode(zlib.compress(data)).decode().rstrip("=")
+
+
+BAD_PACKED = {
+    "not UTF-8": _pack(b"\xff\xfe"),
+    "not JSON": _pack(b"nope"),
+    "a number too long": _pack(b'{"x": ' + b"9" * 5000 + b"}"),
+    "a list": _pack(b"[1, 2]"),
+    "a field out of range": _pack(
+        json.dumps(
+            {
+                "schema_version": 1,
+                "name": "x",
+                "workload": {"input_tokens": -5, "prefix_share": 0.5, "output_tokens": 5},
+                "traffic": {"turns_per_month": 5},
+            }
+        ).encode()
+    ),
+}
+
+
+@pytest.mark.parametrize("param", ["sc", "ev"])
+def test_a_broken_scenario_or_evidence_link_is_said_in_plain_words(param: str) -> None:
+    for what, raw in BAD_PACKED.items():
+        at = AppTest.from_file(APP, default_timeout=60)
+        at.query_params[param] = raw
+        at.run()
+        assert f"URL parameter `{param}`" in text_of(at.error), what
+        assert not unwritten(at), (what, unwritten(at))
 
 
 def test_empty_and_refused_inputs_are_said_in_plain_words() -> None:
