@@ -159,6 +159,23 @@ SECTIONS = frozenset({"scenario", "evidence", "roofline", "target", "cache", "tt
 """Where a page's own inputs sit (see :func:`invalid`): a field under one is named without it."""
 
 
+RECORD_FIELDS = {
+    "model": "the model",
+    "precision": "the precision",
+    "gpu": "the GPU",
+    "gpu_count": "the GPU count",
+    "params_total_b": "the model's total parameters",
+    "params_active_b": "the model's active parameters",
+}
+"""A throughput record's fields, as a sentence names what a record does not state."""
+
+
+def record_fields(fields: list[str]) -> str:
+    """``the model, the GPU and the GPU count``: a record's missing fields in words."""
+    words = [RECORD_FIELDS.get(f, label(f).lower()) for f in fields]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
 def label(field: str) -> str:
     """The label the page shows for a core field; a field missing from :data:`FIELDS` in plain words, with
     the part it belongs to (``prefix.requests`` -> ``Prefix requests``)."""

@@ -142,6 +142,16 @@ def test_a_broken_upload_is_named_as_the_user_named_it_in_plain_words(page: str)
             assert name in errors, (what, errors)
 
 
+def test_result_files_that_do_not_state_their_setup_are_said_in_plain_words() -> None:
+    online = next((ROOT / "tests" / "fixtures").rglob("h200_llama_3_3_70b_online_output.jsonl"))
+    at = open_page("measurements")
+    at.file_uploader(key="m_files").set_value((online.name, online.read_bytes(), "application/jsonl")).run()
+    assert "does not state the model, the precision, the GPU and the GPU count" in text_of(at.markdown)
+    assert not unwritten(at)
+    table = at.dataframe[0].value
+    assert set(table["GPU"]) == {"not stated"}
+
+
 def test_a_broken_tokenizer_is_named_and_said_in_plain_words() -> None:
     at = open_page("prefix_analysis")
     not_a_tokenizer = {"a list": b"[1, 2]", "an unknown model": b'{"model": {"type": "Nope"}}'}
