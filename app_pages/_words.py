@@ -116,10 +116,9 @@ OPTIONS: dict[str, str] = {
 MESSAGES: dict[str, str] = {
     "hybrid_needs_serverless": "a hybrid plan needs a serverless API for the turns the owned capacity does not take; "
     "choose one on the Compare page",
-    "hybrid_needs_self_hosted": "a hybrid plan that owns self-hosted GPUs needs a GPU virtual machine; choose one on "
-    "the Compare page, or let the hybrid own the dedicated endpoint",
-    "hybrid_needs_dedicated": "a hybrid plan that owns a dedicated endpoint needs one; choose it on the Compare page, "
-    "or let the hybrid own self-hosted GPUs",
+    "hybrid_needs_self_hosted": "a hybrid plan that owns self-hosted GPUs needs a GPU virtual machine; choose one "
+    "on the Compare page",
+    "hybrid_needs_dedicated": "a hybrid plan that owns a dedicated endpoint needs one; choose it on the Compare page",
     "no_option": "choose at least one option on the Compare page: a serverless API, a dedicated endpoint or a GPU "
     "virtual machine",
 }

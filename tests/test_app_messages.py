@@ -25,6 +25,13 @@ from streamlit.testing.v1 import AppTest
 
 from app_pages import _words
 from calculator.cli import words as cli_words
+from calculator.errors import InputError
+from calculator.planning.growth import grow
+from calculator.planning.hybrid import hybrid_plan
+from calculator.planning.load_profile import profile_from_traffic
+from calculator.pricing.compare import Catalogs
+from calculator.pricing.resolve import Owned
+from calculator.scenario.model import load_preset
 
 from .apptest import APP, open_page, text_of
 
@@ -345,3 +352,26 @@ def test_every_core_field_has_a_label_on_the_app() -> None:
     missing = sorted(f for f in fields | set(cli_words.FLAGS) if f not in _words.FIELDS)
     assert not missing, f"fields the app would show by their internal name: {missing}"
     assert all(not INTERNAL_NAME.search(label) for label in _words.FIELDS.values())
+
+
+@pytest.mark.parametrize(
+    ("drop", "owned", "code"),
+    [
+        ("gpu_vm", "self_hosted", "hybrid_needs_self_hosted"),
+        ("dedicated", "dedicated", "hybrid_needs_dedicated"),
+        ("serverless", "self_hosted", "hybrid_needs_serverless"),
+    ],
+)
+def test_a_hybrid_plan_the_scenario_cannot_make_is_said_in_the_apps_words(
+    catalogs: Catalogs, drop: str, owned: Owned, code: str
+) -> None:
+    scenario = load_preset("coding-agent").model_copy(update={drop: None})
+    with pytest.raises(InputError) as exc:
+        hybrid_plan(scenario, catalogs, profile_from_traffic(scenario.traffic), owned=owned)
+    assert exc.value.problem.code == code
+    assert _words.message(exc.value) == _words.MESSAGES[code]
+    assert "Compare page" in _words.message(exc.value) and not INTERNAL_NAME.search(_words.message(exc.value))
+    none = scenario.model_copy(update={"serverless": None, "dedicated": None, "gpu_vm": None})
+    with pytest.raises(InputError) as exc:
+        grow(none, catalogs)
+    assert "Compare page" in _words.message(exc.value)
