@@ -53,6 +53,7 @@ FORBIDDEN: dict[str, re.Pattern[str]] = {
         r"Traceback|\bcodec\b|'utf-8'|can't (?:de|en)code|\b[A-Z][A-Za-z]*(?:Error|Exception)\b|\(char \d+\)"
         r"|Expecting (?:value|property|',')|Input should be a valid dictionary|instance of [A-Z]"
         r"|untagged enum|expected struct|EOF while|did not contain valid UTF-8|invalid type:"  # the Rust tokenizer's
+        r"|cast to integer|Port out of range|Invalid IPv6"  # urllib's
     ),
     "a command-line flag": re.compile(r"(?<![\w-])--[a-z][a-z-]+"),
     "a dotted field name": re.compile(
@@ -247,6 +248,10 @@ def test_empty_and_refused_inputs_are_said_in_plain_words() -> None:
     at.text_input(key="r_conc").set_value("")
     at.button(key="r_run_btn").click().run()
     assert len(at.error) >= 3 and not unwritten(at)
+    for url in ("http://[::1", "http://host:99999/v1", "http://host:abc/v1"):
+        at.text_input(key="r_url").set_value(url)
+        at.button(key="r_run_btn").click().run()
+        assert "is not a usable URL (" in text_of(at.error) and not unwritten(at), url
     at = open_page("cache_ttl")
     at.segmented_control(key="t_src").set_value("gap list").run()
     at.text_input(key="t_gaps").set_value("").run()
