@@ -122,7 +122,8 @@ MESSAGES: dict[str, str] = {
     "no_option": "choose at least one option on the Compare page: a serverless API, a dedicated endpoint or a GPU "
     "virtual machine",
 }
-"""A core sentence the app says in its own words, by the problem's code (the core's names a scenario file's keys)."""
+"""A core sentence the app says in its own words, by the problem's code (the core's sentence names a scenario
+file's keys)."""
 
 ADVICE: dict[str, str] = {
     "tokenizer_factors": (
