@@ -26,7 +26,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from calculator.catalog.datafile import validation_lines
+from app_pages import _words
+from calculator.catalog.textfile import json_words
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -85,7 +86,7 @@ def decode(raw: str, kind: type[M], param: str, label: str) -> M:
     try:
         return kind.model_validate(parsed)
     except ValidationError as exc:
-        lines = validation_lines(exc, param)
+        lines = _words.invalid(exc, {"sc": "scenario", "ev": "evidence"}.get(param, param))
         more = f" (and {len(lines) - 3} more)" if len(lines) > 3 else ""
         raise LinkError(f"{where}: " + "; ".join(lines[:3]) + more) from None
 
@@ -112,5 +113,12 @@ def _depth(value: Any, level: int = 0) -> int:
 
 
 def _short(exc: BaseException) -> str:
-    text = str(exc) or type(exc).__name__
+    """Why the unpacked text is not JSON, in words (not the decoder's)."""
+    if isinstance(exc, UnicodeDecodeError):
+        return "not UTF-8 text"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"not JSON: {json_words(exc.msg)}"
+    text = str(exc) or "not JSON"
+    if text.startswith("Exceeds the limit"):  # Python's cap on the digits of an integer
+        return "a number with too many digits"
     return text if len(text) <= 120 else text[:117] + "..."

@@ -7,9 +7,9 @@ import datetime as dt
 import streamlit as st
 from pydantic import ValidationError
 
-from app_pages import _state
+from app_pages import _state, _words
 from app_pages._data import catalogs, presets
-from calculator.capacity.sizing import check_usable
+from calculator.capacity.sizing import missing_for_sizing
 from calculator.catalog.measurements import ThroughputRecord
 from calculator.errors import InputError
 from calculator.pricing.compare import Catalogs
@@ -18,12 +18,14 @@ from calculator.scenario.model import Scenario
 
 
 def _usable(record: ThroughputRecord) -> str | None:
-    """Why a record cannot size GPUs, or None when it can."""
-    try:
-        check_usable(record)
-    except InputError as exc:
-        return exc.message
-    return None
+    """Why a record cannot size GPUs, in the page's words, or None when it can."""
+    missing = missing_for_sizing(record)
+    if not missing:
+        return None
+    if "model" in missing:  # a model the app knows brings its parameter counts
+        missing = [f for f in missing if not f.startswith("params_")]
+        return f"does not state {_words.record_fields(missing)}; give them in the sidebar before it sizes GPUs"
+    return f"does not state {_words.record_fields(missing)}; choose a model this app knows, which brings them"
 
 
 def _add(records: tuple[ThroughputRecord, ...], key: str) -> None:

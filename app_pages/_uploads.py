@@ -38,3 +38,17 @@ def upload_copy(data: bytes, name: str, suffixes: Sequence[str]) -> Iterator[Pat
         with path.open("xb") as handle:  # a new file in a folder nobody else can write to
             handle.write(data)
         yield path
+
+
+SHOWN_CHARS = 120
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
+
+
+def shown_name(name: str) -> str:
+    """The upload's name as its user knows it, for messages, labels and a core reader's ``name``: the browser's
+    name without a folder or control characters, at most :data:`SHOWN_CHARS` (the end kept: it holds the
+    suffix that tells the format). Never a path on this server."""
+    base = _CONTROL.sub(" ", name.rsplit("/", 1)[-1].rsplit("\\", 1)[-1]).strip()
+    if len(base) > SHOWN_CHARS:
+        base = "..." + base[-(SHOWN_CHARS - 3) :]
+    return base or "the uploaded file"

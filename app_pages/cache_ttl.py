@@ -13,7 +13,7 @@ from typing import Literal
 import pandas as pd
 import streamlit as st
 
-from app_pages import _state
+from app_pages import _state, _words
 from app_pages._data import catalogs
 from app_pages._params import NumberParam, check_params
 from app_pages._uploads import MAX_MB
@@ -273,7 +273,7 @@ try:
         sessions_per_month_source=per_month_source,
     )
 except InputError as exc:
-    st.error(f"**{exc.field}**: {exc.message}")
+    st.error(_words.say(exc))
     st.stop()
 except DataFileError as exc:
     st.error("The log could not be read:\n\n" + "\n".join(f"- `{line}`" for line in exc.lines))

@@ -14,9 +14,10 @@ import pandas as pd
 import streamlit as st
 from pydantic import ValidationError
 
-from app_pages import _scenario_ui, _state, _uploads
+from app_pages import _scenario_ui, _state, _uploads, _words
 from app_pages._data import catalogs
 from app_pages._params import NumberParam, check_params
+from app_pages._uploads import shown_name
 from app_pages._widgets import bound_number
 from calculator.capacity.calibration import check_cases
 from calculator.capacity.memory import KV_DTYPE_BYTES, WEIGHT_BYTES, fit
@@ -67,22 +68,31 @@ def _import_config() -> None:
     ss.pop("c_cfg_error", None)
     if file is None:
         return
+    name = shown_name(file.name)
     try:
-        spec = from_hf_config(file.getvalue().decode("utf-8"), source_name=file.name)
-    except UnicodeDecodeError:
-        ss["c_cfg_error"] = [f"{file.name}: not a UTF-8 text file"]
+        text = file.getvalue().decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as exc:
+        ss["c_cfg_error"] = [f"{name}: {_words.unexpected(exc)}"]
         return
+    if not text.strip():
+        ss["c_cfg_error"] = [f"{name}: the file is empty"]
+        return
+    if not text.lstrip().startswith("{"):  # the reader would take any other text for a path on this server
+        ss["c_cfg_error"] = [f"{name}: not a config.json: a config.json is one JSON object, starting with {{"]
+        return
+    try:
+        spec = from_hf_config(text, source_name=name)
     except DataFileError as exc:
         ss["c_cfg_error"] = exc.lines
         return
     except InputError as exc:
-        ss["c_cfg_error"] = [f"{file.name}: {exc.field}: {exc.message}"]
+        ss["c_cfg_error"] = [f"{name}: {_words.label(exc.field)}: {_words.message(exc)}"]
         return
     if spec.id in cat.models.ids:  # never shadow a bundled model
         try:
             spec = _state.validated(spec, id=f"{spec.id}-uploaded")
         except ValidationError as exc:
-            ss["c_cfg_error"] = [f"{file.name}: {line}" for line in validation_lines(exc, "model")]
+            ss["c_cfg_error"] = [f"{name}: {line}" for line in validation_lines(exc, "model")]
             return
     ss["c_spec_model"] = spec
     ss["c_model"] = spec.id
@@ -240,10 +250,10 @@ try:
     )
     result = fit(model, gpu, precision, context, gpus, kv_dtype, utilisation=util, reserve_gb=reserve)
 except InputError as exc:
-    st.error(f"**{exc.field}**: {exc.message}")
+    st.error(_words.say(exc))
     st.stop()
 except ValidationError as exc:
-    st.error("These assumptions are not allowed:\n\n" + "\n".join(f"- {x}" for x in validation_lines(exc, "input")))
+    st.error("These assumptions are not allowed:\n\n" + "\n".join(f"- {x}" for x in _words.invalid(exc, "roofline")))
     st.stop()
 
 st.caption(

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from app_pages import _assumptions, _state, _uploads, _words
 from app_pages._data import catalogs, presets
 from app_pages._widgets import url_bind
-from calculator.catalog.datafile import DataFileError, validation_lines
+from calculator.catalog.datafile import DataFileError
 from calculator.catalog.fx import CODES
 from calculator.catalog.prices import ttl_minutes
 from calculator.errors import InputError
@@ -500,9 +500,9 @@ problem = ""
 try:  # the one rule every page that shows "the Compare page's scenario" prices it with
     now_scenario, work_cat = _state.current_compare_scenario(ss, cat, preset_map, today)
 except ValidationError as exc:
-    problem = "These inputs are not allowed:\n\n" + "\n".join(f"- {line}" for line in validation_lines(exc, "input"))
+    problem = "These inputs are not allowed:\n\n" + "\n".join(f"- {line}" for line in _words.invalid(exc, "scenario"))
 except InputError as exc:
-    problem = f"{exc.field}: {exc.message}"
+    problem = _words.say(exc)
 
 st.title(now_scenario.name if now_scenario is not None else base_now.name)
 if now_scenario is not None and now_scenario.description:
@@ -530,14 +530,7 @@ if too_large:
 # the model) is left out and said so, not the page.
 resolved = resolve(scenario, work_cat, drop_unpriceable=True)
 scenario, dropped = resolved.scenario, resolved.dropped
-undated = [
-    (
-        f"Price date (`asof`): the {field} option is left out: {exc.message}"
-        if exc.field == "as_of"
-        else f"The {field} option is left out: **{exc.field}**: {exc.message}"
-    )
-    for field, exc in dropped
-]
+undated = [_words.left_out(field, exc) for field, exc in dropped]
 nothing_left = not (scenario.serverless or scenario.dedicated or scenario.gpu_vm)
 for message in undated:
     (st.error if nothing_left else st.warning)(message)
@@ -550,7 +543,7 @@ if not (scenario.serverless or scenario.dedicated or scenario.gpu_vm):
 try:
     result: Comparison = compare(resolved)
 except InputError as exc:
-    st.error(f"**{exc.field}**: {exc.message}")
+    st.error(_words.say(exc))
     st.stop()
 
 cur = scenario.currency

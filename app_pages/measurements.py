@@ -14,12 +14,11 @@ from typing import Literal
 import streamlit as st
 from pydantic import ValidationError
 
-from app_pages import _scenario_ui, _state, _uploads
+from app_pages import _scenario_ui, _state, _uploads, _words
 from app_pages._data import catalogs
 from app_pages._params import NumberParam, check_params
 from app_pages._widgets import url_bind
 from calculator.catalog import limits
-from calculator.catalog.datafile import validation_lines
 from calculator.catalog.measurements import ThroughputRecord
 from calculator.present import capacity_charts as cc
 from calculator.pricing.compare import Catalogs
@@ -195,7 +194,7 @@ st.subheader("Busiest level that meets the target")
 try:
     target = LatencyTarget(percentile=percentile, ttft_ms=ttft or None, tokens_per_s_per_user=tps or None)
 except ValidationError as exc:
-    st.error("Latency target:\n\n" + "\n".join(f"- {line}" for line in validation_lines(exc, "target")))
+    st.error("Latency target:\n\n" + "\n".join(f"- {line}" for line in _words.invalid(exc, "target")))
     st.stop()
 if target.ttft_ms is None and target.tokens_per_s_per_user is None:
     st.info("Set a TTFT limit or a tokens/s per user floor in the sidebar.")

@@ -18,13 +18,12 @@ from typing import Literal
 import streamlit as st
 from pydantic import ValidationError
 
-from app_pages import _state
+from app_pages import _state, _words
 from app_pages._data import catalogs, presets
 from app_pages._params import NumberParam, check_params
-from app_pages._uploads import MAX_MB, safe_name
+from app_pages._uploads import MAX_MB, shown_name
 from app_pages._widgets import bound_number
 from calculator.catalog import limits
-from calculator.catalog.datafile import validation_lines
 from calculator.catalog.textfile import APP_MAX_CHARS
 from calculator.errors import InputError
 from calculator.planning.growth import MAX_MONTHS, MIN_MONTHS, GrowthPlan, grow
@@ -54,20 +53,9 @@ PROFILES = {
     "flat": "flat",
     TRACE: None,
 }
-# What the log reader tells formats apart by, most specific first.
-TRACE_SUFFIXES = (".csv.gz", ".jsonl.gz", ".json.gz", ".csv", ".jsonl", ".json", ".gz")
 DAILY = {"flat": "flat", "business hours": "business_hours", "consumer evenings": "consumer_evenings"}
 OWNED: dict[str, Owned] = {"self-hosted GPUs": "self_hosted", "dedicated endpoint": "dedicated"}
 SCALING = {"as the scenario says": None, "always on": False, "autoscaled": True}
-FIELDS = {  # the core names inputs by their domain field; the page says the label beside the input
-    "load_profile": "Request log",
-    "load_profile.burst": "Within-hour burst",
-    "growth.months": "Months",
-    "growth.growth_per_month": "Growth per month",
-    "growth.start_turns_per_month": "Turns per month",
-    "hybrid.percentile": "Percentile",
-    "scenario": "Scenario",
-}
 NUMBERS = {
     "pl_vol": NumberParam("Turns per month (0: the scenario's)", int, 0, limits.TURNS_PER_MONTH.high),
     # 0 is the page's "automatic"; a burst given is checked against its limit's low end too
@@ -109,7 +97,7 @@ def select(label: str, key: str, default: str, help: str) -> str:
 
 
 def field_error(exc: InputError) -> None:
-    st.error(f"**{FIELDS.get(exc.field, exc.field)}**: {exc.message}")
+    st.error(_words.say(exc))
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -117,9 +105,7 @@ def _trace_profile(data: bytes, name: str, daily: str) -> LoadProfile:
     """A profile from an uploaded log's timestamps, read from memory (no file is written) as far as the app
     reads any log. The reader tells the format by the name's suffix; the profile is named after it (a name
     the app shortens to what a profile's name holds)."""
-    return profile_from_trace(
-        io.BytesIO(data), preset_profile(daily), name=safe_name(name, TRACE_SUFFIXES), max_chars=APP_MAX_CHARS
-    )
+    return profile_from_trace(io.BytesIO(data), preset_profile(daily), name=shown_name(name), max_chars=APP_MAX_CHARS)
 
 
 def _keep_profile(profile: LoadProfile | None) -> None:
@@ -127,7 +113,7 @@ def _keep_profile(profile: LoadProfile | None) -> None:
     try:
         _state.set_evidence(ss, load_profile=profile)
     except ValidationError as exc:
-        st.error("This profile cannot be kept:\n\n" + "\n".join(f"- {x}" for x in validation_lines(exc, "load")))
+        st.error("This profile cannot be kept:\n\n" + "\n".join(f"- {x}" for x in _words.invalid(exc, "scenario")))
         return
     ss["pl_prof"] = SCENARIO_TRAFFIC if profile is None else SCENARIO_PROFILE
     ss["pl_burst"] = 0.0  # the kept profile holds its burst
@@ -139,10 +125,10 @@ def session_scenario() -> tuple[Scenario, Catalogs]:
         return _state.current_compare_scenario(ss, cat, preset_map, today)
     except ValidationError as exc:
         problem = "The Compare page's inputs are not allowed:\n\n" + "\n".join(
-            f"- {x}" for x in validation_lines(exc, "input")
+            f"- {x}" for x in _words.invalid(exc, "scenario")
         )
     except InputError as exc:
-        problem = f"The Compare page's inputs: **{exc.field}**: {exc.message}"
+        problem = f"The Compare page's inputs: {_words.say(exc)}"
     st.title("Plan for the day and the months ahead")
     st.error(problem)
     st.stop()
@@ -248,7 +234,7 @@ if too_large:
     st.warning(too_large)
 base, dropped = without_unpriceable(base, work_cat)  # left out and said so, as on the Compare page
 for option, why in dropped:
-    st.warning(f"The {option} option is left out: **{why.field}**: {why.message}")
+    st.warning(_words.left_out(option, why))
 if profile_choice == SCENARIO_PROFILE and held is None:
     st.info("This scenario holds no load profile yet: planned with its traffic. Choose a shape and keep it below.")
 
@@ -285,7 +271,7 @@ except InputError as exc:
     field_error(exc)
     st.stop()
 except ValidationError as exc:
-    st.error("These inputs are not allowed:\n\n" + "\n".join(f"- {x}" for x in validation_lines(exc, "input")))
+    st.error("These inputs are not allowed:\n\n" + "\n".join(f"- {x}" for x in _words.invalid(exc, "load_profile")))
     st.stop()
 
 cur = base.currency
@@ -310,9 +296,9 @@ with st.container(horizontal=True):
     if result is not None:
         st.metric(
             "Cheapest hybrid",
-            f"p{result.best.percentile:g}",
-            help="Owned capacity sized for this percentile hour of the day; the rest overflows to serverless. "
-            f"Percentiles {pc.percentile_text(result)} all cost the same.",
+            pc.owned_text(result.best).capitalize(),
+            help="Owned capacity that carries a share of the day's hours fully; the rest overflows to the serverless "
+            f"API. The cheapest: owned for {pc.percentile_text(result)}.",
             border=True,
         )
         st.metric("Hybrid per month", format_money(result.best.monthly, cur), border=True)
@@ -327,7 +313,7 @@ if result is not None:
     st.success(pc.hybrid_sentence(result))
 else:
     assert hybrid_problem is not None
-    st.warning(f"No hybrid plan for this scenario: {hybrid_problem.message}.")
+    st.warning(f"No hybrid plan for this scenario: {_words.message(hybrid_problem)}.")
 st.info(" ".join(pc.growth_sentences(growth)))
 
 st.dataframe(pc.options_frame(costs, result), hide_index=True, width="stretch")
@@ -381,7 +367,8 @@ if result is not None:
     with right:
         st.altair_chart(pc.curve_chart(pc.curve_frame(result), result), width="stretch")
     st.caption(
-        "Owned capacity is sized for the percentile hour's peak: p50 owns what the 12th busiest hour needs. In "
+        "Owned capacity is sized for a share of the day's hours: owned for 50% of them, it carries what the 12th "
+        "busiest hour needs. In "
         "every hour the traffic above it goes to the serverless API. The share above capacity within an hour "
         + (
             "is measured from the log."

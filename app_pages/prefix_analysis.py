@@ -17,14 +17,14 @@ from typing import IO, Any, Literal
 import streamlit as st
 from pydantic import ValidationError
 
-from app_pages import _link, _state
+from app_pages import _link, _state, _words
 from app_pages._data import catalogs, presets
 from app_pages._params import NumberParam, check_params
 from app_pages._uploads import MAX_MB, upload_copy
 from app_pages._widgets import bound_number
 from calculator.capacity.memory import WEIGHT_BYTES, fit
 from calculator.catalog import limits
-from calculator.catalog.datafile import DATA_DIR, DataFileError, validation_lines
+from calculator.catalog.datafile import DATA_DIR, DataFileError
 from calculator.errors import InputError
 from calculator.present import prefix_charts as pc
 from calculator.pricing.compare import Catalogs, Comparison, compare, without_unpriceable
@@ -45,15 +45,6 @@ UPLOAD = "upload a log"
 CAPACITY_MODES = ["tokens", "GPU and model"]
 ROUTING = {"round robin": "round_robin", "random": "random", "prefix-aware": "prefix_aware"}
 COMPARE_PAGE = _state.COMPARE_PAGE
-FIELDS = {  # the core names inputs by their domain field; the page says the label beside the input
-    "log.format": "Format",
-    "cache.block_size": "Block size",
-    "cache.capacity_tokens": "Cache capacity",
-    "cache.ttl_seconds": "TTL",
-    "cache.replicas": "Replicas",
-    "tokenizer": "Tokenizer",
-    "cache.gpu": "GPU and model",
-}
 # The same limits as the prefix command's flags (0 is the page's "automatic" or "none"). A TTL has no limit of
 # its own (the flag takes any number of seconds); three years is longer than any cache keeps a block.
 NUMBERS = {
@@ -104,7 +95,7 @@ def select(label: str, key: str, default: str, help: str) -> str:
 
 
 def field_error(exc: InputError) -> None:
-    st.error(f"**{FIELDS.get(exc.field, exc.field)}**: {exc.message}")
+    st.error(_words.say(exc))
 
 
 @st.cache_resource(show_spinner="Loading the tokenizer...", max_entries=4)
@@ -262,7 +253,7 @@ except InputError as exc:
     field_error(exc)
     st.stop()
 except ValidationError as exc:
-    st.error("These cache settings are not allowed:\n\n" + "\n".join(f"- {x}" for x in validation_lines(exc, "cache")))
+    st.error("These cache settings are not allowed:\n\n" + "\n".join(f"- {x}" for x in _words.invalid(exc, "cache")))
     st.stop()
 
 key = (run_id, fmt, block_size, tokenizer_id, config.model_dump_json())
@@ -425,7 +416,7 @@ try:
     params.update(name=base.name, desc=base.description or "")
     base, dropped = without_unpriceable(base, work_cat)  # left out and said so, as on the Compare page
     for option, why in dropped:
-        st.warning(f"The {option} option is left out: **{why.field}**: {why.message}")
+        st.warning(_words.left_out(option, why))
     if not (base.serverless or base.dedicated or base.gpu_vm):
         st.info("No option of this scenario can be priced; choose another one, or change it on the Compare page.")
         st.stop()
@@ -435,10 +426,12 @@ try:
     before: Comparison = compare(base, work_cat)
     after: Comparison = compare(measured, work_cat)
 except InputError as exc:
-    st.error(f"**{exc.field}**: {exc.message}")
+    st.error(_words.say(exc))
     st.stop()
 except ValidationError as exc:
-    st.error("The Compare page's inputs are not allowed:\n\n" + "\n".join(validation_lines(exc, "input")))
+    st.error(
+        "The Compare page's inputs are not allowed:\n\n" + "\n".join(f"- {x}" for x in _words.invalid(exc, "scenario"))
+    )
     st.stop()
 
 w, m = base.workload, measured.workload

@@ -24,7 +24,7 @@ from typing import Any, Literal
 import pandas as pd
 import streamlit as st
 
-from app_pages import _network, _scenario_ui
+from app_pages import _network, _scenario_ui, _words
 from app_pages._data import catalogs
 from app_pages._params import NumberParam, check_params
 from app_pages._uploads import MAX_MB, upload_copy
@@ -57,12 +57,6 @@ WARMUP = 4
 # inflated, levels marked client-limited).
 POLL_S = 2.0
 NOT_STATED = "not stated"
-FIELDS = {
-    "replay.base_url": "Base URL",
-    "replay.prompts": "Prompt log",
-    "replay.model": "Model",
-    "replay.concurrency": "Concurrency levels",
-}
 NUMBERS = {
     "r_n": NumberParam("Requests per level", int, 1, MAX_REQUESTS),
     "r_max": NumberParam("Max output tokens (0: as the log says)", int, limits.TOKENS.low, limits.TOKENS.high),
@@ -156,13 +150,15 @@ def _work(run: Run, cfg: BenchConfig, prompts: list[Prompt]) -> None:
     except _Cancelled:
         run.cancelled = True
     except InputError as exc:
-        run.error = f"**{FIELDS.get(exc.field, exc.field)}**: {_scrub(exc.message, cfg.api_key)}"
+        run.error = _scrub(_words.say(exc), cfg.api_key)
     except Exception as exc:  # the page reports any failure; a thread's traceback would reach no one
-        run.error = f"The run stopped: {type(exc).__name__}: {_scrub(str(exc), cfg.api_key)}"
+        run.error = f"The run stopped: {_scrub(_words.unexpected(exc), cfg.api_key)}"
     try:
         run.yaml_text = _yaml(run)
     except Exception as exc:
-        run.error = (run.error or "") + f" The records could not be written: {_scrub(str(exc), cfg.api_key)}"
+        run.error = (
+            run.error or ""
+        ) + f" The records could not be written: {_scrub(_words.unexpected(exc), cfg.api_key)}"
     run.ended = time.monotonic()
     run.finished = True
 

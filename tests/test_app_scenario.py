@@ -337,8 +337,11 @@ def test_evidence_round_trips_through_the_link() -> None:
     [
         ("not base64!", "letters, digits, - and _ only"),
         (_pack(b"{")[:-3], "not a value this app wrote"),
-        (_pack(b'{"prefix": {"source": "x", "requests": -1, "prefix_share": 2}}'), "prefix.requests"),
-        (_pack(b'{"records": 3}'), "records"),
+        (
+            _pack(b'{"prefix": {"source": "x", "requests": -1, "prefix_share": 2}}'),
+            "Prefix requests",
+        ),  # the field in words
+        (_pack(b'{"records": 3}'), "Records"),
         (_pack(b'{"load_profile": {"name": "x", "weights": [1e999]}}'), "out of range"),
         (_pack(b"[" * 5000 + b"]" * 5000), "nested deeper"),
         (_pack(b" " * (_link.MAX_BYTES + 10)), f"more than {_link.MAX_BYTES:,} bytes"),
@@ -402,7 +405,7 @@ def test_hostile_links_on_each_page_are_named_and_the_page_still_answers() -> No
     bad_ev = _pack(b'{"prefix": {"source": "x", "requests": "many"}}')
     at = _app(preset="coding-agent", ev=bad_ev)
     assert not at.exception
-    assert "URL parameter `ev` (your evidence)" in text_of(at.error) and "prefix.requests" in text_of(at.error)
+    assert "URL parameter `ev` (your evidence)" in text_of(at.error) and "Prefix requests" in text_of(at.error)
     assert metrics(at)  # the page answers with the session's scenario
     assert "ev" not in at.query_params  # the link now says what the page shows
 

@@ -110,9 +110,14 @@ def prefill_decode_ratio(
     return record_speed(record, gpu, model, assumptions).prefill_decode_ratio
 
 
+def missing_for_sizing(record: ThroughputRecord) -> list[str]:
+    """The record's fields that must be stated before it sizes GPUs: its conditions and the model's size."""
+    return record.missing + [f for f in ("params_total_b", "params_active_b") if getattr(record, f) is None]
+
+
 def check_usable(record: ThroughputRecord) -> None:
     """A record sizes GPUs only when it states its conditions and the model's size."""
-    missing = record.missing + [f for f in ("params_total_b", "params_active_b") if getattr(record, f) is None]
+    missing = missing_for_sizing(record)
     if missing:
         raise InputError(
             "record",

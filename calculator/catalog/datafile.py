@@ -234,7 +234,25 @@ def _describe(loc: tuple[int | str, ...], data: Any) -> str:
         else:
             parts.append(str(part))
             cursor = cursor.get(part) if isinstance(cursor, dict) else None
-    return ".".join(parts) or "<top level>"
+    return ".".join(parts) or "the whole file"
+
+
+_NOT_A_MAPPING = frozenset({"model_type", "model_attributes_type", "dict_type"})
+
+
+def _kind(value: Any) -> str:
+    """What a value that should have been a mapping is, in words."""
+    if value is None:
+        return "nothing"
+    if isinstance(value, list | tuple):
+        return "a list"
+    if isinstance(value, str):
+        return "a line of text"
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, int | float):
+        return "a number"
+    return "a single value"
 
 
 def validation_lines(exc: ValidationError, name: str, text: str | None = None, data: Any = None) -> list[str]:
@@ -255,7 +273,9 @@ def validation_lines(exc: ValidationError, name: str, text: str | None = None, d
         if root is not None:
             where = f"{name}:{_node_at(root, loc).start_mark.line + 1}"
         msg = err["msg"]
-        if err["type"] == "missing":
+        if err["type"] in _NOT_A_MAPPING:  # pydantic's words name the model's class
+            msg = f"should be a mapping of fields (name: value lines), not {_kind(err.get('input'))}"
+        elif err["type"] == "missing":
             msg = "required field is missing"
         elif err["type"] == "extra_forbidden":
             msg = "unknown field (check the spelling; see the schema in the README)"

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from calculator.catalog.datafile import DATA_DIR, DataFileError, item_id_lines, key_line, load_model, validation_lines
 from calculator.catalog.limits import PARAMETERS_B, SPEC_COUNT
 from calculator.catalog.prices import Source, canonical_model
+from calculator.catalog.textfile import json_words
 from calculator.errors import InputError
 
 __all__ = [
@@ -467,7 +468,9 @@ def _read_config(config: Mapping[str, Any] | str | Path, source_name: str | None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise DataFileError([f"{name}:{exc.lineno}: not valid JSON: {exc.msg}"]) from exc
+        raise DataFileError([f"{name}:{exc.lineno}: not valid JSON: {json_words(exc.msg)}"]) from exc
+    except (ValueError, RecursionError) as exc:  # Python's limit on digits in a number, or nesting past its stack
+        raise DataFileError([f"{name}: not a config.json: a number too long or nesting too deep"]) from exc
     if not isinstance(data, dict):
         raise DataFileError([f"{name}: a config.json holds one JSON object, got {type(data).__name__}"])
     return _Config(data, name, text), Source(document=name, read=today)

@@ -47,11 +47,14 @@ __all__ = [
     "Malformed",
     "Source",
     "check_readable",
+    "is_utf8",
     "json_documents",
     "json_lines",
+    "json_words",
     "open_text",
     "parse_json",
     "raw_lines",
+    "read_error",
     "read_text",
     "text_lines",
 ]
@@ -98,11 +101,12 @@ def check_readable(path: Path, name: str | None = None) -> None:
         raise DataFileError([f"{label}: not a regular file (a device or socket); give a file or a pipe"])
 
 
-def _read_error(name: str, exc: BaseException) -> DataFileError:
+def read_error(name: str, exc: BaseException) -> DataFileError:
+    """A failure reading ``name`` (a gzip stream cut short or corrupt, an OS error) in words, naming the file."""
     if isinstance(exc, EOFError):
         return DataFileError([f"{name}: the compressed file is cut short (it ends inside the gzip stream)"])
-    if isinstance(exc, gzip.BadGzipFile | zlib.error):
-        return DataFileError([f"{name}: the compressed data is corrupt ({exc})"])
+    if isinstance(exc, gzip.BadGzipFile | zlib.error):  # their own text is zlib's ("Error -3 while ...")
+        return DataFileError([f"{name}: the compressed data is corrupt (not gzip data, or damaged); compress it again"])
     if isinstance(exc, OSError):
         return DataFileError([f"{name}: cannot read file: {exc.strerror or exc}"])
     return DataFileError([f"{name}: cannot read file: {exc}"])
@@ -132,11 +136,11 @@ def open_text(source: Path | str | IO[bytes], name: str) -> Iterator[IO[str]]:
                 raw = source
             text = io.TextIOWrapper(_unpacked(raw), encoding="utf-8", errors="surrogateescape", newline=None)
         except (OSError, EOFError, zlib.error) as exc:
-            raise _read_error(name, exc) from exc
+            raise read_error(name, exc) from exc
         try:
             yield text
         except (OSError, EOFError, zlib.error) as exc:
-            raise _read_error(name, exc) from exc
+            raise read_error(name, exc) from exc
         finally:
             if not isinstance(source, Path | str):
                 text.detach()  # the caller's handle stays open
@@ -158,6 +162,11 @@ def read_text(path: Path, name: str | None = None, max_chars: int = 16 * 1024 * 
 # --- lines -----------------------------------------------------------------------------------------
 
 _SURROGATE = re.compile("[\udc80-\udcff]")
+
+
+def is_utf8(line: str) -> bool:
+    """Whether a line read by :func:`text_lines` was UTF-8 (its undecodable bytes stay in it as surrogates)."""
+    return line.isascii() or _SURROGATE.search(line) is None
 
 
 def raw_lines(handle: IO[AnyStr], name: str, max_chars: int | None = None) -> Iterator[tuple[int, AnyStr]]:
@@ -249,6 +258,30 @@ def _loads(text: str) -> Any:
     return _PLAIN.decode(text)
 
 
+_JSON_WORDS = {
+    "Expecting value": "no value where one should be",
+    "Expecting property name enclosed in double quotes": "a name not in double quotes",
+    "Expecting ',' delimiter": "a comma missing",
+    "Expecting ':' delimiter": "a colon missing after a name",
+    "Extra data": "more text after the value",
+    "Unterminated string starting at": "a string that is never closed",
+    "Invalid control character at": "a line break or control character inside a string",
+    "Invalid \\escape": "a backslash escape JSON does not have",
+    "Invalid \\uXXXX escape": "a \\u escape without four hex digits",
+    "Illegal trailing comma before end of object": "a comma before the closing brace",
+    "Illegal trailing comma before end of array": "a comma before the closing bracket",
+}
+"""Python's JSON messages in words, by their start (their positions are given as line and column instead)."""
+
+
+def json_words(message: str) -> str:
+    """A JSON parser's message as a user reads it (``Expecting value`` -> ``no value where one should be``)."""
+    for start, words in _JSON_WORDS.items():
+        if message.startswith(start):
+            return words
+    return message
+
+
 def parse_json(text: str) -> Any:
     """One JSON value from a line of text, within the limits; :class:`LineError` says what is wrong."""
     if not text.isascii() and _SURROGATE.search(text):
@@ -257,7 +290,7 @@ def parse_json(text: str) -> Any:
     try:
         return _loads(text)
     except json.JSONDecodeError as exc:
-        raise LineError(f"not valid JSON: {exc.msg} (column {exc.colno})") from None
+        raise LineError(f"not valid JSON: {json_words(exc.msg)} (column {exc.colno})") from None
     except RecursionError:  # pragma: no cover - the depth check comes first
         raise _too_deep() from None
     except ValueError as exc:  # the standard library's own limit on integer digits
@@ -411,7 +444,7 @@ class _Scanner:
         return self.line, at - self.line_start + 1
 
     def invalid(self, message: str, at: int | None = None, syntax: bool = True) -> _Invalid:
-        return _Invalid(message, self.here if at is None else at, syntax)
+        return _Invalid(json_words(message), self.here if at is None else at, syntax)
 
     def ws(self) -> None:
         pattern = _LINE_WS if self.one_line else _WS

@@ -119,7 +119,7 @@ def grow(
 ) -> GrowthPlan:
     """Per month, the cost of each option the scenario chose under compounding growth."""
     if not (scenario.serverless or scenario.dedicated or scenario.gpu_vm):
-        raise InputError("scenario", "choose at least one option: serverless, dedicated or gpu_vm")
+        raise InputError("scenario", "choose at least one option: serverless, dedicated or gpu_vm", code="no_option")
     start = scenario.traffic.turns_per_month if start_turns_per_month is None else start_turns_per_month
     volumes = month_volumes(start, growth_per_month, months)
     curves = cost_curves(scenario, cat)

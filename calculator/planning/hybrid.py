@@ -175,7 +175,11 @@ def _plan(
     if overflow_turns == 0:
         overflow_monthly = Decimal(0)
     elif serverless is None:
-        raise InputError("scenario", "a hybrid plan needs a serverless offer for the overflow (serverless:)")
+        raise InputError(
+            "scenario",
+            "a hybrid plan needs a serverless offer for the overflow (serverless:)",
+            code="hybrid_needs_serverless",
+        )
     elif overflow_turns == turns:
         overflow_monthly = serverless.monthly
     else:
@@ -213,14 +217,22 @@ def hybrid_plan(
     (self-hosted only; a dedicated endpoint is always on).
     """
     if scenario.serverless is None:
-        raise InputError("scenario", "a hybrid plan needs a serverless offer for the overflow (serverless:)")
+        raise InputError(
+            "scenario",
+            "a hybrid plan needs a serverless offer for the overflow (serverless:)",
+            code="hybrid_needs_serverless",
+        )
     if percentile is not None and not 0 <= percentile <= 100:
         raise InputError("hybrid.percentile", f"{percentile:g} is outside 0..100")
     res = resolve_for_profile(scenario, cat, profile, turns_per_month)
     setup = res.owned(owned)
     if setup is None:
         what = "gpu_vm" if owned == "self_hosted" else "dedicated"
-        raise InputError("scenario", f"a hybrid plan owning {owned.replace('_', '-')} capacity needs a {what}: offer")
+        raise InputError(
+            "scenario",
+            f"a hybrid plan owning {owned.replace('_', '-')} capacity needs a {what}: offer",
+            code=f"hybrid_needs_{owned}",
+        )
     scale = scenario.self_hosting.autoscale if autoscale is None else autoscale
     turns = res.scenario.traffic.turns_per_month
     pure = costs_under_profile(res, profile, scale, turns)

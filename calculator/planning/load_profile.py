@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict
 from calculator.catalog.catalogs import Catalogs
 from calculator.catalog.datafile import DataFileError
 from calculator.catalog.prices import DedicatedOffer
-from calculator.catalog.textfile import Malformed, json_lines, text_lines
+from calculator.catalog.textfile import Malformed, is_utf8, json_lines, text_lines
 from calculator.errors import InputError, Problem
 from calculator.pricing.billing import (
     VmCounts,
@@ -162,6 +162,11 @@ def _read_trace(
         column: int | None = None
         for number, line in text_lines(path, name, max_chars):
             if not line.strip():
+                continue
+            if not is_utf8(line):  # its cells would carry the undecodable bytes into a message
+                if column is None:
+                    raise InputError("load_profile", f"{name}:{number}: not UTF-8 text; save the file as UTF-8")
+                malformed.add(number, "not UTF-8 text")
                 continue
             try:
                 row = next(csv.reader((line,)))

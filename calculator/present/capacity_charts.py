@@ -389,6 +389,10 @@ USER_FIELDS = {
     "measurement.model": "Model",
 }
 MISSING_NAMES = {"model": "model", "precision": "precision", "gpu": "GPU", "gpu_count": "GPU count"}
+NOT_STATED = "not stated"
+"""A record's condition its file does not state, in a table cell (never an empty None)."""
+NOT_SET = "not set"
+"""A load setting the run did not use: a fixed-concurrency run has no request rate, and the other way round."""
 
 
 @dataclass
@@ -438,13 +442,13 @@ def records_frame(records: Sequence[ThroughputRecord]) -> pd.DataFrame:
                 "Record": r.id,
                 "Status": "complete" if r.complete else f"missing: {_missing(r)}",
                 "Engine": f"{r.engine} {r.engine_version or ''}".strip(),
-                "Model": r.model,
-                "GPU": r.gpu,
-                "GPUs": r.gpu_count,
-                "Precision": r.precision.upper() if r.precision else None,
+                "Model": r.model or NOT_STATED,
+                "GPU": r.gpu or NOT_STATED,
+                "GPUs": NOT_STATED if r.gpu_count is None else f"{r.gpu_count:,}",
+                "Precision": r.precision.upper() if r.precision else NOT_STATED,
                 "In / out tokens": f"{r.input_tokens:,.0f} / {r.output_tokens:,.0f}",
-                "Concurrency": r.concurrency,
-                "Request rate": r.request_rate,
+                "Concurrency": NOT_SET if r.concurrency is None else f"{r.concurrency:,}",
+                "Request rate": NOT_SET if r.request_rate is None else f"{r.request_rate:g}",
                 "Requests/s": round(r.requests_per_s, 3),
                 "Output tok/s": round(output_tokens_per_s(r), 1),
                 "TTFT held": ", ".join(r.ttft_ms.available) or "none",

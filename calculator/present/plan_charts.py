@@ -38,8 +38,10 @@ __all__ = [
     "growth_sentences",
     "hybrid_chart",
     "hybrid_frame",
+    "hours_share",
     "hybrid_sentence",
     "options_frame",
+    "owned_text",
     "percentile_text",
     "profile_chart",
     "profile_frame",
@@ -60,10 +62,26 @@ def _hour(h: int) -> str:
     return f"{h:02d}:00"
 
 
+def hours_share(percentile: float) -> str:
+    """Owned capacity sized for the percentile hour, in words: the share of the day's hours it carries fully."""
+    if percentile >= 100:
+        return "the busiest hour"
+    return f"{percentile:g}% of the day's hours"
+
+
 def percentile_text(result: HybridResult) -> str:
-    """The cheapest percentile, or the range of percentiles that tie for it: ``p42`` or ``p1..p100``."""
+    """What the cheapest hybrid owns capacity for, in words, or the range that ties for it."""
     lo, hi = result.best_percentiles
-    return f"p{lo:g}" if lo == hi else f"p{lo:g}..p{hi:g}"
+    if lo == hi:
+        return hours_share(lo)
+    return f"anything from {lo:g}% to {hi:g}% of the day's hours" if hi < 100 else f"{lo:g}% of the hours or more"
+
+
+def owned_text(plan: HybridPlan) -> str:
+    """What a hybrid plan owns, in words (``nothing owned``, ``3 replicas``), for a metric or a table cell."""
+    if plan.owned_replicas == 0:
+        return "nothing owned"
+    return f"{plan.owned_replicas} replica{'s' if plan.owned_replicas > 1 else ''} owned"
 
 
 # --- the load profile ----------------------------------------------------------------------------
@@ -148,8 +166,8 @@ def options_frame(costs: ProfileCosts, result: HybridResult | None = None) -> pd
                 "Option": label,
                 "Per month": format_money(cost.monthly, cur),
                 "monthly": float(cost.monthly),
-                "GPUs at peak": cost.gpus,
-                "GPU hours": None if cost.gpu_hours is None else round(cost.gpu_hours),
+                "GPUs at peak": _count(cost.gpus, cost.gpus),
+                "GPU hours": _count(cost.gpu_hours, cost.gpus),
                 "How": HOW[label],
             }
         )
@@ -164,20 +182,26 @@ def options_frame(costs: ProfileCosts, result: HybridResult | None = None) -> pd
             )
         rows.append(
             {
-                "Option": f"Hybrid at p{b.percentile:g} (the cheapest hybrid)",
+                "Option": f"Hybrid, the cheapest: {owned_text(b)}"
+                + ("" if b.owned_replicas == 0 else f" for {hours_share(b.percentile)}"),
                 "Per month": format_money(b.monthly, cur),
                 "monthly": float(b.monthly),
-                "GPUs at peak": b.owned.gpus if b.owned else 0,
-                "GPU hours": None if b.owned is None or b.owned.gpu_hours is None else round(b.owned.gpu_hours),
+                "GPUs at peak": _count(b.owned.gpus if b.owned else 0, b.owned.gpus if b.owned else 0),
+                "GPU hours": _count(b.owned.gpu_hours if b.owned else 0, b.owned.gpus if b.owned else 0),
                 "How": how,
             }
         )
     df = pd.DataFrame(rows)
     low = df["monthly"].min()
     df.insert(0, "Cheapest", ["yes" if m == low else "" for m in df["monthly"]])
-    df["GPUs at peak"] = df["GPUs at peak"].astype("Int64")
-    df["GPU hours"] = df["GPU hours"].astype("Int64")
     return df.drop(columns=["monthly"])
+
+
+def _count(value: float | None, gpus: float | None) -> str:
+    """A whole count for the table, in words where there is none: no GPUs (per token), or hours not counted."""
+    if not gpus:
+        return "none"
+    return "not counted" if value is None else f"{round(value):,}"
 
 
 # --- the hybrid plan -----------------------------------------------------------------------------
@@ -242,7 +266,9 @@ def hybrid_chart(df: pd.DataFrame, percentile: str) -> alt.LayerChart:
         .mark_line(color=RED, strokeDash=[6, 3], interpolate="step", strokeWidth=2)
         .encode(x=x, y="owned_capacity_rps:Q", tooltip=tooltip)
     )
-    title = alt.Title(f"Who serves each hour at {percentile}", subtitle="Red dashes: what the owned replicas take")
+    title = alt.Title(
+        f"Who serves each hour, owned for {percentile}", subtitle="Red dashes: what the owned replicas take"
+    )
     return cast(alt.LayerChart, alt.layer(bars, line).properties(width=WIDTH, height=HEIGHT, title=title))
 
 
@@ -257,10 +283,14 @@ def curve_frame(result: HybridResult) -> pd.DataFrame:
 def curve_chart(df: pd.DataFrame, result: HybridResult) -> alt.LayerChart:
     """Hybrid monthly cost for owned capacity sized at each percentile hour; the pure options as dashed rules."""
     cur = result.currency
-    x = alt.X("percentile:Q", title="Owned capacity sized for the percentile hour", scale=alt.Scale(domain=[0, 100]))
+    x = alt.X(
+        "percentile:Q",
+        title="Owned capacity: share of the day's hours it carries (%)",
+        scale=alt.Scale(domain=[0, 100]),
+    )
     y = alt.Y("monthly:Q", title=money_title("Monthly cost", cur))
     tooltip = [
-        alt.Tooltip("percentile:Q", title="Percentile"),
+        alt.Tooltip("percentile:Q", title="Share of the day's hours (%)"),
         alt.Tooltip("label:N", title="Hybrid per month"),
     ]
     layers: list[Any] = [
@@ -292,7 +322,7 @@ def curve_chart(df: pd.DataFrame, result: HybridResult) -> alt.LayerChart:
     )
     title = alt.Title(
         "Hybrid cost against the owned size",
-        subtitle="p0: all serverless; p100: owned for the busiest hour",
+        subtitle="0%: all serverless; 100%: owned for the busiest hour",
     )
     return cast(alt.LayerChart, alt.layer(*layers).properties(width=WIDTH, height=HEIGHT, title=title))
 
@@ -303,11 +333,13 @@ def hybrid_sentence(result: HybridResult) -> str:
     lo, hi = result.best_percentiles
     if b.owned_replicas == 0:
         text = (
-            f"**Owning nothing is the cheapest hybrid** (p0): every turn goes to the serverless API, "
+            f"**Owning nothing is the cheapest hybrid**: every turn goes to the serverless API, "
             f"**{format_money(b.monthly, cur)}** a month"
         )
     else:
-        where = f"the p{lo:g} hour" if lo == hi else f"the p{lo:g} hour (any percentile up to p{hi:g} gives the same)"
+        where = (
+            hours_share(lo) if lo == hi else f"{hours_share(lo)} (owning for up to {hours_share(hi)} costs the same)"
+        )
         text = (
             f"**The cheapest hybrid owns {b.owned_replicas} replica(s) of {OWNED_WORDS[b.owned_option]}"
             + (", autoscaled" if b.autoscale else "")

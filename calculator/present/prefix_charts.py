@@ -19,8 +19,7 @@ from typing import IO, Any, cast
 import altair as alt
 import pandas as pd
 
-from calculator.catalog.datafile import DataFileError
-from calculator.catalog.textfile import APP_MAX_CHARS, raw_lines
+from calculator.catalog.textfile import APP_MAX_CHARS, raw_lines, read_error
 from calculator.present.money import format_money
 from calculator.pricing.compare import OPTION_LABELS, Comparison
 from calculator.traffic.prefix import CacheConfig, CacheResult, LogReader, PrefixReport, analyse_log, simulate
@@ -73,7 +72,7 @@ def stream_lines(
                 progress(min(handle.tell() / size, 1.0))
             yield line
     except (OSError, EOFError, zlib.error) as exc:
-        raise DataFileError([f"{name}: cannot read the file: {exc}"]) from exc
+        raise read_error(name, exc) from exc
     if progress is not None:
         progress(1.0)
 

@@ -217,7 +217,9 @@ def compare(scenario: Scenario | ResolvedScenario, cat: Catalogs | None = None) 
         if cat is None:
             raise TypeError("compare(scenario, catalogs): give the catalogues, or a resolved scenario")
         if not (scenario.serverless or scenario.dedicated or scenario.gpu_vm):
-            raise InputError("scenario", "choose at least one option: serverless, dedicated or gpu_vm")
+            raise InputError(
+                "scenario", "choose at least one option: serverless, dedicated or gpu_vm", code="no_option"
+            )
         res = resolve(scenario, cat)
     s = res.scenario
     options: list[OptionCost] = []

@@ -130,6 +130,28 @@ class ApproxTokenizer:
 # --- an exact tokenizer from a local tokenizer.json -------------------------------------------------
 
 
+_RUST_WORDS = (
+    (re.compile(r"stream did not contain valid UTF-8"), "not UTF-8 text"),
+    (re.compile(r"EOF while parsing.*"), "the file is empty or ends too soon"),
+    (re.compile(r"expected value at line (\d+) column (\d+)"), r"not JSON: no value where one should be, line \1"),
+    (re.compile(r"invalid type: .*, expected struct Tokenizer.*"), "its JSON is not one object holding a tokenizer"),
+    (
+        re.compile(r"data did not match any variant of untagged enum (\w+).*"),
+        "its model section is of no kind it knows",
+    ),
+    (re.compile(r"missing field `(\w+)`.*"), r"no '\1' in it"),
+    (re.compile(r"unknown variant `([^`]*)`.*"), r"'\1' is no kind of model or step it knows"),
+)
+"""The tokenizers library's messages (Rust's serde) in words, by pattern; a message not here is kept."""
+
+
+def _rust_words(message: str) -> str:
+    for pattern, words in _RUST_WORDS:
+        if pattern.search(message):
+            return pattern.sub(words, message) if "\\" in words else words
+    return message or "the library gave no reason"
+
+
 class HuggingFaceTokenizer:
     """The model's own tokenizer from a local Hugging Face ``tokenizer.json`` (loaded offline with the
     ``tokenizers`` package, imported here and nowhere else). Special tokens are not added."""
@@ -157,7 +179,7 @@ class HuggingFaceTokenizer:
         try:
             self._tok = _HFTokenizer.from_file(str(path))
         except Exception as exc:  # the Rust side raises a bare Exception for every kind of bad file
-            detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            detail = _rust_words(str(exc).splitlines()[0] if str(exc) else "")
             raise InputError(field, f"{shown}: not a usable Hugging Face tokenizer.json ({detail})") from None
         self.name = f"{name} (uploaded)" if name else f"{path.name} ({path})"
 
