@@ -188,6 +188,20 @@ def plain(markdown: str) -> str:
     return re.sub(r"\*\*(.+?)\*\*", r"\1", markdown).replace("`", "")
 
 
+def year_and_seat_line(result: Comparison) -> str:
+    """Each option's year and, when the scenario counts its users, its cost per user a month, in one line."""
+    cur, users = result.scenario.currency, result.scenario.traffic.users
+    parts = []
+    for opt in result.options:
+        per_user = opt.monthly_per_user(users)
+        parts.append(
+            f"{OPTION_LABELS[opt.option]} {format_money(opt.annual, cur)}"
+            + (f" ({format_money(per_user, cur)} per user a month)" if per_user is not None else "")
+        )
+    counted = f" · {users:,} users" if users else ""
+    return "A year: " + "; ".join(parts) + counted
+
+
 def summary_pdf(
     result: Comparison, cat: Catalogs, assumptions: pd.DataFrame, generated: dt.date | None = None
 ) -> bytes:
@@ -254,6 +268,8 @@ def summary_pdf(
         pdf.set_font(f, "", 6)
         pdf.cell(bw - 4, 3.5, pdf.text_ok(sub[:70]))
     pdf.set_xy(pdf.l_margin, y0 + 19)
+    pdf.set_font(f, "", 7)
+    pdf.multi_cell(w, 3.6, pdf.text_ok(year_and_seat_line(result)), new_x="LMARGIN", new_y="NEXT")
 
     # answers
     sweep = charts.share_sweep_frame(s, cat, "prefix_share", points=11)
