@@ -13,6 +13,7 @@ import streamlit as st
 from pydantic import ValidationError
 
 from app_pages import _assumptions, _state, _uploads, _words
+from app_pages._chart import altair_chart
 from app_pages._data import catalogs, presets
 from app_pages._widgets import url_bind
 from calculator.catalog.datafile import DataFileError, validation_lines
@@ -617,8 +618,8 @@ cost_by_volume = curves(result.resolution)
 left, right = st.columns(2)
 with left:
     if result.turn is not None:
-        st.altair_chart(charts.turn_parts_chart(result.turn, scenario))
-    st.altair_chart(charts.volume_chart(cost_by_volume, float(volume), result, cur))
+        altair_chart(charts.turn_parts_chart(result.turn, scenario))
+    altair_chart(charts.volume_chart(cost_by_volume, float(volume), result, cur))
 with right:
     picked = st.segmented_control(
         "Sweep", ["prefix share", "hit rate"], default="prefix share", required=True, key="sweep", bind=BIND
@@ -626,7 +627,7 @@ with right:
     variable = "hit_rate" if picked == "hit rate" else "prefix_share"
     sweep = sweep_pfx if variable == "prefix_share" else charts.share_sweep_frame(scenario, work_cat, variable)
     current = float(getattr(scenario.workload, variable))
-    st.altair_chart(charts.share_sweep_chart(sweep, variable, current, cur))
+    altair_chart(charts.share_sweep_chart(sweep, variable, current, cur))
     util_df = charts.utilisation_frame(result, work_cat)
     if (
         not util_df.empty
@@ -634,11 +635,11 @@ with right:
         or any(o.option != "serverless" for o in result.options)
     ):
         now: dict[str, float] = {o.option: o.utilisation for o in result.options if o.utilisation is not None}
-        st.altair_chart(charts.utilisation_chart(util_df, cur, now))
+        altair_chart(charts.utilisation_chart(util_df, cur, now))
         st.caption("GPU hours only (no engineer, no spares); the flat line is the serverless reused-prefix turn.")
 if result.cheapest:
     sens, base_cost = charts.sensitivity_frame(scenario, work_cat, result.cheapest)
-    st.altair_chart(charts.sensitivity_chart(sens, base_cost, cur, OPTION_LABELS[result.cheapest]))
+    altair_chart(charts.sensitivity_chart(sens, base_cost, cur, OPTION_LABELS[result.cheapest]))
     flips = sens[
         (sens["cheapest_low"] != OPTION_LABELS[result.cheapest])
         | (sens["cheapest_high"] != OPTION_LABELS[result.cheapest])

@@ -19,6 +19,7 @@ import streamlit as st
 from pydantic import ValidationError
 
 from app_pages import _state
+from app_pages._chart import altair_chart
 from app_pages._data import catalogs, presets
 from app_pages._params import NumberParam, check_params
 from app_pages._uploads import MAX_MB, safe_name
@@ -340,7 +341,7 @@ st.caption(
 st.subheader("Load over the day")
 left, right = st.columns(2)
 with left:
-    st.altair_chart(pc.profile_chart(pc.profile_frame(costs), profile), width="stretch")
+    altair_chart(pc.profile_chart(pc.profile_frame(costs), profile), width="stretch")
 with right:
     days = "every day" if profile.days_per_week >= 7 else f"{profile.days_per_week:g} days a week"
     st.markdown(
@@ -377,9 +378,9 @@ if result is not None:
     st.subheader("The hybrid plan")
     left, right = st.columns(2)
     with left:
-        st.altair_chart(pc.hybrid_chart(pc.hybrid_frame(result.best), pc.percentile_text(result)), width="stretch")
+        altair_chart(pc.hybrid_chart(pc.hybrid_frame(result.best), pc.percentile_text(result)), width="stretch")
     with right:
-        st.altair_chart(pc.curve_chart(pc.curve_frame(result), result), width="stretch")
+        altair_chart(pc.curve_chart(pc.curve_frame(result), result), width="stretch")
     st.caption(
         "Owned capacity is sized for the percentile hour's peak: p50 owns what the 12th busiest hour needs. In "
         "every hour the traffic above it goes to the serverless API. The share above capacity within an hour "
@@ -394,9 +395,9 @@ if result is not None:
 st.subheader("As traffic grows")
 left, right = st.columns(2)
 with left:
-    st.altair_chart(pc.growth_chart(growth), width="stretch")
+    altair_chart(pc.growth_chart(growth), width="stretch")
 with right:
-    st.altair_chart(pc.cumulative_chart(growth), width="stretch")
+    altair_chart(pc.cumulative_chart(growth), width="stretch")
 totals = ", ".join(f"{OPTION_LABELS.get(k, k)} {format_money(v, cur)}" for k, v in growth.totals.items())
 st.caption(
     f"Spent over {growth.months} months: {totals}. Month 1 is {growth.start_turns_per_month:,} turns, month "

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import resource
 import socket
 import statistics
 import subprocess
@@ -108,14 +109,25 @@ BASELINE_CHANGE = Change(
 RUNS = len(BASELINE_CHANGE.values)
 
 
+@dataclass
+class Timing:
+    """Seconds of each run: wall clock and CPU (empty where CPU time cannot be had)."""
+
+    wall: list[float]
+    cpu: list[float]
+
+
 def verdict(ratio: float, target: float) -> str:
     return "PASS" if ratio <= target else "MISS"
 
 
-def row(label: str, ms: float, ratio: float | None = None, target: float | None = None, note: str = "") -> str:
+def row(label: str, t: Timing, ratio: float | None = None, target: float | None = None, note: str = "") -> str:
+    """One line: median wall and CPU milliseconds, and the ratio to the floor against its target."""
+    cpu = f"{statistics.median(t.cpu) * 1000:9.1f} ms" if t.cpu else f"{'-':>9}   "
+    figures = f"  {label:<42} {statistics.median(t.wall) * 1000:9.1f} ms {cpu}"
     if ratio is None or target is None:
-        return f"  {label:<42} {ms:9.1f} ms  {note}"
-    return f"  {label:<42} {ms:9.1f} ms  {ratio:6.2f}x  (target <= {target:g}x)  {verdict(ratio, target)}{note}"
+        return f"{figures}  {note}"
+    return f"{figures}  {ratio:6.2f}x  (target <= {target:g}x)  {verdict(ratio, target)}{note}"
 
 
 # --- 1. reruns in AppTest ----------------------------------------------------------------------------
@@ -135,8 +147,8 @@ def compiled_once() -> Iterator[None]:
         yield
 
 
-def rerun_times(change: Change) -> list[float]:
-    """Seconds of each rerun after setting the change's input to its next value; raises if a run fails."""
+def opened(change: Change) -> Any:
+    """An AppTest of the change's page, run once."""
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(str(BASELINE if change.page is None else APP), default_timeout=120)
@@ -145,35 +157,51 @@ def rerun_times(change: Change) -> list[float]:
         at.switch_page(f"app_pages/{change.page}.py").run()
     if at.exception:
         raise RuntimeError(at.exception[0].message)
-    timings = []
-    for i in range(RUNS):
-        if change.values:
-            at.number_input(key=change.key).set_value(change.values[i])
-        else:
-            box = at.selectbox(key=change.key)
-            current = box.index
-            choices = [j for j in range(len(box.options)) if j != current]
-            box.select_index(choices[(i * 5) % len(choices)])
-        start = time.perf_counter()
-        at.run()
-        timings.append(time.perf_counter() - start)
-        if at.exception:
-            raise RuntimeError(at.exception[0].message)
-    return timings
+    return at
+
+
+def rerun(at: Any, change: Change, i: int, timing: Timing) -> None:
+    """Set the change's input to its i-th value and time the rerun; raises if the page fails."""
+    if change.values:
+        at.number_input(key=change.key).set_value(change.values[i])
+    else:
+        box = at.selectbox(key=change.key)
+        choices = [j for j in range(len(box.options)) if j != box.index]
+        box.select_index(choices[(i * 5) % len(choices)])
+    wall, cpu = time.perf_counter(), time.process_time()
+    at.run()
+    timing.cpu.append(time.process_time() - cpu)
+    timing.wall.append(time.perf_counter() - wall)
+    if at.exception:
+        raise RuntimeError(at.exception[0].message)
 
 
 def rerun_section() -> None:
-    print("Rerun after one input change (server side, AppTest; median of 7 values)")
+    print(
+        f"Rerun after one input change (server side, AppTest; median of {RUNS} values, each page's runs "
+        "alternated with the baseline's; the ratio is of CPU time, which other work on the machine disturbs "
+        "less than wall time)"
+    )
+    print(f"  {'':<42} {'wall':>9}    {'CPU':>9}")
+    base_all = Timing([], [])
+    lines = []
     with compiled_once():
-        base = statistics.median(rerun_times(BASELINE_CHANGE))
-        print(row(BASELINE_CHANGE.label, base * 1000, note="(the floor)"))
         for change in CHANGES:
+            base, page = Timing([], []), Timing([], [])
             try:
-                median = statistics.median(rerun_times(change))
+                base_at, page_at = opened(BASELINE_CHANGE), opened(change)
+                for i in range(RUNS):
+                    rerun(base_at, BASELINE_CHANGE, i, base)
+                    rerun(page_at, change, i, page)
             except Exception as exc:  # a broken page is reported, the others still measured
-                print(f"  {change.label:<42} ERROR: {type(exc).__name__}: {exc}")
+                lines.append(f"  {change.label:<42} ERROR: {type(exc).__name__}: {exc}")
                 continue
-            print(row(change.label, median * 1000, median / base, change.target))
+            base_all.wall += base.wall
+            base_all.cpu += base.cpu
+            ratio = statistics.median(page.cpu) / statistics.median(base.cpu)
+            lines.append(row(change.label, page, ratio, change.target))
+    print(row(BASELINE_CHANGE.label, base_all, note="(the floor)"))
+    print("\n".join(lines))
 
 
 # --- 2. first metric in headless Chromium -------------------------------------------------------------
@@ -259,41 +287,47 @@ def browser_section(runs: int, app_port: int, baseline_port: int) -> None:
                 app_times.append(first_metric_time(browser, APP, app_port or free_port()))
         finally:
             browser.close()
-    base, app = statistics.median(base_times), statistics.median(app_times)
-    print(row("baseline page", base * 1000, note="(the floor)"))
-    print(row("app (Compare)", app * 1000, app / base, FIRST_METRIC_TARGET))
+    ratio = statistics.median(app_times) / statistics.median(base_times)
+    print(f"  {'':<42} {'wall':>9}    {'CPU':>9}")
+    print(row("baseline page", Timing(base_times, []), note="(the floor)"))
+    print(row("app (Compare)", Timing(app_times, []), ratio, FIRST_METRIC_TARGET))
 
 
 # --- 3. the command line ------------------------------------------------------------------------------
 
 
-def wall_time(argv: list[str], runs: int) -> float:
-    timings = []
+def command_times(argv: list[str], runs: int) -> Timing:
+    """Wall and CPU seconds (the child's user plus system time) of each run of a command."""
+    timing = Timing([], [])
     for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         done = subprocess.run(argv, cwd=ROOT, capture_output=True, check=False)
-        timings.append(time.perf_counter() - start)
+        timing.wall.append(time.perf_counter() - start)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        timing.cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
         if done.returncode != 0:
             raise RuntimeError(f"{' '.join(argv[1:])} exited {done.returncode}: {done.stderr.decode()[-300:]}")
-    return statistics.median(timings)
+    return timing
 
 
 def cli_section(runs: int) -> None:
-    print(f"Command line (wall time, median of {runs} runs)")
+    print(f"Command line (median of {runs} runs; the ratio is of CPU time)")
+    print(f"  {'':<42} {'wall':>9}    {'CPU':>9}")
     py = sys.executable
-    floor = wall_time([py, "-c", "import pydantic, yaml, numpy"], runs)
-    print(row("python -c 'import pydantic, yaml, numpy'", floor * 1000, note="(the floor)"))
+    floor = command_times([py, "-c", "import pydantic, yaml, numpy"], runs)
+    print(row("python -c 'import pydantic, yaml, numpy'", floor, note="(the floor)"))
     commands: list[tuple[str, list[str]]] = [
         ("turn (the seed's turn)", SEED_TURN),
         ("compare --preset coding-agent", ["compare", "--preset", "coding-agent"]),
     ]
     for label, args in commands:
         try:
-            median = wall_time([py, "-m", "calculator", *args], runs)
+            timing = command_times([py, "-m", "calculator", *args], runs)
         except RuntimeError as exc:
             print(f"  {label:<42} ERROR: {exc}")
             continue
-        print(row(label, median * 1000, median / floor, CLI_TARGET))
+        print(row(label, timing, statistics.median(timing.cpu) / statistics.median(floor.cpu), CLI_TARGET))
 
 
 def main(argv: list[str] | None = None) -> None:
