@@ -1,20 +1,23 @@
 """How fast the app answers, beside a baseline Streamlit page measured in the same run (issue 12, part 1).
 
-Run with ``make bench-app``. It prints three tables, each line with its ratio, target and PASS or MISS:
+Run with ``make bench-app`` (``--only rerun|browser|cli`` for one table, ``--page plan`` for one page).
+It prints three tables, each line with its wall and CPU time, its ratio, the target and PASS or MISS:
 
 1. Rerun after one input change, server side (Streamlit's AppTest): every page is opened, one typical
-   input is set to seven different values in turn, and ``at.run()`` is timed; the median is compared
+   input is set to seven different values in turn, and ``at.run()`` is timed; each page's runs alternate
    with the same for ``benchmarks/baseline_page.py`` (two number inputs, two sliders, three metrics, one
-   chart, a table). Targets: Compare at most 3x the baseline, every other page at most 5x. AppTest would
-   compile a page's source again on every run; a server compiles it once, so the pages here share one
-   compiled-script cache, as a server's sessions do.
+   chart, a table), and the medians are compared. Targets: Compare at most 3x the baseline, every other
+   page at most 5x. AppTest would compile a page's source again on every run; a server compiles it once,
+   so the pages here share one compiled-script cache, as a server's sessions do.
 2. First cost on screen in headless Chromium: from starting ``streamlit run`` to the first metric value
-   shown, for the app (Compare) and for the baseline page; target at most 1.3x. Skipped, with a line
-   saying why, where ``/usr/bin/chromium`` or the ``playwright`` package is missing.
-3. The command line: wall time of ``python -m calculator turn`` (the seed's turn) and ``compare --preset
-   coding-agent`` against the time Python takes to import pydantic, PyYAML and numpy; target at most 2x.
+   shown, for the app (Compare) and for the baseline page, alternated; target at most 1.3x (wall time).
+   Skipped, with a line saying why, where ``/usr/bin/chromium`` or the ``playwright`` package is missing.
+3. The command line: ``python -m calculator turn`` (the seed's turn) and ``compare --preset coding-agent``
+   against the time Python takes to import pydantic, PyYAML and numpy; target at most 2x.
 
-A benchmark, not a test: a slow or busy machine reports MISS rather than failing a build.
+The rerun and command-line ratios are of CPU time, which other work on a shared machine disturbs far less
+than wall time (on an idle machine the two agree). A benchmark, not a test: a slow or busy machine
+reports MISS rather than failing a build.
 """
 
 from __future__ import annotations
@@ -176,17 +179,15 @@ def rerun(at: Any, change: Change, i: int, timing: Timing) -> None:
         raise RuntimeError(at.exception[0].message)
 
 
-def rerun_section() -> None:
-    print(
-        f"Rerun after one input change (server side, AppTest; median of {RUNS} values, each page's runs "
-        "alternated with the baseline's; the ratio is of CPU time, which other work on the machine disturbs "
-        "less than wall time)"
-    )
+def rerun_section(pages: list[str] | None = None) -> None:
+    print(f"Rerun after one input change (server side, AppTest; median of {RUNS} values; the ratio is of CPU time)")
     print(f"  {'':<42} {'wall':>9}    {'CPU':>9}")
     base_all = Timing([], [])
     lines = []
     with compiled_once():
         for change in CHANGES:
+            if pages and change.page not in pages:
+                continue
             base, page = Timing([], []), Timing([], [])
             try:
                 base_at, page_at = opened(BASELINE_CHANGE), opened(change)
@@ -336,10 +337,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--app-port", type=int, default=0, help="port for the app's server (default: a free one)")
     parser.add_argument("--baseline-port", type=int, default=0, help="port for the baseline's (default: free)")
     parser.add_argument("--only", choices=["rerun", "browser", "cli"], help="run one section")
+    parser.add_argument("--page", action="append", help="rerun section: only this page (repeatable)")
     args = parser.parse_args(argv)
     os.chdir(ROOT)  # AppTest, streamlit run and the command line read .streamlit/ and the data from here
     sections: dict[str, Callable[[], None]] = {
-        "rerun": rerun_section,
+        "rerun": lambda: rerun_section(args.page),
         "browser": lambda: browser_section(args.browser_runs, args.app_port, args.baseline_port),
         "cli": lambda: cli_section(5),
     }
