@@ -10,13 +10,14 @@ It prints three tables, each line with its wall and CPU time, its ratio, the tar
    page at most 5x. AppTest would compile a page's source again on every run; a server compiles it once,
    so the pages here share one compiled-script cache, as a server's sessions do.
 2. First cost on screen in headless Chromium: from starting ``streamlit run`` to the first metric value
-   shown, for the app (Compare) and for the baseline page, alternated; target at most 1.3x (wall time).
+   shown, for the app (Compare) and for the baseline page, alternated; target at most 1.3x. Printed as
+   a ratio of wall time and of the CPU time the server spent until the metric showed.
    Skipped, with a line saying why, where ``/usr/bin/chromium`` or the ``playwright`` package is missing.
 3. The command line: ``python -m calculator turn`` (the seed's turn) and ``compare --preset coding-agent``
    against the time Python takes to import pydantic, PyYAML and numpy; target at most 2x.
 
-The rerun and command-line ratios are of CPU time, which other work on a shared machine disturbs far less
-than wall time (on an idle machine the two agree). A benchmark, not a test: a slow or busy machine
+The verdicts are on CPU time, which other work on a shared machine disturbs far less than wall time (on
+an idle machine the two agree). A benchmark, not a test: a slow or busy machine
 reports MISS rather than failing a build.
 """
 
@@ -229,8 +230,18 @@ def wait_healthy(port: int, proc: subprocess.Popen[bytes], deadline: float) -> N
     raise RuntimeError("the server did not answer within the time allowed")
 
 
-def first_metric_time(browser: Any, script: Path, port: int) -> float:
-    """Seconds from starting ``streamlit run`` to the first metric value on screen."""
+def server_cpu(pid: int) -> float | None:
+    """User plus system CPU seconds of a process so far (Linux /proc), None elsewhere."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def first_metric_time(browser: Any, script: Path, port: int, timing: Timing) -> None:
+    """Seconds from starting ``streamlit run`` to the first metric value on screen, and the CPU seconds the
+    server spent until then (where the system says)."""
     command = [
         sys.executable,
         "-m",
@@ -255,7 +266,10 @@ def first_metric_time(browser: Any, script: Path, port: int) -> float:
             try:
                 page.goto(f"http://127.0.0.1:{port}/")
                 page.wait_for_selector(FIRST_METRIC, state="visible", timeout=120_000)
-                elapsed = time.perf_counter() - start
+                timing.wall.append(time.perf_counter() - start)
+                cpu = server_cpu(proc.pid)
+                if cpu is not None:
+                    timing.cpu.append(cpu)
             finally:
                 page.close()
         finally:
@@ -265,7 +279,6 @@ def first_metric_time(browser: Any, script: Path, port: int) -> float:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-    return elapsed
 
 
 def browser_section(runs: int, app_port: int, baseline_port: int) -> None:
@@ -278,20 +291,24 @@ def browser_section(runs: int, app_port: int, baseline_port: int) -> None:
     except ImportError:
         print("  skipped: the playwright package is missing (pip install playwright)")
         return
-    app_times: list[float] = []
-    base_times: list[float] = []
+    app, base = Timing([], []), Timing([], [])
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
             for _ in range(runs):  # alternated, so a busy moment hits both alike
-                base_times.append(first_metric_time(browser, BASELINE, baseline_port or free_port()))
-                app_times.append(first_metric_time(browser, APP, app_port or free_port()))
+                first_metric_time(browser, BASELINE, baseline_port or free_port(), base)
+                first_metric_time(browser, APP, app_port or free_port(), app)
         finally:
             browser.close()
-    ratio = statistics.median(app_times) / statistics.median(base_times)
-    print(f"  {'':<42} {'wall':>9}    {'CPU':>9}")
-    print(row("baseline page", Timing(base_times, []), note="(the floor)"))
-    print(row("app (Compare)", Timing(app_times, []), ratio, FIRST_METRIC_TARGET))
+    wall_ratio = statistics.median(app.wall) / statistics.median(base.wall)
+    print(f"  {'':<42} {'wall':>9}    {'CPU':>9}   (CPU: the server's, until the metric shows)")
+    print(row("baseline page", base, note="(the floor)"))
+    if app.cpu and base.cpu:
+        cpu_ratio = statistics.median(app.cpu) / statistics.median(base.cpu)
+        print(row("app (Compare), server CPU", app, cpu_ratio, FIRST_METRIC_TARGET))
+        print(row("app (Compare), wall", app, wall_ratio, FIRST_METRIC_TARGET, "  (a busy machine stretches this)"))
+    else:
+        print(row("app (Compare)", app, wall_ratio, FIRST_METRIC_TARGET))
 
 
 # --- 3. the command line ------------------------------------------------------------------------------
