@@ -19,6 +19,7 @@ from typing import Any
 
 import altair as alt
 import pandas as pd
+from altair.utils.schemapi import UndefinedType
 
 __all__ = ["ALTAIR_GLOBALS", "vega_lite_spec"]
 
@@ -47,6 +48,22 @@ def vega_lite_spec(chart: alt.TopLevelMixin) -> dict[str, Any]:
         # Altair's default theme only adds a 300x300 default view size that every chart here overrides
         theme = alt.theme.enable("none") if alt.theme.active == "default" else nullcontext()
         with theme, alt.data_transformers.enable("named_frames", frames=frames):
-            spec: dict[str, Any] = chart.to_dict(validate=False)
+            if isinstance(chart, alt.LayerChart) and isinstance(chart.data, UndefinedType):
+                spec = _layers_dict(chart)
+            else:
+                spec = chart.to_dict(validate=False)
     spec["datasets"] = {**spec.get("datasets", {}), **frames}
+    return spec
+
+
+def _layers_dict(chart: alt.LayerChart) -> dict[str, Any]:
+    """What ``chart.to_dict(validate=False)`` gives for layers that each carry their own data, without the
+    copy of the whole chart Altair makes first (to set the top level's data, which such a chart has none
+    of): the copy builds the layer chart again, deep-copying every layer twice. tests/test_chart_spec.py
+    holds the two equal."""
+    context: dict[str, Any] = {"datasets": {}, "top_level": False, "pre_transform": False}
+    spec: dict[str, Any] = alt.SchemaBase.to_dict(chart, validate=False, context=context)
+    spec["$schema"] = alt.SCHEMA_URL
+    if context["datasets"]:
+        spec.setdefault("datasets", {}).update(context["datasets"])
     return spec
