@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test bench lint
+.PHONY: run test bench bench-app lint
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -c 'import sys; sys.exit("Python 3.11 or newer is needed, found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
 	$(PYTHON) -m venv $(VENV)
@@ -30,3 +30,7 @@ test: lint
 
 bench: $(BIN)/.installed
 	$(BIN)/python benchmarks/sweep.py
+
+# The app's speed beside a baseline Streamlit page (reruns, first metric in Chromium, the command line).
+bench-app: $(BIN)/.installed
+	$(BIN)/python benchmarks/app_speed.py

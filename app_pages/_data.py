@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import datetime as dt
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
+
 import streamlit as st
 
 from calculator.catalog.datafile import DATA_DIR, DataFileError
 from calculator.pricing.compare import Catalogs, load_catalogs
 from calculator.scenario.model import Scenario, list_presets, load_preset
+
+T = TypeVar("T")
 
 
 def _fingerprint(*dirs: str) -> str:
@@ -46,3 +52,30 @@ def _presets(fingerprint: str) -> dict[str, Scenario]:
 
 def presets() -> dict[str, Scenario]:
     return _presets(_fingerprint("scenarios"))
+
+
+def priced_key(scenario: Scenario, work_cat: Catalogs, today: dt.date) -> str | None:
+    """Everything a priced scenario's results depend on, as text: the scenario, the data files, the
+    measurement records the page added to the bundled ones, and today (the price date when none is set).
+    None when the catalogues are not the bundled ones plus added records: then nothing is kept."""
+    cat = catalogs()
+    if not (work_cat.prices is cat.prices and work_cat.gpus is cat.gpus and work_cat.models is cat.models):
+        return None
+    bundled = {id(r) for r in cat.records.records}
+    added = [r.model_dump_json() for r in work_cat.records.records if id(r) not in bundled]
+    files = _fingerprint("price_sheets", "gpu_specs", "measurements", "models")
+    return "\n".join([scenario.model_dump_json(), *added, files, today.isoformat()])
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _kept(name: str, key: str, _make: Callable[[], Any]) -> Any:
+    return _make()
+
+
+def kept(name: str, key: str | None, make: Callable[[], T]) -> T:
+    """``make()``, computed once for each ``key`` and kept for the next reruns (any session's) while it is
+    among the 64 latest; ``key`` must name every input of ``make`` (None: computed every time). What comes
+    back is a copy, so a caller may change it."""
+    if key is None:
+        return make()
+    return cast(T, _kept(name, key, make))

@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from app_pages import _state, _words
+from app_pages._chart import altair_chart
 from app_pages._data import catalogs
 from app_pages._params import NumberParam, check_params
 from app_pages._uploads import MAX_MB
@@ -365,7 +366,7 @@ def _sweep(
 
 gaps_key = repr(gaps) if not isinstance(gaps, EmpiricalGaps) else f"list:{hash(gaps.gaps)}"
 sweep = _sweep(offer_key, today, advice.prefix_tokens, gaps_key, gaps, advice.turns_per_session)
-st.altair_chart(
+altair_chart(
     charts.ttl_chart(sweep, charts.gap_median(gaps), today_costs, cur),
     width="stretch",
 )

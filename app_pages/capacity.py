@@ -15,6 +15,7 @@ import streamlit as st
 from pydantic import ValidationError
 
 from app_pages import _scenario_ui, _state, _uploads, _words
+from app_pages._chart import altair_chart
 from app_pages._data import catalogs
 from app_pages._params import NumberParam, check_params
 from app_pages._uploads import shown_name
@@ -296,7 +297,7 @@ else:
         f"**Does not fit**: {setup} is **{result.shortfall_gb:,.2f} GB per GPU short** of holding one sequence. "
         "Would fit: " + "; or ".join(result.suggestions) + "."
     )
-st.altair_chart(cc.memory_chart(result, gpu.id), width="stretch")
+altair_chart(cc.memory_chart(result, gpu.id), width="stretch")
 notes = list(result.assumptions)
 if result.kv_replicated:
     notes.append("the KV cache is replicated: it splits over KV heads (or an MLA latent), fewer than the GPUs")
@@ -308,8 +309,8 @@ decode_df = cc.decode_frame(model, gpu, precision, context, gpus, result.kv_dtyp
 if not result.fits:
     st.info("Nothing fits in the KV cache, so no batch can run; the dashed lines show what the roofline would give.")
 left, right = st.columns(2)
-left.altair_chart(cc.decode_chart(decode_df, "per_user", result.max_sequences), width="stretch")
-right.altair_chart(cc.decode_chart(decode_df, "total", result.max_sequences), width="stretch")
+altair_chart(cc.decode_chart(decode_df, "per_user", result.max_sequences), width="stretch", where=left)
+altair_chart(cc.decode_chart(decode_df, "total", result.max_sequences), width="stretch", where=right)
 prefill = prefill_tokens_per_s(model, gpu, precision, context, gpus, assumptions)
 st.caption(
     f"Every sequence at {context:,} tokens of context. Prefill of a {context:,}-token prompt: about "

@@ -13,7 +13,8 @@ import streamlit as st
 from pydantic import ValidationError
 
 from app_pages import _assumptions, _state, _uploads, _words
-from app_pages._data import catalogs, presets
+from app_pages._chart import kept_chart
+from app_pages._data import catalogs, kept, presets, priced_key
 from app_pages._widgets import url_bind
 from calculator.catalog.datafile import DataFileError
 from calculator.catalog.fx import CODES
@@ -520,6 +521,7 @@ if now_scenario is None:
     st.error(problem)
     st.stop()
 scenario: Scenario = now_scenario
+priced = priced_key(scenario, work_cat, today)  # what the sweeps and charts below are kept under
 # the link: the inputs are in it already; the evidence travels as one packed parameter
 too_large = _state.write_link(ss, st.query_params, _state.EV, None if scenario.evidence.empty else scenario.evidence)
 _state.write_link(ss, st.query_params, _state.SC, None)  # another page's whole-scenario link is spent
@@ -643,7 +645,9 @@ if result.turn is not None:
         border=True,
     )
 
-sweep_pfx = charts.share_sweep_frame(scenario, work_cat, "prefix_share")
+sweep_pfx = kept(
+    "compare.sweep.prefix_share", priced, lambda: charts.share_sweep_frame(scenario, work_cat, "prefix_share")
+)
 sentences = answer_sentences(result, charts.cheapest_switch(sweep_pfx))
 st.markdown("\n".join(f"- {s}" for s in sentences))
 for warning in result.warnings:
@@ -658,28 +662,42 @@ cost_by_volume = curves(result.resolution)
 left, right = st.columns(2)
 with left:
     if result.turn is not None:
-        st.altair_chart(charts.turn_parts_chart(result.turn, scenario))
-    st.altair_chart(charts.volume_chart(cost_by_volume, float(volume), result, cur))
+        turn = result.turn
+        kept_chart("compare.turn_chart", priced, lambda: charts.turn_parts_chart(turn, scenario))
+    kept_chart("compare.volume_chart", priced, lambda: charts.volume_chart(cost_by_volume, float(volume), result, cur))
 with right:
     picked = st.segmented_control(
         "Sweep", ["prefix share", "hit rate"], default="prefix share", required=True, key="sweep", bind=BIND
     )
     variable = "hit_rate" if picked == "hit rate" else "prefix_share"
-    sweep = sweep_pfx if variable == "prefix_share" else charts.share_sweep_frame(scenario, work_cat, variable)
+    sweep = (
+        sweep_pfx
+        if variable == "prefix_share"
+        else kept(f"compare.sweep.{variable}", priced, lambda: charts.share_sweep_frame(scenario, work_cat, variable))
+    )
     current = float(getattr(scenario.workload, variable))
-    st.altair_chart(charts.share_sweep_chart(sweep, variable, current, cur))
-    util_df = charts.utilisation_frame(result, work_cat)
+    kept_chart(
+        f"compare.sweep_chart.{variable}", priced, lambda: charts.share_sweep_chart(sweep, variable, current, cur)
+    )
+    util_df = kept("compare.utilisation", priced, lambda: charts.utilisation_frame(result, work_cat))
     if (
         not util_df.empty
         and len(util_df["option"].unique()) > 1
         or any(o.option != "serverless" for o in result.options)
     ):
         now: dict[str, float] = {o.option: o.utilisation for o in result.options if o.utilisation is not None}
-        st.altair_chart(charts.utilisation_chart(util_df, cur, now))
+        kept_chart("compare.utilisation_chart", priced, lambda: charts.utilisation_chart(util_df, cur, now))
         st.caption("GPU hours only (no engineer, no spares); the flat line is the serverless reused-prefix turn.")
 if result.cheapest:
-    sens, base_cost = charts.sensitivity_frame(scenario, work_cat, result.cheapest)
-    st.altair_chart(charts.sensitivity_chart(sens, base_cost, cur, OPTION_LABELS[result.cheapest]))
+    cheapest = result.cheapest
+    sens, base_cost = kept(
+        "compare.sensitivity", priced, lambda: charts.sensitivity_frame(scenario, work_cat, cheapest)
+    )
+    kept_chart(
+        "compare.sensitivity_chart",
+        priced,
+        lambda: charts.sensitivity_chart(sens, base_cost, cur, OPTION_LABELS[cheapest]),
+    )
     flips = sens[
         (sens["cheapest_low"] != OPTION_LABELS[result.cheapest])
         | (sens["cheapest_high"] != OPTION_LABELS[result.cheapest])

@@ -15,6 +15,7 @@ import streamlit as st
 from pydantic import ValidationError
 
 from app_pages import _scenario_ui, _state, _uploads, _words
+from app_pages._chart import altair_chart
 from app_pages._data import catalogs
 from app_pages._params import NumberParam, check_params
 from app_pages._widgets import url_bind
@@ -177,9 +178,9 @@ else:
 pct = cc.ttft_percentile(group.records)
 frame, axis, unplaced = cc.run_chart_frame(group.records, pct)
 left, right = st.columns(2)
-left.altair_chart(cc.throughput_chart(frame, axis), width="stretch")
+altair_chart(cc.throughput_chart(frame, axis), width="stretch", where=left)
 if pct is not None and frame["ttft_ms"].notna().any():
-    right.altair_chart(cc.ttft_chart(frame, axis, pct), width="stretch")
+    altair_chart(cc.ttft_chart(frame, axis, pct), width="stretch", where=right)
     if pct != "p95":
         right.caption(f"TTFT {pct}: the highest percentile these records hold (no p95).")
 else:

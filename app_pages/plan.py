@@ -19,7 +19,8 @@ import streamlit as st
 from pydantic import ValidationError
 
 from app_pages import _state, _words
-from app_pages._data import catalogs, presets
+from app_pages._chart import altair_chart, kept_chart
+from app_pages._data import catalogs, kept, presets, priced_key
 from app_pages._params import NumberParam, check_params
 from app_pages._uploads import MAX_MB, shown_name
 from app_pages._widgets import bound_number
@@ -256,10 +257,18 @@ try:
     if burst_in:
         profile = profile.with_burst(burst_in)
     profile = _state.validated(profile)  # a burst over a peaky day can pass the month's limit
+    priced = priced_key(base, work_cat, today)  # the day's plan is kept while only the growth inputs change
+    plan_key = (
+        None if priced is None else "\n".join([priced, profile.model_dump_json(), owned, str(autoscale), str(turns)])
+    )
     result: HybridResult | None = None
     hybrid_problem: InputError | None = None
     try:
-        result = hybrid_plan(base, work_cat, profile, owned=owned, autoscale=autoscale, turns_per_month=turns)
+        result = kept(
+            "plan.hybrid",
+            plan_key,
+            lambda: hybrid_plan(base, work_cat, profile, owned=owned, autoscale=autoscale, turns_per_month=turns),
+        )
         costs = result.pure
     except InputError as exc:
         if exc.field != "scenario":
@@ -326,7 +335,9 @@ st.caption(
 st.subheader("Load over the day")
 left, right = st.columns(2)
 with left:
-    st.altair_chart(pc.profile_chart(pc.profile_frame(costs), profile), width="stretch")
+    kept_chart(
+        "plan.profile_chart", plan_key, lambda: pc.profile_chart(pc.profile_frame(costs), profile), width="stretch"
+    )
 with right:
     days = "every day" if profile.days_per_week >= 7 else f"{profile.days_per_week:g} days a week"
     st.markdown(
@@ -360,12 +371,18 @@ with right:
 
 # --- why: the hybrid ----------------------------------------------------------------------------------
 if result is not None:
+    plan, best = result, result.best
     st.subheader("The hybrid plan")
     left, right = st.columns(2)
     with left:
-        st.altair_chart(pc.hybrid_chart(pc.hybrid_frame(result.best), pc.percentile_text(result)), width="stretch")
+        kept_chart(
+            "plan.hybrid_chart",
+            plan_key,
+            lambda: pc.hybrid_chart(pc.hybrid_frame(best), pc.percentile_text(plan)),
+            width="stretch",
+        )
     with right:
-        st.altair_chart(pc.curve_chart(pc.curve_frame(result), result), width="stretch")
+        kept_chart("plan.curve_chart", plan_key, lambda: pc.curve_chart(pc.curve_frame(plan), plan), width="stretch")
     st.caption(
         "Owned capacity is sized for a share of the day's hours: owned for 50% of them, it carries what the 12th "
         "busiest hour needs. In "
@@ -381,9 +398,9 @@ if result is not None:
 st.subheader("As traffic grows")
 left, right = st.columns(2)
 with left:
-    st.altair_chart(pc.growth_chart(growth), width="stretch")
+    altair_chart(pc.growth_chart(growth), width="stretch")
 with right:
-    st.altair_chart(pc.cumulative_chart(growth), width="stretch")
+    altair_chart(pc.cumulative_chart(growth), width="stretch")
 totals = ", ".join(f"{OPTION_LABELS.get(k, k)} {format_money(v, cur)}" for k, v in growth.totals.items())
 st.caption(
     f"Spent over {growth.months} months: {totals}. Month 1 is {growth.start_turns_per_month:,} turns, month "

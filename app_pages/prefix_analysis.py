@@ -18,6 +18,7 @@ import streamlit as st
 from pydantic import ValidationError
 
 from app_pages import _link, _state, _words
+from app_pages._chart import altair_chart
 from app_pages._data import catalogs, presets
 from app_pages._params import NumberParam, check_params
 from app_pages._uploads import MAX_MB, upload_copy
@@ -351,18 +352,18 @@ if report.malformed.count:
 left, right = st.columns(2)
 with left:
     curve = pc.curve_frame(report)
-    st.altair_chart(pc.curve_chart(curve, report.prefix_share), width="stretch")
+    altair_chart(pc.curve_chart(curve, report.prefix_share), width="stretch")
     st.caption(
         "The same TTL, replicas and routing at every size. A cache larger than the last point holds everything "
         "this log reuses."
     )
 with right:
     if config.replicas > 1:
-        st.altair_chart(pc.replica_chart(pc.replica_frame(analysis)), width="stretch")
+        altair_chart(pc.replica_chart(pc.replica_frame(analysis)), width="stretch")
         st.dataframe(pc.policy_frame(analysis), hide_index=True, width="stretch")
     else:
         st.info("With one replica routing does not matter; set 2 or more replicas to compare routing policies.")
-st.altair_chart(pc.histogram_chart(pc.histogram_frame(report), report.block_size), width="stretch")
+altair_chart(pc.histogram_chart(pc.histogram_frame(report), report.block_size), width="stretch")
 
 # --- what it does to the bill -------------------------------------------------------------------------
 st.subheader("What the measured reuse does to the bill")

@@ -8,6 +8,7 @@ from decimal import Decimal
 import pandas as pd
 import streamlit as st
 
+from app_pages._chart import altair_chart
 from app_pages._data import catalogs
 from calculator.catalog.prices import DedicatedOffer, GpuVmOffer, ServerlessOffer
 from calculator.present import charts
@@ -122,7 +123,7 @@ last = max(dt.date.today(), offer.versions[-1].effective)
 for part, value in version_prices(offer.versions[-1]).items():
     history.append({"effective": last, "part": part, "price": float(value), "source": "(still in force)"})
 unit = f"{sheet.currency} per 1M tokens" if kind == "serverless" else f"{sheet.currency} per hour"
-st.altair_chart(charts.price_history_chart(pd.DataFrame(history), unit, f"{labels[choice]} ({unit})"))
+altair_chart(charts.price_history_chart(pd.DataFrame(history), unit, f"{labels[choice]} ({unit})"))
 
 versions = [v.effective for v in offer.versions]
 if len(versions) < 2:

@@ -25,6 +25,7 @@ import pandas as pd
 import streamlit as st
 
 from app_pages import _network, _scenario_ui, _words
+from app_pages._chart import altair_chart
 from app_pages._data import catalogs
 from app_pages._params import NumberParam, check_params
 from app_pages._uploads import MAX_MB, upload_copy
@@ -472,8 +473,8 @@ if records:
     _scenario_ui.use_records(records, "r")
     frame, x_title, _ = cc.run_chart_frame(records, "p95")
     left, right = st.columns(2)
-    left.altair_chart(cc.throughput_chart(frame, x_title), width="stretch")
-    right.altair_chart(cc.ttft_chart(frame, x_title, "p95"), width="stretch")
+    altair_chart(cc.throughput_chart(frame, x_title), width="stretch", where=left)
+    altair_chart(cc.ttft_chart(frame, x_title, "p95"), width="stretch", where=right)
 notes = {n for res in run.results for n in res.notes}
 with st.expander("Notes from the run", expanded=any(res.unreliable or res.client_limited for res in run.results)):
     for res in run.results:

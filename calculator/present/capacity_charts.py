@@ -130,10 +130,14 @@ def memory_chart(f: FitResult, gpu_label: str) -> alt.LayerChart:
         )
     )
     marks = pd.DataFrame({"gb": [f.memory_per_gpu_gb], "label": [f"{f.memory_per_gpu_gb:g} GB"]})
-    rule = alt.Chart(marks).mark_rule(color="#24292f", strokeWidth=2).encode(x="gb:Q")
-    text = alt.Chart(marks).mark_text(align="right", dx=-4, dy=-26, color="#24292f").encode(x="gb:Q", text="label:N")
+    rule = alt.Chart(marks).mark_rule(color="#24292f", strokeWidth=2).encode(x=alt.X("gb:Q"))
+    text = (
+        alt.Chart(marks)
+        .mark_text(align="right", dx=-4, dy=-26, color="#24292f")
+        .encode(x=alt.X("gb:Q"), text=alt.Text("label:N"))
+    )
     title = f"Memory per GPU: {f.model} {f.precision.upper()} on {f.gpus}x {gpu_label}, {f.context:,} tokens"
-    return cast(alt.LayerChart, alt.layer(bars, rule, text).properties(title=title, width=WIDTH, height=230))
+    return cast(alt.LayerChart, alt.layer(bars, rule, text, title=title, width=WIDTH, height=230))
 
 
 # --- Capacity: roofline decode -----------------------------------------------------------------------
@@ -228,13 +232,13 @@ def decode_chart(df: pd.DataFrame, metric: str, max_sequences: int) -> alt.Layer
     layers: list[Any] = [line, points]
     if max_sequences >= 1:
         mark = pd.DataFrame({"batch": [max_sequences], "label": [f"KV cache full: {max_sequences:,}"]})
-        layers.append(alt.Chart(mark).mark_rule(color="#6e7781", strokeDash=[2, 2]).encode(x="batch:Q"))
+        layers.append(alt.Chart(mark).mark_rule(color="#6e7781", strokeDash=[2, 2]).encode(x=alt.X("batch:Q")))
         layers.append(
             alt.Chart(mark)
             .mark_text(align="right", dx=-4, baseline="top", y=4, color="#57606a")
-            .encode(x="batch:Q", text="label:N")
+            .encode(x=alt.X("batch:Q"), text=alt.Text("label:N"))
         )
-    return cast(alt.LayerChart, alt.layer(*layers).properties(title=title, width=WIDTH, height=HEIGHT))
+    return cast(alt.LayerChart, alt.layer(*layers, title=title, width=WIDTH, height=HEIGHT))
 
 
 # --- Capacity: estimate beside measurement -----------------------------------------------------------

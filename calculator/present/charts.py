@@ -201,7 +201,7 @@ def volume_chart(
     layers.append(
         alt.Chart(today_df)
         .mark_rule(strokeDash=[6, 4], color="#6e7781")
-        .encode(x="turns:Q", tooltip=[alt.Tooltip("label:N", title="Volume")])
+        .encode(x=alt.X("turns:Q"), tooltip=[alt.Tooltip("label:N", title="Volume")])
     )
     if comparison is not None and comparison.crossings:
         rows = []
@@ -223,8 +223,8 @@ def volume_chart(
                 alt.Chart(pd.DataFrame(rows))
                 .mark_point(shape="diamond", size=140, filled=True, color="#cf222e")
                 .encode(
-                    x="turns:Q",
-                    y="monthly:Q",
+                    x=alt.X("turns:Q"),
+                    y=alt.Y("monthly:Q"),
                     tooltip=[
                         alt.Tooltip("label:N", title="Break-even"),
                         alt.Tooltip("turns_label:N", title="Turns / month"),
@@ -234,7 +234,7 @@ def volume_chart(
             )
     return cast(
         alt.LayerChart,
-        alt.layer(*layers).properties(title="Monthly cost against monthly volume", width=WIDTH, height=HEIGHT),
+        alt.layer(*layers, title="Monthly cost against monthly volume", width=WIDTH, height=HEIGHT),
     )
 
 
@@ -266,11 +266,11 @@ def share_sweep_chart(df: pd.DataFrame, variable: str, current: float, currency:
     rule = (
         alt.Chart(pd.DataFrame({"value": [current], "label": [f"Now: {current:.0%}"]}))
         .mark_rule(strokeDash=[6, 4], color="#6e7781")
-        .encode(x="value:Q", tooltip=[alt.Tooltip("label:N", title=label)])
+        .encode(x=alt.X("value:Q"), tooltip=[alt.Tooltip("label:N", title=label)])
     )
     return cast(
         alt.LayerChart,
-        alt.layer(lines, rule).properties(title=f"Monthly cost against {label.lower()}", width=WIDTH, height=HEIGHT),
+        alt.layer(lines, rule, title=f"Monthly cost against {label.lower()}", width=WIDTH, height=HEIGHT),
     )
 
 
@@ -322,8 +322,8 @@ def utilisation_chart(
                     alt.Chart(pd.DataFrame(merged))
                     .mark_point(size=120, filled=True, shape="circle")
                     .encode(
-                        x="utilisation:Q",
-                        y="per_million:Q",
+                        x=alt.X("utilisation:Q"),
+                        y=alt.Y("per_million:Q"),
                         color=alt.Color("option:N", scale=option_color_scale(options), legend=None),
                         tooltip=[
                             alt.Tooltip("option:N", title="Today"),
@@ -334,9 +334,7 @@ def utilisation_chart(
                 )
     return cast(
         alt.LayerChart,
-        alt.layer(*layers).properties(
-            title="Cost per million tokens against GPU utilisation", width=WIDTH, height=HEIGHT
-        ),
+        alt.layer(*layers, title="Cost per million tokens against GPU utilisation", width=WIDTH, height=HEIGHT),
     )
 
 
@@ -361,7 +359,7 @@ def sensitivity_chart(df: pd.DataFrame, base: float, currency: str = "USD", subj
         .encode(
             y=alt.Y("input:N", title=None, sort=order),
             x=alt.X("value:Q", title=money_title("Monthly cost", currency) + (f" of {subject}" if subject else "")),
-            x2="base:Q",
+            x2=alt.X2("base:Q"),
             color=alt.Color(
                 "end:N",
                 title="Input at",
@@ -375,10 +373,10 @@ def sensitivity_chart(df: pd.DataFrame, base: float, currency: str = "USD", subj
             ],
         )
     )
-    rule = alt.Chart(pd.DataFrame({"base": [base]})).mark_rule(color="#6e7781").encode(x="base:Q")
+    rule = alt.Chart(pd.DataFrame({"base": [base]})).mark_rule(color="#6e7781").encode(x=alt.X("base:Q"))
     return cast(
         alt.LayerChart,
-        alt.layer(bars, rule).properties(title="What moves the answer most", width=WIDTH, height=110 + 38 * len(order)),
+        alt.layer(bars, rule, title="What moves the answer most", width=WIDTH, height=110 + 38 * len(order)),
     )
 
 
@@ -552,10 +550,16 @@ def sensitivity_frame(scenario: Scenario, cat: Catalogs, option: str) -> tuple[p
     w, t, h = scenario.workload, scenario.traffic, scenario.self_hosting
     volume = float(t.turns_per_month)
 
+    resolved: dict[tuple[int, int], dict[str, CostFn] | None] = {}  # the volume rows reuse the scenario's
+
     def evaluate(s: Scenario, vol: float = volume, c: Catalogs = cat) -> tuple[float, str]:
-        try:
-            curves = cost_curves(s, c)
-        except InputError:
+        if (id(s), id(c)) not in resolved:
+            try:
+                resolved[id(s), id(c)] = cost_curves(s, c)
+            except InputError:
+                resolved[id(s), id(c)] = None
+        curves = resolved[id(s), id(c)]
+        if curves is None:
             return float("nan"), "n/a: the setup does not fit"  # e.g. twice the tokens no longer fit in memory
         values = {k: float(fn(np.array([vol]))[0]) for k, fn in curves.items()}
         return values.get(option, float("nan")), OPTION_LABELS[min(values, key=lambda k: values[k])]
@@ -765,7 +769,9 @@ def ttl_chart(
             x=x,
             y=y,
             color=color,
-            strokeDash=alt.condition(alt.datum.series == NO_CACHE, alt.value([5, 4]), alt.value([1, 0])),
+            strokeDash=alt.StrokeDashValue(
+                **alt.condition(alt.datum.series == NO_CACHE, alt.value([5, 4]), alt.value([1, 0]))
+            ),
             tooltip=[
                 alt.Tooltip("series:N", title="Lifetime"),
                 alt.Tooltip("gap_label:N", title="Median gap"),
@@ -789,14 +795,14 @@ def ttl_chart(
     rule = (
         alt.Chart(pd.DataFrame({"median_min": [current_min], "label": [f"Yours: {_minutes(current_min)}"]}))
         .mark_rule(strokeDash=[6, 4], color="#6e7781")
-        .encode(x="median_min:Q", tooltip=[alt.Tooltip("label:N", title="Median gap")])
+        .encode(x=alt.X("median_min:Q"), tooltip=[alt.Tooltip("label:N", title="Median gap")])
     )
     points = (
         alt.Chart(now)
         .mark_point(size=130, filled=True)
         .encode(
-            x="median_min:Q",
-            y="cost:Q",
+            x=alt.X("median_min:Q"),
+            y=alt.Y("cost:Q"),
             color=alt.Color("series:N", scale=alt.Scale(domain=series, range=colors), legend=None),
             tooltip=[
                 alt.Tooltip("series:N", title="Today"),
@@ -807,8 +813,13 @@ def ttl_chart(
     )
     return cast(
         alt.LayerChart,
-        alt.layer(lines, rule, points).properties(
-            title="Cost per session against the median gap between turns", width=WIDTH, height=HEIGHT + 100
+        alt.layer(
+            lines,
+            rule,
+            points,
+            title="Cost per session against the median gap between turns",
+            width=WIDTH,
+            height=HEIGHT + 100,
         ),
     )
 

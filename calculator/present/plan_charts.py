@@ -115,11 +115,11 @@ def profile_chart(df: pd.DataFrame, profile: LoadProfile) -> alt.LayerChart:
         layers.append(
             alt.Chart(df[df["peak_rps"] > 0])
             .mark_tick(color=RED, thickness=2, size=14)
-            .encode(x=x, y="peak_rps:Q", tooltip=tooltip)
+            .encode(x=x, y=alt.Y("peak_rps:Q"), tooltip=tooltip)
         )
     subtitle = "Bars: each hour's mean rate" + ("; red ticks: its busiest moment" if profile.burst > 1 else "")
     title = alt.Title("Load over an active day", subtitle=subtitle)
-    return cast(alt.LayerChart, alt.layer(*layers).properties(width=WIDTH, height=HEIGHT, title=title))
+    return cast(alt.LayerChart, alt.layer(*layers, width=WIDTH, height=HEIGHT, title=title))
 
 
 # --- the options ---------------------------------------------------------------------------------
@@ -264,12 +264,12 @@ def hybrid_chart(df: pd.DataFrame, percentile: str) -> alt.LayerChart:
     line = (
         alt.Chart(capacity)
         .mark_line(color=RED, strokeDash=[6, 3], interpolate="step", strokeWidth=2)
-        .encode(x=x, y="owned_capacity_rps:Q", tooltip=tooltip)
+        .encode(x=x, y=alt.Y("owned_capacity_rps:Q"), tooltip=tooltip)
     )
     title = alt.Title(
         f"Who serves each hour, owned for {percentile}", subtitle="Red dashes: what the owned replicas take"
     )
-    return cast(alt.LayerChart, alt.layer(bars, line).properties(width=WIDTH, height=HEIGHT, title=title))
+    return cast(alt.LayerChart, alt.layer(bars, line, width=WIDTH, height=HEIGHT, title=title))
 
 
 def curve_frame(result: HybridResult) -> pd.DataFrame:
@@ -306,7 +306,7 @@ def curve_chart(df: pd.DataFrame, result: HybridResult) -> alt.LayerChart:
             alt.Chart(pure_df)
             .mark_rule(strokeDash=[6, 4], strokeWidth=1.5)
             .encode(
-                y="monthly:Q",
+                y=alt.Y("monthly:Q"),
                 color=alt.Color(
                     "option:N",
                     title=None,
@@ -324,7 +324,7 @@ def curve_chart(df: pd.DataFrame, result: HybridResult) -> alt.LayerChart:
         "Hybrid cost against the owned size",
         subtitle="0%: all serverless; 100%: owned for the busiest hour",
     )
-    return cast(alt.LayerChart, alt.layer(*layers).properties(width=WIDTH, height=HEIGHT, title=title))
+    return cast(alt.LayerChart, alt.layer(*layers, width=WIDTH, height=HEIGHT, title=title))
 
 
 def hybrid_sentence(result: HybridResult) -> str:
@@ -478,7 +478,7 @@ def growth_chart(plan: GrowthPlan) -> alt.LayerChart:
         "Monthly cost as traffic grows",
         subtitle=f"{plan.growth_per_month:+.1%} a month; dots: the cheapest that month",
     )
-    return cast(alt.LayerChart, alt.layer(*layers).properties(width=WIDTH, height=HEIGHT, title=title))
+    return cast(alt.LayerChart, alt.layer(*layers, width=WIDTH, height=HEIGHT, title=title))
 
 
 def cumulative_chart(plan: GrowthPlan) -> alt.Chart:

@@ -282,13 +282,13 @@ def curve_chart(df: pd.DataFrame, prefix_share: float) -> alt.LayerChart:
         layers.append(
             alt.Chart(chosen)
             .mark_text(align="left", dx=8, dy=-10, color="#cf222e")
-            .encode(x=x, y=y, text=alt.value("your cache"))
+            .encode(x=x, y=y, text=alt.TextValue("your cache"))
         )
     title = alt.Title(
         "Hit rate against cache size",
         subtitle=f"Share of the reusable start (s = {prefix_share:.1%}) a cache of this size still serves",
     )
-    return cast(alt.LayerChart, alt.layer(*layers).properties(width=WIDTH, height=HEIGHT, title=title))
+    return cast(alt.LayerChart, alt.layer(*layers, width=WIDTH, height=HEIGHT, title=title))
 
 
 def replica_chart(df: pd.DataFrame) -> alt.Chart:

@@ -10,21 +10,19 @@ import datetime as dt
 import io
 import re
 from decimal import Decimal
-from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-from fpdf import FPDF
 
 from calculator.present import charts
-from calculator.present.money import CURRENCIES, format_money, format_price, format_small
+from calculator.present.chart_spec import ALTAIR_GLOBALS
+from calculator.present.money import format_money, format_price, format_small
 from calculator.pricing.billing import DAYS_PER_MONTH
 from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison, curves
 from calculator.pricing.pinning import Repricing
 from calculator.scenario.model import Scenario
 
 __all__ = ["answer_sentences", "plain", "price_changes_frame", "repricing_sentences", "summary_pdf"]
-
-FONT_DIRS = (Path("/usr/share/fonts/truetype/dejavu"), Path("/usr/share/fonts/dejavu"))
 
 
 def answer_sentences(result: Comparison, switches: list[tuple[float, str, str]] | None = None) -> list[str]:
@@ -137,49 +135,23 @@ def price_changes_frame(repricing: Repricing, scenario: Scenario) -> pd.DataFram
     return pd.DataFrame(rows, columns=["Option", "Offer", "Price", "Then", "Now", "Change", "Versions"])
 
 
-class _Pdf(FPDF):
-    def __init__(self) -> None:
-        super().__init__(orientation="P", unit="mm", format="A4")
-        self.family = "Helvetica"
-        for directory in FONT_DIRS:
-            regular, bold = directory / "DejaVuSansCondensed.ttf", directory / "DejaVuSansCondensed-Bold.ttf"
-            if regular.is_file() and bold.is_file():
-                self.add_font("DejaVu", "", str(regular))
-                self.add_font("DejaVu", "B", str(bold))
-                self.family = "DejaVu"
-                break
-        self.set_auto_page_break(auto=False)
-        self.set_margins(10, 10, 10)
-
-    def close_fonts(self) -> None:
-        """fpdf2 reads font files lazily and leaves them open until garbage collection; a server writing many
-        PDFs closes them once the PDF is written."""
-        for font in self.fonts.values():
-            ttfont = getattr(font, "ttfont", None)
-            if ttfont is not None:
-                ttfont.close()
-
-    def text_ok(self, text: str) -> str:
-        if self.family == "DejaVu":
-            return text
-        for code, currency in CURRENCIES.items():  # a symbol the core font lacks (€, ₹) is written as its code
-            if not _latin1(currency.symbol):
-                text = text.replace(currency.symbol, f"{code} ")
-        return text.encode("latin-1", "replace").decode("latin-1")
+if TYPE_CHECKING:
+    from calculator.present.pdf_page import _Pdf as _Pdf
 
 
-def _latin1(text: str) -> bool:
-    try:
-        text.encode("latin-1")
-    except UnicodeEncodeError:
-        return False
-    return True
+def __getattr__(name: str) -> Any:
+    if name == "_Pdf":  # the page class, imported with fpdf only when asked for
+        from calculator.present.pdf_page import _Pdf
+
+        return _Pdf
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _png(chart: object, scale: float = 2.0) -> io.BytesIO:
     import vl_convert as vlc
 
-    spec = chart.to_json()  # type: ignore[attr-defined]
+    with ALTAIR_GLOBALS:  # a page may be drawing a chart in another thread, with its own data transformer
+        spec = chart.to_json()  # type: ignore[attr-defined]
     return io.BytesIO(vlc.vegalite_to_png(spec, scale=scale))
 
 
@@ -208,6 +180,8 @@ def summary_pdf(
     """One A4 page: title, metrics per option, the turn pair, answers in words, two charts, assumptions."""
     s = result.scenario
     cur = s.currency
+    from calculator.present.pdf_page import _Pdf
+
     pdf = _Pdf()
     pdf.add_page()
     f = pdf.family
