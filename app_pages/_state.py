@@ -20,7 +20,7 @@ from app_pages import _link
 from app_pages._params import check_params
 from calculator.capacity.memory import WEIGHT_BYTES
 from calculator.catalog import limits
-from calculator.catalog.limits import shown
+from calculator.catalog.limits import Limit, shown
 from calculator.catalog.measurements import RecordCatalog, ThroughputRecord
 from calculator.catalog.prices import (
     DedicatedOffer,
@@ -31,6 +31,7 @@ from calculator.catalog.prices import (
     canonical_model,
     ttl_minutes,
 )
+from calculator.catalog.quantity import QuantityError, plain, read_quantity
 from calculator.errors import InputError
 from calculator.pricing.billing import DAYS_PER_MONTH
 from calculator.pricing.compare import Catalogs
@@ -354,6 +355,9 @@ NUMBERS: dict[str, NumberSpec] = {
     )
 }
 TOGGLES = ("auto", "own", "batch", "est")
+QUANTITIES = ("in", "out", "vol")
+"""Volume and token inputs: text fields read as people type them (``3M``, ``2.5k``, ``1,000,000``), held in
+the session and the link as that text; everything else reads the number :func:`read_typed` makes of it."""
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -362,6 +366,32 @@ def volume_spec(per: str) -> NumberSpec:
     most the scenario's limit on a month)."""
     limit = limits.TURNS_PER_DAY if per == "day" else limits.TURNS_PER_MONTH
     return replace(NUMBERS["vol"], min=limit.low, max=limit.high)
+
+
+def quantity_limit(key: str, per: str | None) -> Limit:
+    """The domain's limit on a volume or token input (:data:`QUANTITIES`), the Turns input's per ``per``."""
+    if key == "vol":
+        return limits.TURNS_PER_DAY if per == "day" else limits.TURNS_PER_MONTH
+    return limits.TOKENS
+
+
+def read_typed(key: str, held: object, per: str | None) -> int:
+    """The number a volume or token input holds (text as typed, or a number a page or link set): an
+    :class:`InputError` naming the input and its range when it holds none, never another number."""
+    text = plain(held) if isinstance(held, int | float) and not isinstance(held, bool) else str(held)
+    try:
+        return int(read_quantity(text, quantity_limit(key, per)))
+    except QuantityError as exc:
+        raise InputError(NUMBERS[key].label, str(exc)) from None
+
+
+def link_quantity(field: str, params: Mapping[str, str], session_state: Mapping[Any, Any]) -> str | None:
+    """The URL parameter a volume or token input's problem (named ``field``) came from, when the input still
+    holds the link's text; None when the user typed it."""
+    for key in QUANTITIES:
+        if NUMBERS[key].label == field and key in params and str(session_state.get(key)) == params[key]:
+            return key
+    return None
 
 
 def number_specs(per: str | None) -> dict[str, NumberSpec]:
@@ -761,7 +791,9 @@ def own_record(cat: Catalogs, s: Scenario, rps: float, gpus: int) -> ThroughputR
 
 def validate_params(params: dict[str, str], allowed: dict[str, list[str]], region_list: list[str]) -> list[str]:
     """Problems with values read from the URL, each naming the parameter; unknown parameters are ignored."""
-    problems = check_params(params, number_specs(params.get("per")), allowed)
+    # a volume or token field takes any text and names what it cannot read itself, once
+    numbers = {k: v for k, v in number_specs(params.get("per")).items() if k not in QUANTITIES}
+    problems = check_params(params, numbers, allowed)
     for key, raw in params.items():
         if key in NUMBERS or key in allowed:
             continue
@@ -837,6 +869,8 @@ def compare_values(
     values["own"], values["auto"] = bool(values["own"]), bool(values["auto"])
     values["own_rps"] = values["own_rps"] or 2.0
     values["own_gpus"] = values["own_gpus"] or 1
+    for key in QUANTITIES:
+        values[key] = read_typed(key, values[key], str(values.get("per") or "month"))
     # the page sets the date before it prices; an emptied date input means today
     asof = session_state["asof"] if "asof" in session_state else presets[preset].as_of
     values["asof"] = asof or today
@@ -926,6 +960,8 @@ def set_compare_state(
         spec = number_specs(str(values.get("per") or "month")).get(key)
         if spec is not None and isinstance(value, int | float) and not isinstance(value, bool):
             value = spec.kind(min(max(value, spec.min), spec.max))
+            if key in QUANTITIES:  # a text field: it holds the number as digits
+                value = plain(value)
         session_state[key] = value
 
 

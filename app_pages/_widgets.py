@@ -1,4 +1,5 @@
-"""Widgets the pages share: a number input bound to the URL under its short key."""
+"""Widgets the pages share: a number input bound to the URL under its short key, and a volume or token count
+typed as people type it."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from typing import Any, Literal
 import streamlit as st
 
 from app_pages._params import Bounded
+from calculator.catalog.limits import Limit
+from calculator.catalog.quantity import QuantityError, plain, read_quantity
 
 
 def bound_number(
@@ -49,3 +52,41 @@ def url_bind(key: str) -> Literal["query-params"] | None:
         return "query-params"
     del st.query_params[key]
     return None
+
+
+TYPED_HELP = " Type it as you would say it: 3000000, 3,000,000, 3M, 2.5k or 3e6."
+
+
+def quantity_input(
+    key: str, label: str, default: int, help: str, limit: Limit, container: Any = None, on_change: Any = None
+) -> str:
+    """A volume or token count typed as text (``3M``, ``2.5k``, ``1,000,000``), bound to the URL as ``key``.
+
+    Returns the text as typed; the page reads it with :func:`calculator.catalog.quantity.read_quantity`
+    and shows its message instead of figures for another number. A number typed short is written back as
+    digits once read (the field and the link then say ``3000000``, which any reader takes).
+    """
+    held = st.session_state.get(key)
+    if held is not None and not isinstance(held, str):  # a page or a scenario set the number itself
+        st.session_state[key] = plain(held)
+    text: str = (container or st).text_input(
+        label,
+        value=plain(default),
+        key=key,
+        bind="query-params",
+        help=help + TYPED_HELP,
+        on_change=_written_back,
+        args=(key, limit, on_change),
+    )
+    return text
+
+
+def _written_back(key: str, limit: Limit, then: Any) -> None:
+    try:
+        value = read_quantity(str(st.session_state.get(key, "")), limit)
+    except QuantityError:
+        pass  # kept as typed: the page quotes it in its message
+    else:
+        st.session_state[key] = plain(value)
+    if then is not None:
+        then()

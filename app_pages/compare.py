@@ -14,9 +14,10 @@ from pydantic import ValidationError
 
 from app_pages import _assumptions, _state, _uploads, _words
 from app_pages._data import catalogs, presets
-from app_pages._widgets import url_bind
+from app_pages._widgets import quantity_input, url_bind
 from calculator.catalog.datafile import DataFileError, validation_lines
 from calculator.catalog.prices import ttl_minutes
+from calculator.catalog.quantity import plain
 from calculator.errors import InputError
 from calculator.present import charts
 from calculator.present.money import format_money, format_small
@@ -104,14 +105,23 @@ def _remove_evidence(part: str) -> None:
 
 
 def _on_per_change() -> None:
-    """Keep the same traffic when switching between turns per day and per month."""
-    vol = float(ss.get("vol", defaults["vol"]))
+    """Keep the same traffic when switching between turns per day and per month (a volume that cannot be
+    read stays as typed, and the page says why)."""
+    was = "month" if ss["per"] == "day" else "day"
+    try:
+        vol = _state.read_typed("vol", ss.get("vol", defaults["vol"]), was)
+    except InputError:
+        return
     converted = int(round(vol / DAYS_PER_MONTH)) if ss["per"] == "day" else int(round(vol * DAYS_PER_MONTH))
-    ss["vol"] = min(converted, int(_state.volume_spec(ss["per"]).max))  # a month's limit, a day at a time
+    ss["vol"] = plain(min(converted, int(_state.volume_spec(ss["per"]).max)))  # a month's limit, a day at a time
 
 
 def number(key: str, default: float, container: st.delta_generator.DeltaGenerator | None = None) -> None:
     spec = _state.number_specs(ss.get("per"))[key]
+    if key in _state.QUANTITIES:
+        limit = _state.quantity_limit(key, ss.get("per"))
+        quantity_input(key, spec.label, int(default), spec.help, limit, container)
+        return
     kind = spec.kind
     value = kind(min(max(default, spec.min), spec.max))
     (container or st).number_input(
@@ -463,6 +473,9 @@ except ValidationError as exc:
     problem = "These inputs are not allowed:\n\n" + "\n".join(f"- {line}" for line in validation_lines(exc, "input"))
 except InputError as exc:
     problem = f"{exc.field}: {exc.message}"
+    linked = _state.link_quantity(exc.field, url, ss)
+    if linked:
+        problem = f"URL parameter `{linked}` ({exc.field}): {exc.message}"
 
 st.title(now_scenario.name if now_scenario is not None else base_now.name)
 if now_scenario is not None and now_scenario.description:
