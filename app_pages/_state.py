@@ -355,6 +355,8 @@ NUMBERS: dict[str, NumberSpec] = {
     )
 }
 TOGGLES = ("auto", "own", "batch", "est")
+DATE_MIN, DATE_MAX = dt.date(2020, 1, 1), dt.date(2035, 12, 31)
+"""The price dates the Compare page takes (the sheets' versions start in 2026)."""
 QUANTITIES = ("in", "out", "vol")
 """Volume and token inputs: text fields read as people type them (``3M``, ``2.5k``, ``1,000,000``), held in
 the session and the link as that text; everything else reads the number :func:`read_typed` makes of it."""
@@ -789,6 +791,15 @@ def own_record(cat: Catalogs, s: Scenario, rps: float, gpus: int) -> ThroughputR
     )
 
 
+def link_date(raw: str | None) -> dt.date | None:
+    """The price date a link gives (``asof``), when it is one the page takes."""
+    try:
+        day = dt.date.fromisoformat(raw or "")
+    except ValueError:
+        return None
+    return day if DATE_MIN <= day <= DATE_MAX else None
+
+
 def validate_params(params: dict[str, str], allowed: dict[str, list[str]], region_list: list[str]) -> list[str]:
     """Problems with values read from the URL, each naming the parameter; unknown parameters are ignored."""
     # a volume or token field takes any text and names what it cannot read itself, once
@@ -802,9 +813,16 @@ def validate_params(params: dict[str, str], allowed: dict[str, list[str]], regio
                 problems.append(f"URL parameter `{key}`: {raw!r} must be true or false")
         elif key == "asof":
             try:
-                dt.date.fromisoformat(raw)
+                day = dt.date.fromisoformat(raw)
             except ValueError:
-                problems.append(f"URL parameter `asof` (price date): {raw!r} is not a date like 2026-10-30")
+                problems.append(f"URL parameter `asof` (price date): {raw[:40]!r} is not a date like 2026-10-30")
+            else:
+                if not DATE_MIN <= day <= DATE_MAX:
+                    problems.append(
+                        f"URL parameter `asof` (price date): {day.isoformat()} is outside the dates the page takes "
+                        f"({DATE_MIN.isoformat()} to {DATE_MAX.isoformat()}); the prices shown are those of the "
+                        "date in the sidebar"
+                    )
         elif key == "region" and raw not in region_list:
             problems.append(f"URL parameter `region`: {raw!r} is not one of: {', '.join(region_list)}")
         elif key in TEXTS and len(raw) > TEXTS[key][1]:

@@ -41,7 +41,7 @@ SEED = Scenario.model_validate(
         "self_hosting": {"record": "vllm-llama-3.3-70b-fp8-1xh100-c50"},
     }
 )
-DATE_MIN, DATE_MAX = dt.date(2020, 1, 1), dt.date(2035, 12, 31)
+DATE_MIN, DATE_MAX = _state.DATE_MIN, _state.DATE_MAX
 
 cat = catalogs()
 preset_map = presets() or {"seed": SEED}
@@ -64,8 +64,10 @@ preset_now = _state.compare_preset(ss, preset_map, url.get("preset"))
 preset_scenario = preset_map[preset_now]
 base_now: Scenario = ss.get("uploaded") or preset_scenario
 defaults = _state.compare_defaults(cat, preset_map, preset_now)  # an offer the sheets lack: none
-if "asof" not in ss and "asof" not in url:
+if "asof" not in ss and _state.link_date(url.get("asof")) is None:
     ss["asof"] = preset_scenario.as_of or today
+    # the link pins the prices from the first view on: reopened later, it shows these, and what changed since
+    st.query_params["asof"] = ss["asof"].isoformat()
 
 
 def _apply_preset() -> None:
@@ -140,7 +142,9 @@ def number(key: str, default: float, container: st.delta_generator.DeltaGenerato
 def select(label: str, key: str, options: list[str], default: str, help: str, describe: bool = False) -> None:
     """A searchable select bound to the URL. Options are stable ids (``provider/offer``), never display
     labels, because the URL stores what the option shows; a caption describes the chosen offer."""
-    current = ss.get(key, default)
+    # before the select first shows, the link's value: a filter (weights, regions) that leaves it out must not
+    # drop it silently, so it is listed after the filtered ones
+    current = ss.get(key, st.query_params.get(key, default))
     shown = list(options)
     for extra in (default, current):
         if extra in allowed.get(key, shown) and extra not in shown:
@@ -568,29 +572,43 @@ if owned_side is not None:
             + "."
         )
 
-uploaded: Scenario | None = ss.get("uploaded")
-if uploaded is not None and uploaded.prices_used:
+
+
+def show_repricing(pinned: Scenario, heading: str, quiet: bool = False) -> None:
+    """What changed between the prices ``pinned`` was priced with and today's (``quiet``: nothing at all
+    when nothing did). One box for a reopened scenario file and a link with a past price date."""
     try:
-        repricing: Repricing | None = reprice(uploaded, cat, today)
+        repricing: Repricing | None = reprice(pinned, cat, today)
     except InputError as exc:
         repricing = None
-        st.warning(f"The scenario file's saved prices could not be compared with today's: {exc.message}")
-    if repricing is not None:
-        lines = repricing_sentences(repricing, uploaded)
-        changes = price_changes_frame(repricing, uploaded)
-        with st.container(border=True, key="repricing"):
-            st.markdown(
-                "**This scenario file was saved with the prices it used.** The file as saved:\n\n"
-                + "\n".join(f"- {line}" for line in lines)
+        st.warning(f"The saved prices could not be compared with today's: {exc.message}")
+    if repricing is None:
+        return
+    changes = price_changes_frame(repricing, pinned)
+    if quiet and changes.empty:
+        return
+    lines = repricing_sentences(repricing, pinned)
+    with st.container(border=True, key="repricing"):
+        st.markdown(f"**{heading}**\n\n" + "\n".join(f"- {line}" for line in lines))
+        if changes.empty:
+            st.caption(f"No price it used has changed between {repricing.priced_on} and {repricing.today}.")
+        else:
+            st.dataframe(changes, hide_index=True, width="stretch", key="price_changes")
+            st.caption(
+                "Each price the estimate used that is different today, in the sheet's currency. The figures "
+                "above keep their price date; set the price date to today to price everything now."
             )
-            if changes.empty:
-                st.caption(f"No price it used has changed between {repricing.priced_on} and {repricing.today}.")
-            else:
-                st.dataframe(changes, hide_index=True, width="stretch", key="price_changes")
-                st.caption(
-                    "Each price the saved estimate used that is different today, in the sheet's currency. The "
-                    "figures above keep the saved price date; set the price date to today to price everything now."
-                )
+
+
+uploaded: Scenario | None = ss.get("uploaded")
+if uploaded is not None and uploaded.prices_used:
+    show_repricing(uploaded, "This scenario file was saved with the prices it used. The file as saved:")
+elif result.as_of < today:  # a link keeps its price date: its prices then, and what changed since
+    show_repricing(
+        pin_prices(scenario, work_cat, result),
+        f"Priced as of {result.as_of.isoformat()} (the price date in the link), not today:",
+        quiet=True,
+    )
 
 if result.turn is not None:
     t = result.turn
