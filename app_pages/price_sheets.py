@@ -19,8 +19,7 @@ from calculator.present import charts
 from calculator.present.money import format_price
 
 KIND_LABELS = {"serverless": "Serverless (per 1M tokens)", "dedicated": "Dedicated endpoint", "gpu_vm": "GPU VM"}
-SEARCH_MAX = 100
-"""Longest search text (a model, GPU or offer id is far shorter)."""
+SEARCH_MAX = 100  # longest search text (a model, GPU or offer id is far shorter)
 
 
 def link_problems(key: str, label: str, options: list[str]) -> list[str]:

@@ -59,7 +59,10 @@ def test_bad_url_parameter_shows_an_error_naming_it() -> None:
     errors = " ".join(e.value for e in at.error)
     assert "`pfx`" in errors and "outside 0 to 1" in errors
     assert "`in`" in errors and "not a number" in errors
-    assert _metrics(at)  # the page still answers with valid values
+    # the input tokens field shows 'lots': no figure is shown for another number of tokens
+    assert not _metrics(at)
+    at = _app(**{**SEED_URL, "pfx": "2"})
+    assert _metrics(at)  # a number input keeps its valid value, and the message says the link's was refused
 
 
 def test_bad_uploaded_yaml_names_the_line_and_field() -> None:
