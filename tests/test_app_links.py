@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -60,7 +61,8 @@ class Number:
                 st.integers(max(1, int(self.low)), int(min(self.high, 10**9)) // 1000).map(lambda n: f"{n}k"),
                 st.integers(1, max(1, int(min(self.high, 10**9)) // 1_000_000)).map(lambda n: f"{n}M"),
             )
-        return st.decimals(self.low, self.high, places=2, allow_nan=False, allow_infinity=False).map(
+        low, high = Decimal(str(self.low)), Decimal(str(self.high))
+        return st.decimals(low, high, places=2, allow_nan=False, allow_infinity=False).map(
             lambda d: f"{d.normalize():f}"
         )
 
@@ -149,7 +151,7 @@ PAGES: dict[str, Page] = {
     "plan": Page(
         numbers={
             "pl_vol": Number(int, 0, 10**9),
-            "pl_m": Number(int, 1, 60),
+            "pl_m": Number(int, 12, 36),
             "pl_g": Number(float, -50, 100),
         },
         choices={"pl_sc": [_state.COMPARE_PAGE, *PRESETS]},
