@@ -573,7 +573,6 @@ if owned_side is not None:
         )
 
 
-
 def show_repricing(pinned: Scenario, heading: str, quiet: bool = False) -> None:
     """What changed between the prices ``pinned`` was priced with and today's (``quiet``: nothing at all
     when nothing did). One box for a reopened scenario file and a link with a past price date."""
