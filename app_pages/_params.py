@@ -34,6 +34,11 @@ class NumberParam:
     max: float
 
 
+def echo(raw: str) -> str:
+    """A URL value quoted in a message: a long one cut short, so the message stays one readable line."""
+    return repr(raw) if len(raw) <= 40 else f"{raw[:32]!r}... ({len(raw):,} characters)"
+
+
 def check_params(
     params: Mapping[str, str], numbers: Mapping[str, Bounded], choices: Mapping[str, Sequence[str]]
 ) -> list[str]:
@@ -45,18 +50,17 @@ def check_params(
             try:
                 value = float(raw)
             except ValueError:
-                problems.append(f"URL parameter `{key}` ({spec.label}): {raw!r} is not a number")
+                problems.append(f"URL parameter `{key}` ({spec.label}): {echo(raw)} is not a number")
                 continue
             if not math.isfinite(value):
-                problems.append(f"URL parameter `{key}` ({spec.label}): {raw!r} is not a finite number")
+                problems.append(f"URL parameter `{key}` ({spec.label}): {echo(raw)} is not a finite number")
             elif spec.kind is int and value != int(value):
-                problems.append(f"URL parameter `{key}` ({spec.label}): {raw!r} must be a whole number")
+                problems.append(f"URL parameter `{key}` ({spec.label}): {echo(raw)} must be a whole number")
             elif not spec.min <= value <= spec.max:
-                problems.append(
-                    f"URL parameter `{key}` ({spec.label}): {raw!r} is outside {shown(spec.min)} to {shown(spec.max)}"
-                )
+                allowed = f"{shown(spec.min)} to {shown(spec.max)}"
+                problems.append(f"URL parameter `{key}` ({spec.label}): {echo(raw)} is outside {allowed}")
         elif key in choices and raw not in choices[key]:
             allowed = list(choices[key])
             listed = ", ".join(allowed[:8]) + (" ..." if len(allowed) > 8 else "")
-            problems.append(f"URL parameter `{key}`: {raw!r} is not one of: {listed}")
+            problems.append(f"URL parameter `{key}`: {echo(raw)} is not one of: {listed}")
     return problems

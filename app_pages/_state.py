@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from app_pages import _link
-from app_pages._params import check_params
+from app_pages._params import check_params, echo
 from calculator.capacity.memory import WEIGHT_BYTES
 from calculator.catalog import limits
 from calculator.catalog.limits import Limit, shown
@@ -810,7 +810,7 @@ def validate_params(params: dict[str, str], allowed: dict[str, list[str]], regio
             continue
         if key in TOGGLES:
             if raw.lower() not in ("true", "false"):
-                problems.append(f"URL parameter `{key}`: {raw!r} must be true or false")
+                problems.append(f"URL parameter `{key}`: {echo(raw)} must be true or false")
         elif key == "asof":
             try:
                 day = dt.date.fromisoformat(raw)
@@ -824,7 +824,7 @@ def validate_params(params: dict[str, str], allowed: dict[str, list[str]], regio
                         "date in the sidebar"
                     )
         elif key == "region" and raw not in region_list:
-            problems.append(f"URL parameter `region`: {raw!r} is not one of: {', '.join(region_list)}")
+            problems.append(f"URL parameter `region`: {echo(raw)} is not one of: {', '.join(region_list)}")
         elif key in TEXTS and len(raw) > TEXTS[key][1]:
             label, limit = TEXTS[key]
             problems.append(f"URL parameter `{key}` ({label}): {len(raw):,} characters; at most {limit:,}")
