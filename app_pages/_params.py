@@ -32,6 +32,8 @@ class NumberParam:
     kind: type
     min: float
     max: float
+    typed: bool = False
+    """A volume or token count typed as text (``3M``): its field reads the link's value and names a problem."""
 
 
 def echo(raw: str) -> str:
@@ -45,7 +47,7 @@ def check_params(
     """Problems with values read from the URL, each naming the parameter; unknown parameters are ignored."""
     problems: list[str] = []
     for key, raw in params.items():
-        if key in numbers:
+        if key in numbers and not getattr(numbers[key], "typed", False):
             spec = numbers[key]
             try:
                 value = float(raw)
@@ -57,8 +59,8 @@ def check_params(
             elif spec.kind is int and value != int(value):
                 problems.append(f"URL parameter `{key}` ({spec.label}): {echo(raw)} must be a whole number")
             elif not spec.min <= value <= spec.max:
-                allowed = f"{shown(spec.min)} to {shown(spec.max)}"
-                problems.append(f"URL parameter `{key}` ({spec.label}): {echo(raw)} is outside {allowed}")
+                span = f"{shown(spec.min)} to {shown(spec.max)}"
+                problems.append(f"URL parameter `{key}` ({spec.label}): {echo(raw)} is outside {span}")
         elif key in choices and raw not in choices[key]:
             allowed = list(choices[key])
             listed = ", ".join(allowed[:8]) + (" ..." if len(allowed) > 8 else "")

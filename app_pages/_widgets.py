@@ -58,7 +58,14 @@ TYPED_HELP = " Type it as you would say it: 3000000, 3,000,000, 3M, 2.5k or 3e6.
 
 
 def quantity_input(
-    key: str, label: str, default: int, help: str, limit: Limit, container: Any = None, on_change: Any = None
+    key: str,
+    label: str,
+    default: int,
+    help: str,
+    limit: Limit,
+    container: Any = None,
+    on_change: Any = None,
+    disabled: bool = False,
 ) -> str:
     """A volume or token count typed as text (``3M``, ``2.5k``, ``1,000,000``), bound to the URL as ``key``.
 
@@ -77,6 +84,7 @@ def quantity_input(
         help=help + TYPED_HELP,
         on_change=_written_back,
         args=(key, limit, on_change),
+        disabled=disabled,
     )
     return text
 
@@ -90,3 +98,66 @@ def _written_back(key: str, limit: Limit, then: Any) -> None:
         st.session_state[key] = plain(value)
     if then is not None:
         then()
+
+
+_UNREAD = "_unread_quantities"
+"""Session key: this run's messages for volume and token fields that hold no number (see :func:`stop_if_unread`)."""
+
+
+def bound_quantity(
+    key: str, spec: Bounded, default: float, help: str, limit: Limit, container: Any = None, disabled: bool = False
+) -> float:
+    """A volume or token count in ``spec``'s field, typed as people type it, bound to the URL as ``key``.
+
+    Text that is no number in ``limit`` is not priced as another: its message waits for
+    :func:`stop_if_unread`, which the page calls before its figures (the inputs below still show, so
+    nothing else the user set is lost), and the default returned meanwhile is never shown.
+    """
+    whole = spec.kind is int
+    if whole:
+        text = quantity_input(key, spec.label, int(default), help, limit, container, disabled=disabled)
+    else:
+        text = _float_quantity(key, spec, default, help, limit, container, disabled)
+    try:
+        return read_quantity(text, limit, whole=whole)
+    except QuantityError as exc:
+        where = f"URL parameter `{key}` ({spec.label})" if st.query_params.get(key) == text else spec.label
+        st.session_state.setdefault(_UNREAD, []).append(f"{where}: {exc}")
+        return default
+
+
+def _float_quantity(
+    key: str, spec: Bounded, default: float, help: str, limit: Limit, container: Any, disabled: bool
+) -> str:
+    held = st.session_state.get(key)
+    if held is not None and not isinstance(held, str):
+        st.session_state[key] = plain(held)
+    text: str = (container or st).text_input(
+        spec.label,
+        value=plain(default),
+        key=key,
+        bind="query-params",
+        help=help + TYPED_HELP,
+        on_change=_written_back_float,
+        args=(key, limit),
+        disabled=disabled,
+    )
+    return text
+
+
+def _written_back_float(key: str, limit: Limit) -> None:
+    try:
+        value = read_quantity(str(st.session_state.get(key, "")), limit, whole=False)
+    except QuantityError:
+        return
+    st.session_state[key] = plain(value)
+
+
+def stop_if_unread() -> None:
+    """Before a page's figures: each volume or token field that holds no number, named with its range, and
+    no figures (none would be for what the field shows)."""
+    unread: list[str] = st.session_state.pop(_UNREAD, [])
+    if unread:
+        for message in unread:
+            st.error(message)
+        st.stop()

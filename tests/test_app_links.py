@@ -115,11 +115,11 @@ PAGES: dict[str, Page] = {
     ),
     "cache_ttl": Page(
         numbers={
-            "t_pfx": Number(int, 1, limits.CONTEXT.high),
+            "t_pfx": Number(int, 1, limits.CONTEXT.high, typed=True),
             "t_med": Number(float, 0.01, 10_000),
             "t_sigma": Number(float, 0.05, 5),
             "t_turns": Number(float, 1, 1000),
-            "t_sess": Number(float, 0, 10**9),
+            "t_sess": Number(float, 0, 10**9, typed=True),
         },
         choices={"t_shape": ["lognormal", "exponential"], "t_src": ["median gap"]},
     ),
@@ -133,7 +133,7 @@ PAGES: dict[str, Page] = {
     ),
     "capacity": Page(
         numbers={
-            "c_ctx": Number(int, 1, 200_000),
+            "c_ctx": Number(int, 1, 200_000, typed=True),
             "c_n": Number(int, 1, 8),
             "c_util": Number(float, 0.5, 1),
             "c_bw": Number(float, 0.05, 1),
@@ -150,7 +150,7 @@ PAGES: dict[str, Page] = {
     ),
     "plan": Page(
         numbers={
-            "pl_vol": Number(int, 0, 10**9),
+            "pl_vol": Number(int, 0, 10**9, typed=True),
             "pl_m": Number(int, 12, 36),
             "pl_g": Number(float, -50, 100),
         },
