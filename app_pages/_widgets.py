@@ -60,12 +60,12 @@ TYPED_HELP = " Type it as you would say it: 3000000, 3,000,000, 3M, 2.5k or 3e6.
 def quantity_input(
     key: str,
     label: str,
-    default: int,
+    default: float,
     help: str,
     limit: Limit,
     container: Any = None,
-    on_change: Any = None,
     disabled: bool = False,
+    whole: bool = True,
 ) -> str:
     """A volume or token count typed as text (``3M``, ``2.5k``, ``1,000,000``), bound to the URL as ``key``.
 
@@ -83,21 +83,18 @@ def quantity_input(
         bind="query-params",
         help=help + TYPED_HELP,
         on_change=_written_back,
-        args=(key, limit, on_change),
+        args=(key, limit, whole),
         disabled=disabled,
     )
     return text
 
 
-def _written_back(key: str, limit: Limit, then: Any) -> None:
+def _written_back(key: str, limit: Limit, whole: bool) -> None:
     try:
-        value = read_quantity(str(st.session_state.get(key, "")), limit)
+        value = read_quantity(str(st.session_state.get(key, "")), limit, whole=whole)
     except QuantityError:
-        pass  # kept as typed: the page quotes it in its message
-    else:
-        st.session_state[key] = plain(value)
-    if then is not None:
-        then()
+        return  # kept as typed: the page quotes it in its message
+    st.session_state[key] = plain(value)
 
 
 _UNREAD = "_unread_quantities"
@@ -114,43 +111,13 @@ def bound_quantity(
     nothing else the user set is lost), and the default returned meanwhile is never shown.
     """
     whole = spec.kind is int
-    if whole:
-        text = quantity_input(key, spec.label, int(default), help, limit, container, disabled=disabled)
-    else:
-        text = _float_quantity(key, spec, default, help, limit, container, disabled)
+    text = quantity_input(key, spec.label, default, help, limit, container, disabled, whole)
     try:
         return read_quantity(text, limit, whole=whole)
     except QuantityError as exc:
         where = f"URL parameter `{key}` ({spec.label})" if st.query_params.get(key) == text else spec.label
         st.session_state.setdefault(_UNREAD, []).append(f"{where}: {exc}")
         return default
-
-
-def _float_quantity(
-    key: str, spec: Bounded, default: float, help: str, limit: Limit, container: Any, disabled: bool
-) -> str:
-    held = st.session_state.get(key)
-    if held is not None and not isinstance(held, str):
-        st.session_state[key] = plain(held)
-    text: str = (container or st).text_input(
-        spec.label,
-        value=plain(default),
-        key=key,
-        bind="query-params",
-        help=help + TYPED_HELP,
-        on_change=_written_back_float,
-        args=(key, limit),
-        disabled=disabled,
-    )
-    return text
-
-
-def _written_back_float(key: str, limit: Limit) -> None:
-    try:
-        value = read_quantity(str(st.session_state.get(key, "")), limit, whole=False)
-    except QuantityError:
-        return
-    st.session_state[key] = plain(value)
 
 
 def stop_if_unread() -> None:
