@@ -498,8 +498,16 @@ if now_scenario is None:
     st.stop()
 scenario: Scenario = now_scenario
 # the link: the inputs are in it already; the evidence travels as one packed parameter
-too_large = _state.write_link(ss, st.query_params, _state.EV, None if scenario.evidence.empty else scenario.evidence)
-_state.write_link(ss, st.query_params, _state.SC, None)  # another page's whole-scenario link is spent
+if ss.get("uploaded") is not None:
+    # A scenario file or another page's link: the link carries it whole. Not all its fields are inputs, and
+    # inputs set from it when the page opens are not written to the address bar (Streamlit writes a value it
+    # seeds on a widget's first run only when the user changes it), so the link would reopen the preset.
+    too_large = _state.write_link(ss, st.query_params, _state.SC, _state.shareable(scenario, work_cat))
+    _state.write_link(ss, st.query_params, _state.EV, None)  # the scenario carries its evidence
+else:
+    evidence = None if scenario.evidence.empty else scenario.evidence
+    too_large = _state.write_link(ss, st.query_params, _state.EV, evidence)
+    _state.write_link(ss, st.query_params, _state.SC, None)
 if too_large:
     st.warning(too_large)
 
