@@ -361,3 +361,16 @@ def test_a_link_taken_after_changes_made_in_the_page_reopens_every_number(steps:
     again = view("compare", link)
     assert not again.exception
     assert shown(again) == shown(at), (steps, link)
+
+
+def test_another_pages_scenario_link_opened_on_compare_reopens_from_compares_link() -> None:
+    """Inputs set from a link's scenario as the page opens are not written to the address bar by Streamlit;
+    the batch-summarisation scenario from Plan's link reopened as the default preset ($9,680.00)."""
+    plan = view("compare", {"preset": "batch-summarisation"})
+    plan.switch_page("app_pages/plan.py").run()
+    first = view("compare", {"sc": link_of(plan)["sc"]})
+    again = view("compare", link_of(first))  # no input changed: the address bar is what the server wrote
+    assert not first.exception and not again.exception
+    assert shown(again) == shown(first)
+    serverless = next(m.value for m in first.metric if m.label.startswith("Serverless API"))
+    assert serverless == "$1,298.50"  # the batch discount kept: $2,597.00 without it
