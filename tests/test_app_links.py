@@ -147,7 +147,12 @@ PAGES: dict[str, Page] = {
         choices={"m_gpu": list(CAT.gpus.ids), "m_pct": ["p50", "p90", "p95", "p99"]},
     ),
     "prefix_analysis": Page(
-        numbers={"p_bs": Number(int, 0, 64), "p_n": Number(int, 1, 8), "p_rep": Number(int, 1, 8)},
+        numbers={
+            "p_bs": Number(int, 0, 64),
+            "p_n": Number(int, 1, 8),
+            "p_rep": Number(int, 1, 8),
+            "p_cap": Number(int, 0, 10**9, typed=True),
+        },
         choices={"p_gpu": list(CAT.gpus.ids), "p_prec": list(WEIGHT_BYTES)},
     ),
     "plan": Page(
