@@ -17,11 +17,11 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from app_pages import _link
-from app_pages._params import check_params
+from app_pages._params import check_params, echo
 from calculator.capacity.memory import WEIGHT_BYTES
 from calculator.catalog import limits
 from calculator.catalog.fx import CODES, default_rates, rate_field
-from calculator.catalog.limits import shown
+from calculator.catalog.limits import Limit, shown
 from calculator.catalog.measurements import RecordCatalog, ThroughputRecord
 from calculator.catalog.prices import (
     DedicatedOffer,
@@ -32,6 +32,7 @@ from calculator.catalog.prices import (
     canonical_model,
     ttl_minutes,
 )
+from calculator.catalog.quantity import QuantityError, plain, read_quantity
 from calculator.errors import InputError
 from calculator.present.money import format_small
 from calculator.pricing.compare import Catalogs
@@ -408,6 +409,11 @@ NUMBERS: dict[str, NumberSpec] = {
     )
 }
 TOGGLES = ("auto", "own", "batch", "est")
+DATE_MIN, DATE_MAX = dt.date(2020, 1, 1), dt.date(2035, 12, 31)
+"""The price dates the Compare page takes (the sheets' versions start in 2026)."""
+QUANTITIES = ("in", "out", "vol")
+"""Volume and token inputs: text fields read as people type them (``3M``, ``2.5k``, ``1,000,000``), held in
+the session and the link as that text; everything else reads the number :func:`read_typed` makes of it."""
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -428,6 +434,39 @@ def volume_spec(per: str) -> NumberSpec:
         )
     limit = limits.TURNS_PER_DAY if per == "day" else limits.TURNS_PER_MONTH
     return replace(NUMBERS["vol"], min=limit.low, max=limit.high)
+
+
+def quantity_limit(key: str, per: str | None) -> Limit:
+    """The domain's limit on a volume or token input (:data:`QUANTITIES`), the Turns input's per ``per``."""
+    if key == "vol":
+        return {"day": limits.TURNS_PER_DAY, "user": limits.TURNS_PER_USER_PER_DAY}.get(
+            per or "", limits.TURNS_PER_MONTH
+        )
+    return limits.TOKENS
+
+
+def read_typed(key: str, held: object, per: str | None) -> int | float:
+    """The number a volume or token input holds (text as typed, or a number a page or link set): an
+    :class:`InputError` naming the input and its range when it holds none, never another number. Whole,
+    but for turns per user a day (half a turn a day is every other day)."""
+    text = plain(held) if isinstance(held, int | float) and not isinstance(held, bool) else str(held)
+    whole = not (key == "vol" and per == "user")
+    try:
+        value = read_quantity(text, quantity_limit(key, per), whole=whole)
+    except QuantityError as exc:
+        label = volume_spec(per or "month").label if key == "vol" else NUMBERS[key].label
+        raise InputError(label, str(exc)) from None
+    return int(value) if whole else float(value)
+
+
+def link_quantity(field: str, params: Mapping[str, str], session_state: Mapping[Any, Any]) -> str | None:
+    """The URL parameter a volume or token input's problem (named ``field``) came from, when the input still
+    holds the link's text; None when the user typed it."""
+    for key in QUANTITIES:
+        labels = (NUMBERS[key].label, volume_spec("user").label) if key == "vol" else (NUMBERS[key].label,)
+        if field in labels and key in params and str(session_state.get(key)) == params[key]:
+            return key
+    return None
 
 
 def number_specs(per: str | None) -> dict[str, NumberSpec]:
@@ -834,22 +873,40 @@ def own_record(cat: Catalogs, s: Scenario, rps: float, gpus: int) -> ThroughputR
     )
 
 
+def link_date(raw: str | None) -> dt.date | None:
+    """The price date a link gives (``asof``), when it is one the page takes."""
+    try:
+        day = dt.date.fromisoformat(raw or "")
+    except ValueError:
+        return None
+    return day if DATE_MIN <= day <= DATE_MAX else None
+
+
 def validate_params(params: dict[str, str], allowed: dict[str, list[str]], region_list: list[str]) -> list[str]:
     """Problems with values read from the URL, each naming the parameter; unknown parameters are ignored."""
-    problems = check_params(params, number_specs(params.get("per")), allowed)
+    # a volume or token field takes any text and names what it cannot read itself, once
+    numbers = {k: v for k, v in number_specs(params.get("per")).items() if k not in QUANTITIES}
+    problems = check_params(params, numbers, allowed)
     for key, raw in params.items():
         if key in NUMBERS or key in allowed:
             continue
         if key in TOGGLES:
             if raw.lower() not in ("true", "false"):
-                problems.append(f"URL parameter `{key}`: {raw!r} must be true or false")
+                problems.append(f"URL parameter `{key}`: {echo(raw)} must be true or false")
         elif key == "asof":
             try:
-                dt.date.fromisoformat(raw)
+                day = dt.date.fromisoformat(raw)
             except ValueError:
-                problems.append(f"URL parameter `asof` (price date): {raw!r} is not a date like 2026-10-30")
+                problems.append(f"URL parameter `asof` (price date): {raw[:40]!r} is not a date like 2026-10-30")
+            else:
+                if not DATE_MIN <= day <= DATE_MAX:
+                    problems.append(
+                        f"URL parameter `asof` (price date): {day.isoformat()} is outside the dates the page takes "
+                        f"({DATE_MIN.isoformat()} to {DATE_MAX.isoformat()}); the prices shown are those of the "
+                        "date in the sidebar"
+                    )
         elif key == "region" and raw not in region_list:
-            problems.append(f"URL parameter `region`: {raw!r} is not one of: {', '.join(region_list)}")
+            problems.append(f"URL parameter `region`: {echo(raw)} is not one of: {', '.join(region_list)}")
         elif key in TEXTS and len(raw) > TEXTS[key][1]:
             label, limit = TEXTS[key]
             problems.append(f"URL parameter `{key}` ({label}): {len(raw):,} characters; at most {limit:,}")
@@ -917,6 +974,8 @@ def compare_values(
     values["own"], values["auto"] = bool(values["own"]), bool(values["auto"])
     values["own_rps"] = values["own_rps"] or 2.0
     values["own_gpus"] = values["own_gpus"] or 1
+    for key in QUANTITIES:
+        values[key] = read_typed(key, values[key], str(values.get("per") or "month"))
     # the page sets the date before it prices; an emptied date input means today
     asof = session_state["asof"] if "asof" in session_state else presets[preset].as_of
     values["asof"] = asof or today
@@ -1006,6 +1065,8 @@ def set_compare_state(
         spec = number_specs(str(values.get("per") or "month")).get(key)
         if spec is not None and isinstance(value, int | float) and not isinstance(value, bool):
             value = spec.kind(min(max(value, spec.min), spec.max))
+            if key in QUANTITIES:  # a text field: it holds the number as digits
+                value = plain(value)
         session_state[key] = value
 
 

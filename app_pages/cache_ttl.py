@@ -18,7 +18,7 @@ from app_pages._chart import altair_chart
 from app_pages._data import catalogs
 from app_pages._params import NumberParam, check_params
 from app_pages._uploads import MAX_MB
-from app_pages._widgets import url_bind
+from app_pages._widgets import bound_quantity, stop_if_unread, url_bind
 from calculator.catalog import limits
 from calculator.catalog.datafile import DataFileError
 from calculator.catalog.prices import ServerlessOffer
@@ -99,6 +99,7 @@ NUMBERS: dict[str, tuple[str, type, float, float, float, float, str | None, str]
     ),
 }
 CHOICES = {"t_src": list(SOURCES), "t_shape": list(SHAPES)}
+TYPED = {"t_pfx": limits.CONTEXT, "t_sess": limits.SESSIONS_PER_MONTH}  # counts typed as people type them (3M)
 MEDIAN, LIST, LOG = SOURCES
 
 cat = catalogs()
@@ -125,12 +126,15 @@ CHOICES["t_offer"] = offers
 
 
 def _check_params() -> list[str]:
-    bounds = {key: NumberParam(*spec[:4]) for key, spec in NUMBERS.items()}
+    bounds = {key: NumberParam(*spec[:4], typed=key in TYPED) for key, spec in NUMBERS.items()}
     return check_params({k: st.query_params[k] for k in st.query_params}, bounds, CHOICES)
 
 
 def number(key: str, container: st.delta_generator.DeltaGenerator | None = None, disabled: bool = False) -> float:
     label, kind, lo, hi, step, default, fmt, help = NUMBERS[key]
+    if key in TYPED:
+        spec = NumberParam(label, kind, lo, hi, typed=True)
+        return bound_quantity(key, spec, default, help, TYPED[key], container, disabled)
     value: float = (container or st).number_input(
         label,
         min_value=kind(lo),
@@ -163,7 +167,7 @@ with st.sidebar:
         "that cache automatically for free have no lifetime to choose.",
     )
     st.caption(_state.offer_label(cat, offer_key))
-    number("t_pfx")
+    prefix_tokens = int(number("t_pfx"))
     source = st.segmented_control(
         "Gaps between turns from",
         list(SOURCES),
@@ -209,7 +213,7 @@ with st.sidebar:
     use_log_counts = source == LOG and ss.get("t_log") is not None
     c1, c2 = st.columns(2)
     number("t_turns", c1, disabled=use_log_counts)
-    number("t_sess", c2, disabled=use_log_counts)
+    given_sessions = number("t_sess", c2, disabled=use_log_counts)
     if use_log_counts:
         st.caption("Turns per session and sessions per month come from the log.")
 
@@ -222,6 +226,7 @@ st.caption(
 )
 for problem in url_problems:
     st.error(problem)
+stop_if_unread()
 
 
 @st.cache_data(show_spinner="Reading the log...", max_entries=4)
@@ -231,8 +236,7 @@ def _read_log(data: bytes, name: str) -> LogGaps:
 
 
 turns = float(ss.get("t_turns") or NUMBERS["t_turns"][5])
-given_sessions = ss.get("t_sess")
-per_month = float(given_sessions if given_sessions is not None else NUMBERS["t_sess"][5])
+per_month = float(given_sessions)
 per_month_source = "given"
 gaps: GapDistribution
 try:
@@ -267,7 +271,7 @@ try:
         sheet,
         offer,
         version,
-        prefix_tokens=int(ss.get("t_pfx") or NUMBERS["t_pfx"][5]),
+        prefix_tokens=prefix_tokens,
         gaps=gaps,
         turns_per_session=turns,
         sessions_per_month=per_month,

@@ -19,13 +19,14 @@ from app_pages._chart import altair_chart
 from app_pages._data import catalogs
 from app_pages._params import NumberParam, check_params
 from app_pages._uploads import shown_name
-from app_pages._widgets import bound_number
+from app_pages._widgets import bound_number, bound_quantity, stop_if_unread
 from calculator.capacity.calibration import check_cases
 from calculator.capacity.memory import KV_DTYPE_BYTES, WEIGHT_BYTES, fit
 from calculator.capacity.roofline import DEFAULT_ASSUMPTIONS, RooflineAssumptions, prefill_tokens_per_s
 from calculator.catalog import limits
 from calculator.catalog.datafile import DataFileError, validation_lines
 from calculator.catalog.models import ModelSpec, from_hf_config
+from calculator.catalog.quantity import plain
 from calculator.errors import InputError
 from calculator.present import capacity_charts as cc
 from calculator.pricing.compare import Catalogs
@@ -37,7 +38,7 @@ KV_DTYPES = [AUTO, *KV_DTYPE_BYTES]
 DEFAULT_MODEL, DEFAULT_GPU = "llama-3.3-70b", "h100-sxm"
 R = DEFAULT_ASSUMPTIONS
 NUMBERS = {
-    "c_ctx": NumberParam("Context per sequence (tokens)", int, limits.CONTEXT.low, limits.CONTEXT.high),
+    "c_ctx": NumberParam("Context per sequence (tokens)", int, limits.CONTEXT.low, limits.CONTEXT.high, typed=True),
     "c_n": NumberParam("GPUs (tensor parallel)", int, limits.GPUS_PER_REPLICA.low, limits.GPUS_PER_REPLICA.high),
     "c_util": NumberParam("Memory utilisation", float, 0.1, 1.0),
     "c_rsv": NumberParam("Reserve per GPU (GB)", float, 0.0, 100.0),
@@ -120,7 +121,8 @@ def _followed() -> dict[str, str | int | float]:
             continue
         if key in NUMBERS:
             spec = NUMBERS[key]
-            value = spec.kind(min(max(float(value), spec.min), spec.max))
+            bounded = spec.kind(min(max(float(value), spec.min), spec.max))
+            value = plain(bounded) if spec.typed else bounded  # a text field holds the number as digits
         if key in ss and key in last and ss[key] == last[key] and ss[key] != value:
             ss[key] = value
         last[key] = out[key] = value
@@ -131,6 +133,8 @@ follow = _followed()
 
 
 def number(key: str, default: float, step: float, help: str, fmt: str | None = None) -> float:
+    if NUMBERS[key].typed:  # a token count, typed as people type it (128k)
+        return bound_quantity(key, NUMBERS[key], default, help, limits.CONTEXT)
     return bound_number(key, NUMBERS[key], default, step, help, fmt)
 
 
@@ -229,6 +233,7 @@ st.caption(
 )
 for problem in url_problems:
     st.error(problem)
+stop_if_unread()
 if session is not None:
     st.caption(
         f"Defaults from the Compare page's scenario **{session[0].name}**: the setup its GPU options are sized "

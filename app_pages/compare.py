@@ -15,10 +15,11 @@ from pydantic import ValidationError
 from app_pages import _assumptions, _state, _uploads, _words
 from app_pages._chart import kept_chart
 from app_pages._data import catalogs, kept, presets, priced_key
-from app_pages._widgets import url_bind
+from app_pages._widgets import quantity_input, url_bind
 from calculator.catalog.datafile import DataFileError
 from calculator.catalog.fx import CODES
 from calculator.catalog.prices import ttl_minutes
+from calculator.catalog.quantity import plain
 from calculator.errors import InputError
 from calculator.present import charts
 from calculator.present.money import format_money, format_small
@@ -42,7 +43,7 @@ SEED = Scenario.model_validate(
         "self_hosting": {"record": "vllm-llama-3.3-70b-fp8-1xh100-c50"},
     }
 )
-DATE_MIN, DATE_MAX = dt.date(2020, 1, 1), dt.date(2035, 12, 31)
+DATE_MIN, DATE_MAX = _state.DATE_MIN, _state.DATE_MAX
 CURRENCY_SHOWN = "_currency_shown"  # the currency the page showed last: a switch converts the engineer's cost from it
 
 cat = catalogs()
@@ -67,8 +68,10 @@ preset_scenario = preset_map[preset_now]
 base_now: Scenario = ss.get("uploaded") or preset_scenario
 # an offer the sheets lack: none; the engineer's cost in the currency shown
 defaults = _state.compare_defaults(cat, preset_map, preset_now, ss.get("cur") or url.get("cur"))
-if "asof" not in ss and "asof" not in url:
+if "asof" not in ss and _state.link_date(url.get("asof")) is None:
     ss["asof"] = preset_scenario.as_of or today
+    # the link pins the prices from the first view on: reopened later, it shows these, and what changed since
+    st.query_params["asof"] = ss["asof"].isoformat()
 
 
 def _apply_preset() -> None:
@@ -108,15 +111,16 @@ def _remove_evidence(part: str) -> None:
 
 
 def _on_per_change() -> None:
-    """Keep the same traffic when switching between turns per month, per day and per user a day."""
+    """Keep the same traffic when switching between turns per month, per day and per user a day (a volume
+    that cannot be read stays as typed, and the page says why)."""
     was = ss.get("_per_was", "month")
     users = int(ss.get("users") or 0)
-    values = {"vol": float(ss.get("vol", defaults["vol"])), "per": was, "users": users}
     try:
-        month = _state.page_monthly_turns(values)
-    except InputError:  # per user with no users: nothing to convert from
-        month = int(defaults["vol"])
-    spec = _state.volume_spec(ss["per"])
+        vol = _state.read_typed("vol", ss.get("vol", defaults["vol"]), was)
+        month = _state.page_monthly_turns({"vol": vol, "per": was, "users": users})
+    except InputError:
+        ss["_per_was"] = ss["per"]
+        return
     if ss["per"] == "user":
         if not users:  # a per-user volume needs users: keep the month's traffic, as users sending a turn each
             ss["users"] = users = max(min(month, int(_state.NUMBERS["users"].max)), 1)
@@ -125,12 +129,19 @@ def _on_per_change() -> None:
         converted = int(round(month / DAYS_PER_MONTH))
     else:
         converted = month
-    ss["vol"] = spec.kind(min(converted, spec.max))  # a month's limit, a day at a time
+    ss["vol"] = plain(min(converted, _state.volume_spec(ss["per"]).max))  # a month's limit, a day at a time
     ss["_per_was"] = ss["per"]
 
 
 def number(key: str, default: float, container: st.delta_generator.DeltaGenerator | None = None) -> None:
     spec = _state.number_specs(ss.get("per"))[key]
+    if key in _state.QUANTITIES:
+        limit = _state.quantity_limit(key, ss.get("per"))
+        whole = not (key == "vol" and ss.get("per") == "user")  # turns per user a day may be 0.5
+        quantity_input(
+            key, spec.label, default if not whole else int(default), spec.help, limit, container, whole=whole
+        )
+        return
     kind = spec.kind
     value = kind(min(max(default, spec.min), spec.max))
     (container or st).number_input(
@@ -149,7 +160,9 @@ def number(key: str, default: float, container: st.delta_generator.DeltaGenerato
 def select(label: str, key: str, options: list[str], default: str, help: str, describe: bool = False) -> None:
     """A searchable select bound to the URL. Options are stable ids (``provider/offer``), never display
     labels, because the URL stores what the option shows; a caption describes the chosen offer."""
-    current = ss.get(key, default)
+    # before the select first shows, the link's value: a filter (weights, regions) that leaves it out must not
+    # drop it silently, so it is listed after the filtered ones
+    current = ss.get(key, st.query_params.get(key, default))
     shown = list(options)
     for extra in (default, current):
         if extra in allowed.get(key, shown) and extra not in shown:
@@ -504,6 +517,9 @@ except ValidationError as exc:
     problem = "These inputs are not allowed:\n\n" + "\n".join(f"- {line}" for line in _words.invalid(exc, "scenario"))
 except InputError as exc:
     problem = _words.say(exc)
+    linked = _state.link_quantity(exc.field, url, ss)
+    if linked:
+        problem = f"URL parameter `{linked}` ({exc.field}): {exc.message}"
 
 st.title(now_scenario.name if now_scenario is not None else base_now.name)
 if now_scenario is not None and now_scenario.description:
@@ -523,8 +539,16 @@ if now_scenario is None:
 scenario: Scenario = now_scenario
 priced = priced_key(scenario, work_cat, today)  # what the sweeps and charts below are kept under
 # the link: the inputs are in it already; the evidence travels as one packed parameter
-too_large = _state.write_link(ss, st.query_params, _state.EV, None if scenario.evidence.empty else scenario.evidence)
-_state.write_link(ss, st.query_params, _state.SC, None)  # another page's whole-scenario link is spent
+if ss.get("uploaded") is not None:
+    # A scenario file or another page's link: the link carries it whole. Not all its fields are inputs, and
+    # inputs set from it when the page opens are not written to the address bar (Streamlit writes a value it
+    # seeds on a widget's first run only when the user changes it), so the link would reopen the preset.
+    too_large = _state.write_link(ss, st.query_params, _state.SC, _state.shareable(scenario, work_cat))
+    _state.write_link(ss, st.query_params, _state.EV, None)  # the scenario carries its evidence
+else:
+    evidence = None if scenario.evidence.empty else scenario.evidence
+    too_large = _state.write_link(ss, st.query_params, _state.EV, evidence)
+    _state.write_link(ss, st.query_params, _state.SC, None)
 if too_large:
     st.warning(too_large)
 
@@ -598,29 +622,42 @@ if owned_side is not None:
             + "."
         )
 
-uploaded: Scenario | None = ss.get("uploaded")
-if uploaded is not None and uploaded.prices_used:
+
+def show_repricing(pinned: Scenario, heading: str, quiet: bool = False) -> None:
+    """What changed between the prices ``pinned`` was priced with and today's (``quiet``: nothing at all
+    when nothing did). One box for a reopened scenario file and a link with a past price date."""
     try:
-        repricing: Repricing | None = reprice(uploaded, cat, today)
+        repricing: Repricing | None = reprice(pinned, cat, today)
     except InputError as exc:
         repricing = None
-        st.warning(f"The scenario file's saved prices could not be compared with today's: {exc.message}")
-    if repricing is not None:
-        lines = repricing_sentences(repricing, uploaded)
-        changes = price_changes_frame(repricing, uploaded)
-        with st.container(border=True, key="repricing"):
-            st.markdown(
-                "**This scenario file was saved with the prices it used.** The file as saved:\n\n"
-                + "\n".join(f"- {line}" for line in lines)
+        st.warning(f"The saved prices could not be compared with today's: {exc.message}")
+    if repricing is None:
+        return
+    changes = price_changes_frame(repricing, pinned)
+    if quiet and changes.empty:
+        return
+    lines = repricing_sentences(repricing, pinned)
+    with st.container(border=True, key="repricing"):
+        st.markdown(f"**{heading}**\n\n" + "\n".join(f"- {line}" for line in lines))
+        if changes.empty:
+            st.caption(f"No price it used has changed between {repricing.priced_on} and {repricing.today}.")
+        else:
+            st.dataframe(changes, hide_index=True, width="stretch", key="price_changes")
+            st.caption(
+                "Each price the estimate used that is different today, in the sheet's currency. The figures "
+                "above keep their price date; set the price date to today to price everything now."
             )
-            if changes.empty:
-                st.caption(f"No price it used has changed between {repricing.priced_on} and {repricing.today}.")
-            else:
-                st.dataframe(changes, hide_index=True, width="stretch", key="price_changes")
-                st.caption(
-                    "Each price the saved estimate used that is different today, in the sheet's currency. The "
-                    "figures above keep the saved price date; set the price date to today to price everything now."
-                )
+
+
+uploaded: Scenario | None = ss.get("uploaded")
+if uploaded is not None and uploaded.prices_used:
+    show_repricing(uploaded, "This scenario file was saved with the prices it used. The file as saved:")
+elif result.as_of < today:  # a link keeps its price date: its prices then, and what changed since
+    show_repricing(
+        pin_prices(scenario, work_cat, result),
+        f"Priced as of {result.as_of.isoformat()} (the price date in the link), not today:",
+        quiet=True,
+    )
 
 if result.turn is not None:
     t = result.turn

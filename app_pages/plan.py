@@ -23,7 +23,7 @@ from app_pages._chart import altair_chart, kept_chart
 from app_pages._data import catalogs, kept, presets, priced_key
 from app_pages._params import NumberParam, check_params
 from app_pages._uploads import MAX_MB, shown_name
-from app_pages._widgets import bound_number
+from app_pages._widgets import bound_number, bound_quantity, stop_if_unread
 from calculator.catalog import limits
 from calculator.catalog.textfile import APP_MAX_CHARS
 from calculator.errors import InputError
@@ -58,7 +58,7 @@ DAILY = {"flat": "flat", "business hours": "business_hours", "consumer evenings"
 OWNED: dict[str, Owned] = {"self-hosted GPUs": "self_hosted", "dedicated endpoint": "dedicated"}
 SCALING = {"as the scenario says": None, "always on": False, "autoscaled": True}
 NUMBERS = {
-    "pl_vol": NumberParam("Turns per month (0: the scenario's)", int, 0, limits.TURNS_PER_MONTH.high),
+    "pl_vol": NumberParam("Turns per month (0: the scenario's)", int, 0, limits.TURNS_PER_MONTH.high, typed=True),
     # 0 is the page's "automatic"; a burst given is checked against its limit's low end too
     "pl_burst": NumberParam("Within-hour burst (0: automatic)", float, 0.0, limits.PEAK_TO_AVERAGE.high),
     "pl_m": NumberParam("Months", int, MIN_MONTHS, MAX_MONTHS),
@@ -88,6 +88,8 @@ url_problems += check_params({k: st.query_params[k] for k in st.query_params}, N
 
 
 def number(key: str, default: float, step: float, help: str, fmt: str | None = None) -> float:
+    if NUMBERS[key].typed:  # a volume, typed as people type it (3M)
+        return bound_quantity(key, NUMBERS[key], default, help, limits.TURNS_PER_MONTH)
     return bound_number(key, NUMBERS[key], default, step, help, fmt)
 
 
@@ -227,6 +229,7 @@ st.caption(
 )
 for problem in url_problems:
     st.error(problem)
+stop_if_unread()
 # the link: the Compare page's scenario travels whole (its inputs are that page's); a preset by its name
 too_large = _state.write_link(ss, st.query_params, _state.SC, _state.shareable(base, work_cat) if on_compare else None)
 if on_compare:

@@ -22,7 +22,7 @@ from app_pages._chart import altair_chart
 from app_pages._data import catalogs, presets
 from app_pages._params import NumberParam, check_params
 from app_pages._uploads import MAX_MB, upload_copy
-from app_pages._widgets import bound_number
+from app_pages._widgets import bound_number, bound_quantity, stop_if_unread
 from calculator.capacity.memory import WEIGHT_BYTES, fit
 from calculator.catalog import limits
 from calculator.catalog.datafile import DATA_DIR, DataFileError
@@ -50,7 +50,9 @@ COMPARE_PAGE = _state.COMPARE_PAGE
 # its own (the flag takes any number of seconds); three years is longer than any cache keeps a block.
 NUMBERS = {
     "p_bs": NumberParam("Block size (tokens, 0: automatic)", int, 0, limits.CONTEXT.high),
-    "p_cap": NumberParam("Cache capacity per replica (tokens)", int, limits.CACHE_TOKENS.low, limits.CACHE_TOKENS.high),
+    "p_cap": NumberParam(
+        "Cache capacity per replica (tokens)", int, limits.CACHE_TOKENS.low, limits.CACHE_TOKENS.high, typed=True
+    ),
     "p_n": NumberParam("GPUs per replica", int, limits.GPUS_PER_REPLICA.low, limits.GPUS_PER_REPLICA.high),
     "p_ttl": NumberParam("TTL (s, 0: none)", float, 0, 100_000_000),
     "p_rep": NumberParam("Replicas", int, limits.SIMULATED_REPLICAS.low, limits.SIMULATED_REPLICAS.high),
@@ -79,6 +81,8 @@ url_problems += check_params({k: st.query_params[k] for k in st.query_params}, N
 
 
 def number(key: str, default: float, step: float, help: str, fmt: str, container: Any = None) -> float:
+    if NUMBERS[key].typed:  # a token count, typed as people type it (10M)
+        return bound_quantity(key, NUMBERS[key], default, help, limits.CACHE_TOKENS, container)
     return bound_number(key, NUMBERS[key], default, step, help, fmt, container)
 
 
@@ -203,6 +207,7 @@ st.caption(
 )
 for problem in url_problems:
     st.error(problem)
+stop_if_unread()
 
 run_id: tuple[Any, ...]
 if source == UPLOAD:

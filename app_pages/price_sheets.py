@@ -1,4 +1,8 @@
-"""Price sheets: browse and filter offers, a price's history as steps, two versions compared."""
+"""Price sheets: browse and filter offers, a price's history as steps, two versions compared.
+
+The filters, the offer and the two versions are bound to the URL, so the address bar is a link to this view;
+a value the link names that the sheets lack is said, never dropped silently.
+"""
 
 from __future__ import annotations
 
@@ -10,11 +14,21 @@ import streamlit as st
 
 from app_pages._chart import altair_chart
 from app_pages._data import catalogs
+from app_pages._params import check_params
 from calculator.catalog.prices import DedicatedOffer, GpuVmOffer, ServerlessOffer
 from calculator.present import charts
 from calculator.present.money import format_price
 
 KIND_LABELS = {"serverless": "Serverless (per 1M tokens)", "dedicated": "Dedicated endpoint", "gpu_vm": "GPU VM"}
+SEARCH_MAX = 100  # longest search text (a model, GPU or offer id is far shorter)
+
+
+def link_problems(key: str, label: str, options: list[str]) -> list[str]:
+    """Each value of URL parameter ``key`` (repeated for a multi-select) that ``options`` lack, named."""
+    found: list[str] = []
+    for raw in st.query_params.get_all(key):
+        found += [p.replace(f"`{key}`", f"`{key}` ({label})") for p in check_params({key: raw}, {}, {key: options})]
+    return found
 
 
 def version_prices(version: object) -> dict[str, Decimal]:
@@ -74,12 +88,31 @@ for sheet, offer in cat.prices.offers():
     )
 offers = pd.DataFrame(rows)
 
-c1, c2, c3, c4 = st.columns([2, 2, 2, 3])
-kinds = c1.multiselect("Kind", list(KIND_LABELS.values()), key="ps_kind", placeholder="All kinds")
-providers = c2.multiselect("Provider", sorted(offers["Provider"].unique()), key="ps_provider", placeholder="All")
+kind_values = list(KIND_LABELS.values())
+provider_values = sorted(offers["Provider"].unique())
 region_values = sorted(r for r in offers["Region"].unique() if r)
-picked_regions = c3.multiselect("Region", region_values, key="ps_region", placeholder="All regions")
-search = c4.text_input("Search", key="ps_search", placeholder="model, GPU or offer id")
+problems = (
+    link_problems("ps_kind", "Kind", kind_values)
+    + link_problems("ps_provider", "Provider", provider_values)
+    + link_problems("ps_region", "Region", region_values)
+    + link_problems("ps_offer", "Offer", list(offers["key"]))
+)
+if len(st.query_params.get("ps_search") or "") > SEARCH_MAX:
+    problems.append(
+        f"URL parameter `ps_search` (Search): longer than {SEARCH_MAX} characters; the search uses its first "
+        f"{SEARCH_MAX}"
+    )
+for problem in problems:
+    st.error(problem)
+c1, c2, c3, c4 = st.columns([2, 2, 2, 3])
+kinds = c1.multiselect("Kind", kind_values, key="ps_kind", placeholder="All kinds", bind="query-params")
+providers = c2.multiselect("Provider", provider_values, key="ps_provider", placeholder="All", bind="query-params")
+picked_regions = c3.multiselect(
+    "Region", region_values, key="ps_region", placeholder="All regions", bind="query-params"
+)
+search = c4.text_input(
+    "Search", key="ps_search", placeholder="model, GPU or offer id", max_chars=SEARCH_MAX, bind="query-params"
+)
 shown = offers
 if kinds:
     shown = shown[shown["Kind"].isin(kinds)]
@@ -103,13 +136,19 @@ if shown.empty:
     st.stop()
 
 st.subheader("History of one offer")
-labels = dict(zip(shown["key"], shown["Provider"] + " · " + shown["Offer"] + " · " + shown["Kind"], strict=True))
-keys = list(labels)
+labels = dict(zip(offers["key"], offers["Provider"] + " · " + offers["Offer"] + " · " + offers["Kind"], strict=True))
+keys = list(shown["key"])
 multi = [k for k in keys if int(shown.loc[shown["key"] == k, "Versions"].iloc[0]) > 1]
 start = "lyceum/serverless/glm-5.3" if "lyceum/serverless/glm-5.3" in keys else (multi or keys)[0]
-choice = st.selectbox("Offer", keys, index=keys.index(start), format_func=lambda key: labels[key], key="ps_offer")
+# the link's offer is listed even when the filters hide it (a filter must not drop it silently); the options
+# are the stable keys the link holds, never the labels, and a caption names the chosen one
+linked = st.session_state.get("ps_offer", st.query_params.get("ps_offer"))
+if linked in labels and linked not in keys:
+    keys.append(linked)
+choice = st.selectbox("Offer", keys, index=keys.index(start), key="ps_offer", bind="query-params")
 if choice is None:  # an index into non-empty options always selects one
     st.stop()
+st.caption(labels[choice])
 provider, kind, offer_id = choice.split("/", 2)
 sheet, offer = cat.prices.offer(provider, offer_id, kind)
 
@@ -126,6 +165,9 @@ unit = f"{sheet.currency} per 1M tokens" if kind == "serverless" else f"{sheet.c
 altair_chart(charts.price_history_chart(pd.DataFrame(history), unit, f"{labels[choice]} ({unit})"))
 
 versions = [v.effective for v in offer.versions]
+named = [str(v) for v in versions]
+for problem in link_problems("ps_from", "From", named) + link_problems("ps_to", "To", named):
+    st.error(problem)
 if len(versions) < 2:
     st.info("This offer has a single price version so far.")
     version = offer.versions[0]
@@ -134,8 +176,8 @@ if len(versions) < 2:
 
 st.subheader("Two versions compared")
 a_col, b_col = st.columns(2)
-older = a_col.selectbox("From", versions, index=len(versions) - 2, key="ps_from")
-newer = b_col.selectbox("To", versions, index=len(versions) - 1, key="ps_to")
+older = a_col.selectbox("From", versions, index=len(versions) - 2, key="ps_from", bind="query-params")
+newer = b_col.selectbox("To", versions, index=len(versions) - 1, key="ps_to", bind="query-params")
 va = next(v for v in offer.versions if v.effective == older)
 vb = next(v for v in offer.versions if v.effective == newer)
 pa, pb = version_prices(va), version_prices(vb)

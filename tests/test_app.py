@@ -39,7 +39,7 @@ def test_compare_page_shows_the_seed_turn() -> None:
 def test_changing_an_input_changes_the_answer() -> None:
     at = _app(**SEED_URL)
     before = _metrics(at)
-    at.number_input(key="out").set_value(1000).run()
+    at.text_input(key="out").input("1000").run()
     after = _metrics(at)
     assert not at.exception
     assert after["Reused-prefix turn"] == "$0.0119"  # 0.00968 + 500 more output tokens x $4.40 per 1M
@@ -59,7 +59,10 @@ def test_bad_url_parameter_shows_an_error_naming_it() -> None:
     errors = " ".join(e.value for e in at.error)
     assert "`pfx`" in errors and "outside 0 to 1" in errors
     assert "`in`" in errors and "not a number" in errors
-    assert _metrics(at)  # the page still answers with valid values
+    # the input tokens field shows 'lots': no figure is shown for another number of tokens
+    assert not _metrics(at)
+    at = _app(**{**SEED_URL, "pfx": "2"})
+    assert _metrics(at)  # a number input keeps its valid value, and the message says the link's was refused
 
 
 def test_bad_uploaded_yaml_names_the_line_and_field() -> None:
@@ -82,7 +85,7 @@ def test_uploaded_yaml_sets_the_inputs() -> None:
     at.file_uploader(key="upload").set_value(("mine.yaml", good.encode(), "application/x-yaml")).run()
     assert not at.exception
     assert not at.error, [e.value for e in at.error]
-    assert at.number_input(key="in").value == 10000
+    assert at.text_input(key="in").value == str(10000)
     # 5,000 x 1.40 + 5,000 x 0.26 + 500 x 4.40 per 1M = $0.0105
     assert _metrics(at)["Reused-prefix turn"] == "$0.0105"
 
@@ -160,7 +163,7 @@ def test_switching_preset_applies_its_values() -> None:
     assert not at.exception
     from calculator.scenario.model import load_preset
 
-    assert at.number_input(key="in").value == load_preset(other).workload.input_tokens
+    assert at.text_input(key="in").value == str(load_preset(other).workload.input_tokens)
 
 
 def test_own_throughput_figures() -> None:

@@ -70,7 +70,9 @@ def test_bad_url_parameters_are_named_and_the_page_still_answers() -> None:
     assert "`c_n`" in errors and "outside 1 to 1,024" in errors
     assert "`c_gpu`" in errors and "'h999'" in errors
     assert "`c_ctx`" in errors and "not a number" in errors
-    assert _metrics(at)["Fits?"] in ("Yes", "Does not fit")
+    assert "Fits?" not in _metrics(at)  # the context field shows 'lots': no answer for another context
+    at = _page("capacity", c_n="0", c_gpu="h999")
+    assert _metrics(at)["Fits?"] in ("Yes", "Does not fit")  # a refused number input keeps its valid value
 
 
 def test_an_uploaded_config_becomes_a_model() -> None:

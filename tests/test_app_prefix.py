@@ -214,13 +214,13 @@ def test_apply_uses_the_compare_pages_own_inputs_and_replaces_stale_ones() -> No
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params["preset"] = "coding-agent"
     at.run()
-    at.number_input(key="in").set_value(12345).run()
+    at.text_input(key="in").input("12345").run()
     at.switch_page("app_pages/prefix_analysis.py").run()
     assert "'Coding agent" in text_of(at.caption)  # the Compare page's scenario, with its 12,345 input tokens
     at.toggle(key="p_keep").set_value(True).run()  # measured shares only: the scenario's tokens per turn stay
     at.button(key="p_apply").click().run()
     assert not at.exception
-    assert at.number_input(key="in").value == 12345
+    assert at.text_input(key="in").value == str(12345)
     assert at.number_input(key="pfx").value == pytest.approx(0.65, abs=0.001)
 
     other = next(p for p in at.selectbox(key="preset").options if p != "coding-agent")
@@ -230,7 +230,7 @@ def test_apply_uses_the_compare_pages_own_inputs_and_replaces_stale_ones() -> No
     at.button(key="p_apply").click().run()
     assert not at.exception
     assert at.selectbox(key="preset").value == "coding-agent"  # the stale preset and its inputs are replaced
-    assert at.number_input(key="in").value == load_preset("coding-agent").workload.input_tokens
+    assert at.text_input(key="in").value == str(load_preset("coding-agent").workload.input_tokens)
     assert at.number_input(key="hit").value == pytest.approx(0.179, abs=0.001)
 
 
@@ -248,9 +248,9 @@ def test_apply_carries_the_logs_tokens_per_turn_and_compare_names_the_analysis()
     evidence = prefix_evidence(report, dt.date.today())
     assert evidence.mean_input_tokens
     assert evidence.mean_input_tokens != load_preset("coding-agent").workload.input_tokens
-    assert at.number_input(key="in").value == evidence.mean_input_tokens
+    assert at.text_input(key="in").value == str(evidence.mean_input_tokens)
     if evidence.mean_output_tokens is not None:
-        assert at.number_input(key="out").value == evidence.mean_output_tokens
+        assert at.text_input(key="out").value == str(evidence.mean_output_tokens)
     expected = compare(with_prefix_evidence(load_preset("coding-agent"), evidence), load_catalogs())
     serverless = next(m.value for m in at.metric if m.label.startswith("Serverless API"))
     assert serverless == _serverless_monthly(expected)
@@ -312,7 +312,7 @@ def test_the_compare_pages_scenario_is_the_one_priced() -> None:
     at.query_params["preset"] = "coding-agent"
     at.query_params["asof"] = "2026-10-30"
     at.run()
-    at.number_input(key="in").set_value(12345).run()
+    at.text_input(key="in").input("12345").run()
     at.number_input(key="tf_sl").set_value(1.2).run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     shown = {m.label.removesuffix(" (cheapest)"): m.value for m in at.metric}

@@ -283,10 +283,10 @@ def test_capacity_defaults_follow_the_compare_scenario_unless_changed(catalogs: 
     assert at.selectbox(key="c_gpu").value == offer.gpu
     assert at.number_input(key="c_n").value == record.gpu_count
     context = scenario.workload.input_tokens + scenario.workload.output_tokens
-    assert at.number_input(key="c_ctx").value == context
+    assert at.text_input(key="c_ctx").value == str(context)
 
     # an estimate on the Compare page moves the model and GPU count; a context changed here stays
-    at.number_input(key="c_ctx").set_value(4096).run()
+    at.text_input(key="c_ctx").input("4096").run()
     at.switch_page("app_pages/compare.py").run()
     at.toggle(key="est").set_value(True).run()
     at.selectbox(key="e_model").set_value("qwen3-32b" if "qwen3-32b" in catalogs.models.ids else "llama-3.1-8b").run()
@@ -296,7 +296,7 @@ def test_capacity_defaults_follow_the_compare_scenario_unless_changed(catalogs: 
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert at.selectbox(key="c_model").value == chosen
     assert at.number_input(key="c_n").value == 2
-    assert at.number_input(key="c_ctx").value == 4096
+    assert at.text_input(key="c_ctx").value == "4096"
     assert "Defaults from the Compare page's scenario" in text_of(at.caption)
 
     # a link that names a model keeps it

@@ -186,6 +186,15 @@ def test_a100_int8_uses_its_own_rate(catalog: GpuCatalog) -> None:
     assert a100.dense_tflops("int8") == pytest.approx(624)
 
 
+def test_int4_weights_multiply_at_the_bf16_rate_on_every_gpu(catalog: GpuCatalog) -> None:
+    """The capacity page offers int4 weights (the memory table has them); the rate table once refused the name."""
+    h100 = catalog.get("h100-sxm")
+    assert h100.dense_tflops("int4") == pytest.approx(989.5)  # BF16 dense (1,979 sparse / 2), not FP8
+    for gpu_id in catalog.ids:
+        gpu = catalog.get(gpu_id)
+        assert gpu.effective_precision("int4") == "bf16"
+
+
 def test_uncertain_figures_are_marked(catalog: GpuCatalog) -> None:
     a10g = catalog.get("a10g")
     assert a10g.is_uncertain("bf16_dense_tflops")

@@ -41,7 +41,7 @@ GPU_FIGURE = Limit(0, 10**6, "", "no GPU figure (GB, TB/s, TFLOP/s, W) reaches a
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False, strict=True), GPU_FIGURE]
 """A physical figure: a YAML number above zero (a quoted string or a boolean is refused)."""
 
-PRECISIONS = ("bf16", "fp16", "fp8", "int8", "fp4")
+PRECISIONS = ("bf16", "fp16", "fp8", "int8", "int4", "fp4")
 """Precisions :meth:`GpuSpec.dense_tflops` answers for."""
 
 _ALIASES = {
@@ -145,6 +145,8 @@ class GpuSpec(_Frozen):
           multiply runs at the **BF16 rate**.
         * ``int8``: ``int8_dense_tops`` when given, else the FP8 rate (equal on Hopper, Ada,
           Blackwell and CDNA3), else BF16.
+        * ``int4``: weight-only (AWQ, GPTQ: W4A16): the weights are dequantised and the multiply runs at
+          the **BF16 rate** (the page and the memory table offer int4 weights; an unknown name crashed them).
         * ``fp4``: the FP4 rate on Blackwell; elsewhere FP4 weights are dequantised and the
           multiply runs at the FP8 rate, or the BF16 rate without FP8.
 

@@ -21,6 +21,7 @@ from typing import NoReturn
 
 from calculator.catalog import limits
 from calculator.catalog.limits import Limit
+from calculator.catalog.quantity import QuantityError, read_quantity
 
 __all__ = [
     "Parser",
@@ -167,17 +168,18 @@ def float_share(text: str) -> float:
 def limited(limit: Limit, *, whole: bool = False, separators: bool = False) -> Callable[[str], float]:
     """A converter for a flag whose value the domain bounds: ``limit`` refuses it as it refuses a scenario's.
 
-    ``whole``: a whole number (thousands separators allowed); else any number, with separators if asked.
+    ``whole``: a whole number, read as :mod:`calculator.catalog.quantity` reads one (``3M``, ``1,000,000``);
+    ``separators``: any number read that way; else any number as Python writes it.
     """
 
     def convert(text: str) -> float:
-        if whole and _digits(text):
-            sign = "-" if text.lstrip().startswith("-") else ""
-            value: float = int(f"{sign}1{'0' * _MAX_DIGITS}")  # stands for it: beyond every limit, either way
-            problem = limit.problem(value, f"a {_digits(text):,}-digit number")
-        else:
-            value = whole_number(text) if whole else number(text, separators=separators)
-            problem = limit.problem(value, None if whole else _plain(text))
+        if whole or separators:  # counts and volumes read as people type them (3M, 2.5k, 1,000,000)
+            try:
+                return read_quantity(text, limit, whole=whole)
+            except QuantityError as exc:
+                raise argparse.ArgumentTypeError(str(exc)) from None
+        value = number(text)
+        problem = limit.problem(value, _plain(text))
         if problem:
             raise argparse.ArgumentTypeError(f"{problem} (allowed: {limit.allowed})")
         return value

@@ -24,6 +24,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from calculator.catalog import limits
 from calculator.catalog.prices import (
     Offer,
     PriceCatalog,
@@ -586,10 +587,12 @@ def sensitivity_frame(scenario: Scenario, cat: Catalogs, option: str) -> tuple[p
         ("Input tokens", "input_tokens", w.input_tokens),
         ("Output tokens", "output_tokens", w.output_tokens),
     ):
+        # doubled, but never past the longest sequence a turn may be (a 7M-token output would make 14M)
+        more = min(count * 2, max(count, int(limits.TOKENS.high) - (w.input_tokens + w.output_tokens - count)))
         add(
             name,
             (f"{count // 2:,}", _with(scenario, "workload", **{field: count // 2}), volume),
-            (f"{count * 2:,}", _with(scenario, "workload", **{field: count * 2}), volume),
+            (f"{more:,}", _with(scenario, "workload", **{field: more}), volume),
         )
     if option != "serverless":
         p2a = t.peak_to_average
