@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from calculator.capacity.memory import default_kv_dtype, fit
 from calculator.capacity.roofline import RooflineAssumptions, replica_speed
 from calculator.catalog.datafile import DATA_DIR, load_model
+from calculator.catalog.field_docs import FIELD_DOCS
 from calculator.catalog.gpus import GpuCatalog
 from calculator.catalog.models import ModelCatalog
 from calculator.catalog.prices import Source
@@ -28,7 +29,7 @@ CASES_PATH = DATA_DIR / "roofline_cases.yaml"
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=FIELD_DOCS)
 
 
 class Case(_Frozen):

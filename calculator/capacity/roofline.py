@@ -27,6 +27,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from calculator.capacity.memory import KV_DTYPE_BYTES, bytes_per_weight, default_kv_dtype, kv_split
+from calculator.catalog.field_docs import FIELD_DOCS
 from calculator.catalog.gpus import GpuSpec
 from calculator.catalog.models import ModelSpec
 
@@ -49,7 +50,7 @@ __all__ = [
 class RooflineAssumptions(BaseModel):
     """Efficiency factors and what-ifs: every one is an assumption, shown next to the estimate."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=FIELD_DOCS)
 
     bandwidth_efficiency: float = Field(default=0.65, gt=0, le=1)
     """Share of peak memory bandwidth a decode step reaches."""

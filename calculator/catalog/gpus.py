@@ -18,6 +18,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from calculator.catalog.datafile import DATA_DIR, DataFileError, item_id_lines, key_line, load_model
+from calculator.catalog.field_docs import FIELD_DOCS
 from calculator.catalog.limits import Limit
 from calculator.catalog.prices import Source
 from calculator.errors import InputError
@@ -69,7 +70,7 @@ UncertainField = Literal[
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=FIELD_DOCS)
 
 
 class GpuSpec(_Frozen):

@@ -15,6 +15,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from calculator.catalog.datafile import DATA_DIR, DataFileError, load_model
+from calculator.catalog.field_docs import FIELD_DOCS
 from calculator.catalog.limits import GPUS_PER_REPLICA, MEAN_TOKENS, PARAMETERS_B, RATE
 from calculator.catalog.prices import Slug, Source
 from calculator.errors import InputError
@@ -35,7 +36,7 @@ DEFAULT_MEASUREMENTS_DIR = DATA_DIR / "measurements"
 
 class _Frozen(BaseModel):
     # every figure finite: a rate of .inf would size an endpoint at no GPUs at all
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True, allow_inf_nan=False)
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=FIELD_DOCS, allow_inf_nan=False)
 
 
 PERCENTILES = ("mean", "p50", "p90", "p95", "p99")

@@ -23,6 +23,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from calculator.catalog.datafile import DATA_DIR, DataFileError, item_id_lines, key_line, load_model, validation_lines
+from calculator.catalog.field_docs import FIELD_DOCS
 from calculator.catalog.limits import PARAMETERS_B, SPEC_COUNT
 from calculator.catalog.prices import Source, canonical_model
 from calculator.catalog.textfile import json_words
@@ -51,7 +52,7 @@ Billions = Annotated[float, Field(gt=0, allow_inf_nan=False, strict=True), PARAM
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=FIELD_DOCS)
 
 
 class MlaSpec(_Frozen):

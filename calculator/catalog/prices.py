@@ -26,6 +26,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from calculator.catalog.datafile import DATA_DIR, DataFileError, load_model
+from calculator.catalog.field_docs import FIELD_DOCS
 from calculator.catalog.fx import CurrencyCode
 from calculator.catalog.limits import CONTEXT, GPUS_PER_REPLICA, REPLICAS, TOKENS
 from calculator.errors import InputError
@@ -58,7 +59,7 @@ CacheTtl = Annotated[str, Field(pattern=r"^[1-9][0-9]*(m|h)$")]
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=FIELD_DOCS)
 
 
 class Source(_Frozen):

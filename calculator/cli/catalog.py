@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -280,7 +281,31 @@ def cmd_measurements_import(args: argparse.Namespace) -> int:
 
 
 def schema_files() -> dict[Path, str]:
-    """The JSON Schemas editors use to check the data files as they are typed."""
+    """The JSON Schemas editors use to check the data files as they are typed, with each field's docstring
+    as its description: read in a fresh interpreter that builds the models with their docstrings (every
+    other run skips reading them, see :mod:`calculator.catalog.field_docs`)."""
+    from calculator.catalog import field_docs
+
+    if field_docs.FIELD_DOCS:
+        return _schema_texts()
+    import subprocess
+    import sys
+
+    root = str(Path(__file__).resolve().parents[2])
+    env = {
+        **os.environ,
+        field_docs.ENV: "1",
+        "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])),
+    }
+    code = (
+        "import json, sys; from calculator.cli.catalog import schema_files; "
+        "json.dump({str(k): v for k, v in schema_files().items()}, sys.stdout)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    return {Path(k): v for k, v in json.loads(done.stdout).items()}
+
+
+def _schema_texts() -> dict[Path, str]:
     from calculator.catalog.gpus import DEFAULT_GPU_DIR, GpuFile
     from calculator.catalog.measurements import DEFAULT_MEASUREMENTS_DIR, MeasurementFile
     from calculator.catalog.models import DEFAULT_MODELS_DIR, ModelFile

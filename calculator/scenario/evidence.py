@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from calculator.catalog.field_docs import FIELD_DOCS
 from calculator.catalog.limits import TOKENS
 from calculator.catalog.measurements import ThroughputRecord
 from calculator.scenario.load import LoadProfile
@@ -26,7 +27,7 @@ __all__ = ["Evidence", "PrefixEvidence", "prefix_evidence"]
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True, allow_inf_nan=False)
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=FIELD_DOCS, allow_inf_nan=False)
 
 
 class PrefixEvidence(_Frozen):

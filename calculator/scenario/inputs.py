@@ -14,6 +14,7 @@ import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
+from calculator.catalog.field_docs import FIELD_DOCS
 from calculator.catalog.fx import CODES, default_rate, rate_field
 from calculator.catalog.limits import (
     ACTIVE_HOURS,
@@ -93,7 +94,7 @@ class LatencyTarget(BaseModel):
 class EstimateSetup(BaseModel):
     """Size GPUs from a roofline estimate instead of a measurement (always labelled as an estimate)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True, allow_inf_nan=False)
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=FIELD_DOCS, allow_inf_nan=False)
 
     model: Name
     """A model id from ``models/``."""
@@ -107,7 +108,7 @@ class EstimateSetup(BaseModel):
 class TurnShape(BaseModel):
     """What one request sends and receives."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=FIELD_DOCS)
 
     input_tokens: Annotated[int, TOKENS]
     """All prompt tokens: system prompt, tools, history and the new message."""
@@ -153,7 +154,7 @@ class TurnShape(BaseModel):
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True, allow_inf_nan=False)
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=FIELD_DOCS, allow_inf_nan=False)
 
 
 class Traffic(_Frozen):

@@ -22,6 +22,7 @@ import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from calculator.catalog.field_docs import FIELD_DOCS
 from calculator.catalog.limits import DAYS_PER_WEEK, PEAK_TO_AVERAGE
 from calculator.errors import InputError
 from calculator.scenario.inputs import DAYS_PER_MONTH, Traffic
@@ -64,7 +65,7 @@ def ramp_shape(burst: float, points: int = 3600) -> tuple[float, ...]:
 class LoadProfile(BaseModel):
     """How a month's turns spread over the day, and how bursty an hour is."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True, allow_inf_nan=False)
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=FIELD_DOCS, allow_inf_nan=False)
 
     name: str = Field(max_length=200)
     weights: tuple[float, ...]

@@ -17,6 +17,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from calculator.catalog.datafile import DATA_DIR, load_model, load_model_text
+from calculator.catalog.field_docs import FIELD_DOCS
 from calculator.catalog.fx import CurrencyCode
 from calculator.catalog.limits import PRESET_NAME, TURNS_PER_MONTH, Description, Name, ScenarioName
 from calculator.catalog.measurements import ThroughputRecord
@@ -50,7 +51,7 @@ CENT = Decimal("0.01")
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True, allow_inf_nan=False)
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=FIELD_DOCS, allow_inf_nan=False)
 
 
 class ServerlessChoice(_Frozen):
