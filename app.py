@@ -10,6 +10,7 @@ st.html(
     """<style>
     [data-testid="stMetric"] { container-type: inline-size; }
     [data-testid="stMetricValue"] { font-size: min(2.25rem, 12cqi); }
+    .st-key-two_amounts [data-testid="stMetricValue"] { font-size: min(2.25rem, 8cqi); }
     [data-testid="stMetricLabel"] * { white-space: normal !important; text-overflow: clip !important; }
     @media (max-width: 1279px) {
         [data-testid="stMainBlockContainer"] { padding-left: 1.5rem; padding-right: 1.5rem; }

@@ -675,7 +675,7 @@ if result.turn is not None:
         f"x hit rate {float(scenario.workload.hit_rate):g}.",
         border=True,
     )
-    c3.metric(
+    c3.container(key="two_amounts").metric(  # two amounts in one value: app.py sets it smaller
         "1,000 turns",
         f"{format_money(reused * 1000, cur)} vs {format_money(no_reuse * 1000, cur)}",
         help="Reused prefix vs no reuse.",

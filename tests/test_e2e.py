@@ -204,7 +204,13 @@ def test_no_headline_figure_is_cut_off_from_1024_to_1920_px(app_url: str, browse
 
     ctx = browser.new_context(viewport={"width": width, "height": 1400})
     page = ctx.new_page()
-    for path in ("?preset=coding-agent&asof=2026-10-30&vol=1000000000", "?preset=rag-chatbot", "plan", "capacity"):
+    for path in (
+        "?preset=coding-agent&asof=2026-10-30&vol=1000000000",
+        "?preset=coding-agent&asof=2026-10-30&cur=INR",  # the longest symbol and amounts of the currencies
+        "?preset=rag-chatbot",
+        "plan",
+        "capacity",
+    ):
         page.goto(f"{app_url}/{path}")
         _wait_idle(page)
         expect(page.get_by_test_id("stMetricValue").first).to_be_visible(timeout=30_000)
