@@ -17,6 +17,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import math
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any, Literal, cast
 
@@ -36,7 +37,8 @@ from calculator.errors import InputError
 from calculator.present.money import axis_format, format_money, format_small, money_title
 from calculator.present.shown_currency import turn_currency
 from calculator.pricing.billing import hourly_price_per_replica
-from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison, CostFn, cost_curves
+from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison, CostFn, cost_curves, curves
+from calculator.pricing.resolve import resolve
 from calculator.pricing.ttl import EmpiricalGaps, ExponentialGaps, GapDistribution, LognormalGaps, advise_ttl
 from calculator.pricing.turn import TurnComparison
 from calculator.scenario.model import Scenario
@@ -414,13 +416,26 @@ def _with(scenario: Scenario, section: str, **update: Any) -> Scenario:
     return scenario.model_copy(update={section: part.model_copy(update=update)})
 
 
+def _resolver(scenario: Scenario, cat: Catalogs) -> Callable[[Scenario], dict[str, CostFn]]:
+    """Cost curves of variants of ``scenario`` priced on ``cat``: each from the scenario resolved once
+    (offers, versions, records looked up once; only what a variant changes is sized again), as
+    :func:`cost_curves` would price it alone. When the scenario itself does not resolve, each variant is
+    resolved on its own, so a variant that does resolve is still priced."""
+    try:
+        base = resolve(scenario, cat)
+    except InputError:
+        return lambda variant: cost_curves(variant, cat)
+    return lambda variant: curves(base.with_scenario(variant))
+
+
 def share_sweep_frame(scenario: Scenario, cat: Catalogs, variable: str, points: int = 21) -> pd.DataFrame:
     """Monthly cost of each option at today's volume as ``variable`` (hit_rate or prefix_share) runs 0 to 1."""
     volume = np.array([float(scenario.traffic.turns_per_month)])
+    priced = _resolver(scenario, cat)
     rows = []
     for value in np.linspace(0.0, 1.0, points):
         shape = scenario.workload.model_copy(update={variable: Decimal(f"{value:.4f}")})
-        for name, fn in cost_curves(scenario, cat, shape).items():
+        for name, fn in priced(scenario.model_copy(update={"workload": shape})).items():
             rows.append(
                 {"value": float(value), "option": OPTION_LABELS[name], "key": name, "monthly": float(fn(volume)[0])}
             )
@@ -551,11 +566,12 @@ def sensitivity_frame(scenario: Scenario, cat: Catalogs, option: str) -> tuple[p
     volume = float(t.turns_per_month)
 
     resolved: dict[tuple[int, int], dict[str, CostFn] | None] = {}  # the volume rows reuse the scenario's
+    priced = _resolver(scenario, cat)
 
     def evaluate(s: Scenario, vol: float = volume, c: Catalogs = cat) -> tuple[float, str]:
         if (id(s), id(c)) not in resolved:
             try:
-                resolved[id(s), id(c)] = cost_curves(s, c)
+                resolved[id(s), id(c)] = priced(s) if c is cat else cost_curves(s, c)
             except InputError:
                 resolved[id(s), id(c)] = None
         curves = resolved[id(s), id(c)]
