@@ -9,6 +9,7 @@ from decimal import Decimal
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -189,3 +190,16 @@ def test_any_turn_shape_resolves_as_it_would_alone(
             compare(resolve(scenario, catalogs).with_scenario(variant))
         return
     assert _compared(compare(resolve(scenario, catalogs).with_scenario(variant))) == _compared(alone)
+
+
+def test_the_cheapest_switch_is_read_from_the_cheapest_row_at_each_value() -> None:
+    frame = pd.DataFrame(
+        {
+            "value": [1.0, 0.0, 0.0, 0.5, 0.5, 1.0],
+            "key": ["b", "a", "b", "a", "b", "a"],
+            "monthly": [2.0, 1.0, 1.0, 2.0, float("nan"), 3.0],
+        }
+    )
+    # a tie (at 0) keeps the first row's option; a missing cost (b at 0.5) is not a cheaper one
+    assert charts.cheapest_switch(frame) == [(0.75, "a", "b")]
+    assert charts.cheapest_switch(frame[frame["value"] < 1]) == []

@@ -446,13 +446,18 @@ def cheapest_switch(df: pd.DataFrame) -> list[tuple[float, str, str]]:
     """Where the cheapest option changes along a sweep: (value, cheaper below, cheaper above)."""
     if df.empty:
         return []
-    best = df.loc[df.groupby("value")["monthly"].idxmin()].sort_values("value")
+    # plain lists: a pandas group-by and a row loop were a tenth of the sweep they read
+    best: dict[float, tuple[float, str]] = {}
+    for value, key, monthly in zip(df["value"].tolist(), df["key"].tolist(), df["monthly"].tolist(), strict=True):
+        if math.isnan(monthly):
+            continue
+        if value not in best or monthly < best[value][0]:  # a tie keeps the first row, as idxmin does
+            best[value] = (monthly, str(key))
     switches = []
-    previous = None
-    for _, row in best.iterrows():
-        if previous is not None and row["key"] != previous["key"]:
-            switches.append(((previous["value"] + row["value"]) / 2, str(previous["key"]), str(row["key"])))
-        previous = row
+    ordered = sorted(best.items())
+    for (before, (_, below)), (after, (_, above)) in zip(ordered, ordered[1:], strict=False):
+        if above != below:
+            switches.append(((before + after) / 2, below, above))
     return switches
 
 
