@@ -8,6 +8,7 @@ import re
 from decimal import Decimal
 from typing import Any
 
+import altair as alt
 import numpy as np
 import pandas as pd
 import pytest
@@ -203,3 +204,36 @@ def test_the_cheapest_switch_is_read_from_the_cheapest_row_at_each_value() -> No
     # a tie (at 0) keeps the first row's option; a missing cost (b at 0.5) is not a cheaper one
     assert charts.cheapest_switch(frame) == [(0.75, "a", "b")]
     assert charts.cheapest_switch(frame[frame["value"] < 1]) == []
+
+
+def _charts(scenario: Scenario, catalogs: Catalogs) -> dict[str, Any]:
+    result = compare(scenario, catalogs)
+    assert result.cheapest is not None
+    now: dict[str, float] = {o.option: o.utilisation for o in result.options if o.utilisation is not None}
+    sweep = charts.share_sweep_frame(scenario, catalogs, "prefix_share", points=11)
+    return {
+        "volume": charts.volume_chart(
+            cost_curves(scenario, catalogs), float(scenario.traffic.turns_per_month), result
+        ).to_dict(),
+        "sweep": charts.share_sweep_chart(sweep, "prefix_share", float(scenario.workload.prefix_share)).to_dict(),
+        "utilisation": charts.utilisation_chart(charts.utilisation_frame(result), "USD", now).to_dict(),
+        "sensitivity": charts.sensitivity_chart(
+            *charts.sensitivity_frame(scenario, catalogs, result.cheapest)
+        ).to_dict(),
+    }
+
+
+def test_a_layered_chart_is_the_one_altair_layers(
+    scenario: Scenario, catalogs: Catalogs, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fast = _charts(scenario, catalogs)  # to_dict checks each against the Vega-Lite schema
+    monkeypatch.setattr(charts, "_layered", lambda *layers, **props: alt.layer(*layers, **props))
+    assert fast == _charts(scenario, catalogs)
+
+
+def test_layers_sharing_their_data_are_left_to_altair() -> None:
+    frame = pd.DataFrame({"x": [1, 2], "y": [3, 4]})
+    base = alt.Chart(frame).encode(x="x:Q", y="y:Q")
+    shared = charts._layered(base.mark_line(), base.mark_point(), title="t")
+    assert shared.to_dict() == alt.layer(base.mark_line(), base.mark_point(), title="t").to_dict()
+    assert "data" in shared.to_dict()  # hoisted to the top, as alt.layer does

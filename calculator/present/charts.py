@@ -24,6 +24,7 @@ from typing import Any, Literal, cast
 import altair as alt
 import numpy as np
 import pandas as pd
+from altair.utils.schemapi import Undefined, UndefinedType
 
 from calculator.catalog.prices import (
     Offer,
@@ -93,6 +94,32 @@ def fmt_volume(turns: float) -> str:
 def option_color_scale(options: list[str]) -> alt.Scale:
     labels = [OPTION_LABELS[o] for o in options]
     return alt.Scale(domain=labels, range=[OPTION_COLORS[o] for o in options])
+
+
+_FACETS = ("row", "column", "facet")
+
+
+def _layered(*layers: alt.Chart, **props: Any) -> alt.LayerChart:
+    """``alt.layer(*layers, **props)`` for plain layers, without the two deep copies of every layer it makes
+    (to merge selection parameters across layers): a fifth of building a chart on each Compare rerun.
+
+    Plain: every layer a unit chart with its own data and no parameters, facet, size or view of its own,
+    as the charts here draw them; there ``alt.layer`` leaves each layer as it is, so setting the list gives
+    the same chart. Anything else goes through ``alt.layer`` (tests/test_sweep_speed_equivalence.py holds
+    the two equal).
+    """
+    plain = all(
+        isinstance(c, alt.Chart)
+        and not isinstance(c.data, UndefinedType)
+        and all(isinstance(c[k], UndefinedType) for k in ("params", "width", "height", "view"))
+        and all(isinstance(getattr(c["encoding"], ch, Undefined), UndefinedType) for ch in _FACETS)
+        for c in layers
+    )
+    if not plain or len({id(c.data) for c in layers}) < 2:
+        return cast(alt.LayerChart, alt.layer(*layers, **props))
+    chart = alt.LayerChart(**props)
+    chart.layer = list(layers)
+    return chart
 
 
 # --- the turn ------------------------------------------------------------------------------------
@@ -234,10 +261,7 @@ def volume_chart(
                     ],
                 )
             )
-    return cast(
-        alt.LayerChart,
-        alt.layer(*layers, title="Monthly cost against monthly volume", width=WIDTH, height=HEIGHT),
-    )
+    return _layered(*layers, title="Monthly cost against monthly volume", width=WIDTH, height=HEIGHT)
 
 
 # --- sweeps -------------------------------------------------------------------------------------
@@ -270,10 +294,7 @@ def share_sweep_chart(df: pd.DataFrame, variable: str, current: float, currency:
         .mark_rule(strokeDash=[6, 4], color="#6e7781")
         .encode(x=alt.X("value:Q"), tooltip=[alt.Tooltip("label:N", title=label)])
     )
-    return cast(
-        alt.LayerChart,
-        alt.layer(lines, rule, title=f"Monthly cost against {label.lower()}", width=WIDTH, height=HEIGHT),
-    )
+    return _layered(lines, rule, title=f"Monthly cost against {label.lower()}", width=WIDTH, height=HEIGHT)
 
 
 def utilisation_chart(
@@ -334,10 +355,7 @@ def utilisation_chart(
                         ],
                     )
                 )
-    return cast(
-        alt.LayerChart,
-        alt.layer(*layers, title="Cost per million tokens against GPU utilisation", width=WIDTH, height=HEIGHT),
-    )
+    return _layered(*layers, title="Cost per million tokens against GPU utilisation", width=WIDTH, height=HEIGHT)
 
 
 def sensitivity_chart(df: pd.DataFrame, base: float, currency: str = "USD", subject: str = "") -> alt.LayerChart:
@@ -376,10 +394,7 @@ def sensitivity_chart(df: pd.DataFrame, base: float, currency: str = "USD", subj
         )
     )
     rule = alt.Chart(pd.DataFrame({"base": [base]})).mark_rule(color="#6e7781").encode(x=alt.X("base:Q"))
-    return cast(
-        alt.LayerChart,
-        alt.layer(bars, rule, title="What moves the answer most", width=WIDTH, height=110 + 38 * len(order)),
-    )
+    return _layered(bars, rule, title="What moves the answer most", width=WIDTH, height=110 + 38 * len(order))
 
 
 # --- price sheets -------------------------------------------------------------------------------
@@ -832,16 +847,13 @@ def ttl_chart(
             ],
         )
     )
-    return cast(
-        alt.LayerChart,
-        alt.layer(
-            lines,
-            rule,
-            points,
-            title="Cost per session against the median gap between turns",
-            width=WIDTH,
-            height=HEIGHT + 100,
-        ),
+    return _layered(
+        lines,
+        rule,
+        points,
+        title="Cost per session against the median gap between turns",
+        width=WIDTH,
+        height=HEIGHT + 100,
     )
 
 
