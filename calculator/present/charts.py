@@ -205,9 +205,6 @@ def volume_chart(
 ) -> alt.LayerChart:
     """Monthly cost of every option against turns per month, with today's volume and the crossings."""
     lo, hi = _volume_range(today, comparison)
-    df = volume_frame(curves, lo, hi)
-    df["monthly_label"] = [format_money(v, currency) for v in df["monthly"]]
-    df["turns_label"] = [f"{t:,.0f}" for t in df["turns"]]
     options = list(curves)
     x = alt.X("turns:Q", title="Turns per month (log scale)", scale=alt.Scale(type="log"))
     y = alt.Y("monthly:Q", title=money_title("Monthly cost", currency, "log scale"), scale=alt.Scale(type="log"))
@@ -218,8 +215,13 @@ def volume_chart(
         alt.Tooltip("monthly_label:N", title="Monthly cost"),
     ]
     layers: list[Any] = []
+    turns_label = None
     for name in options:
-        part = df[df["key"] == name]
+        # each option's rows made apart (volume_frame's, labelled), not cut back out of one joined frame
+        part = volume_frame({name: curves[name]}, lo, hi)
+        part["monthly_label"] = [format_money(v, currency) for v in part["monthly"].tolist()]
+        turns_label = turns_label or [f"{t:,.0f}" for t in part["turns"].tolist()]
+        part["turns_label"] = turns_label
         interpolate: Literal["linear", "step-after"] = "linear" if name == "serverless" else "step-after"
         layers.append(
             alt.Chart(part)
