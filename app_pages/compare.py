@@ -715,7 +715,7 @@ st.dataframe(table, hide_index=True, width="stretch")
 d1, d2, d3 = st.columns(3)
 d1.download_button(
     "Assumptions (CSV)",
-    data=lambda: table.to_csv(index=False),  # made when asked for, not on every rerun
+    data=table.to_csv(index=False),
     file_name="assumptions.csv",
     mime="text/csv",
     on_click="ignore",
@@ -723,7 +723,7 @@ d1.download_button(
 )
 d2.download_button(
     "Scenario (YAML)",
-    data=lambda: dump_scenario(pin_prices(_state.shareable(scenario, work_cat), work_cat, result)),
+    data=dump_scenario(pin_prices(_state.shareable(scenario, work_cat), work_cat, result)),
     file_name=f"{preset_now if not ss.get('uploaded') else 'scenario'}.yaml",
     mime="application/x-yaml",
     on_click="ignore",
