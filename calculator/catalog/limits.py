@@ -69,10 +69,13 @@ __all__ = [
 ]
 
 
+_HUGE = 10**4000  # made once: building it took most of a check on every sized sweep point
+
+
 def shown(value: float | int | Decimal) -> str:
     """A number as an error message quotes it: whole numbers with separators, a huge one by its size."""
     if isinstance(value, int) and not isinstance(value, bool):
-        digits = len(str(abs(value))) if abs(value) < 10**4000 else None  # str() refuses > 4,300 digits
+        digits = len(str(abs(value))) if abs(value) < _HUGE else None  # str() refuses > 4,300 digits
         if digits is None or digits > 24:
             return f"a {digits or 'several-thousand'}-digit number"
         return f"{value:,}"

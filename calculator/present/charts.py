@@ -17,12 +17,14 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import math
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any, Literal, cast
 
 import altair as alt
 import numpy as np
 import pandas as pd
+from altair.utils.schemapi import Undefined, UndefinedType
 
 from calculator.catalog import limits
 from calculator.catalog.prices import (
@@ -37,7 +39,8 @@ from calculator.errors import InputError
 from calculator.present.money import axis_format, format_money, format_small, money_title
 from calculator.present.shown_currency import turn_currency
 from calculator.pricing.billing import hourly_price_per_replica
-from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison, CostFn, cost_curves
+from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison, CostFn, cost_curves, curves
+from calculator.pricing.resolve import resolve
 from calculator.pricing.ttl import EmpiricalGaps, ExponentialGaps, GapDistribution, LognormalGaps, advise_ttl
 from calculator.pricing.turn import TurnComparison
 from calculator.scenario.model import Scenario
@@ -92,6 +95,32 @@ def fmt_volume(turns: float) -> str:
 def option_color_scale(options: list[str]) -> alt.Scale:
     labels = [OPTION_LABELS[o] for o in options]
     return alt.Scale(domain=labels, range=[OPTION_COLORS[o] for o in options])
+
+
+_FACETS = ("row", "column", "facet")
+
+
+def _layered(*layers: alt.Chart, **props: Any) -> alt.LayerChart:
+    """``alt.layer(*layers, **props)`` for plain layers, without the two deep copies of every layer it makes
+    (to merge selection parameters across layers): a fifth of building a chart on each Compare rerun.
+
+    Plain: every layer a unit chart with its own data and no parameters, facet, size or view of its own,
+    as the charts here draw them; there ``alt.layer`` leaves each layer as it is, so setting the list gives
+    the same chart. Anything else goes through ``alt.layer`` (tests/test_sweep_speed_equivalence.py holds
+    the two equal).
+    """
+    plain = all(
+        isinstance(c, alt.Chart)
+        and not isinstance(c.data, UndefinedType)
+        and all(isinstance(c[k], UndefinedType) for k in ("params", "width", "height", "view"))
+        and all(isinstance(getattr(c["encoding"], ch, Undefined), UndefinedType) for ch in _FACETS)
+        for c in layers
+    )
+    if not plain or len({id(c.data) for c in layers}) < 2:
+        return cast(alt.LayerChart, alt.layer(*layers, **props))
+    chart = alt.LayerChart(**props)
+    chart.layer = list(layers)
+    return chart
 
 
 # --- the turn ------------------------------------------------------------------------------------
@@ -177,9 +206,6 @@ def volume_chart(
 ) -> alt.LayerChart:
     """Monthly cost of every option against turns per month, with today's volume and the crossings."""
     lo, hi = _volume_range(today, comparison)
-    df = volume_frame(curves, lo, hi)
-    df["monthly_label"] = [format_money(v, currency) for v in df["monthly"]]
-    df["turns_label"] = [f"{t:,.0f}" for t in df["turns"]]
     options = list(curves)
     x = alt.X("turns:Q", title="Turns per month (log scale)", scale=alt.Scale(type="log"))
     y = alt.Y("monthly:Q", title=money_title("Monthly cost", currency, "log scale"), scale=alt.Scale(type="log"))
@@ -190,8 +216,13 @@ def volume_chart(
         alt.Tooltip("monthly_label:N", title="Monthly cost"),
     ]
     layers: list[Any] = []
+    turns_label = None
     for name in options:
-        part = df[df["key"] == name]
+        # each option's rows made apart (volume_frame's, labelled), not cut back out of one joined frame
+        part = volume_frame({name: curves[name]}, lo, hi)
+        part["monthly_label"] = [format_money(v, currency) for v in part["monthly"].tolist()]
+        turns_label = turns_label or [f"{t:,.0f}" for t in part["turns"].tolist()]
+        part["turns_label"] = turns_label
         interpolate: Literal["linear", "step-after"] = "linear" if name == "serverless" else "step-after"
         layers.append(
             alt.Chart(part)
@@ -233,10 +264,7 @@ def volume_chart(
                     ],
                 )
             )
-    return cast(
-        alt.LayerChart,
-        alt.layer(*layers, title="Monthly cost against monthly volume", width=WIDTH, height=HEIGHT),
-    )
+    return _layered(*layers, title="Monthly cost against monthly volume", width=WIDTH, height=HEIGHT)
 
 
 # --- sweeps -------------------------------------------------------------------------------------
@@ -269,10 +297,7 @@ def share_sweep_chart(df: pd.DataFrame, variable: str, current: float, currency:
         .mark_rule(strokeDash=[6, 4], color="#6e7781")
         .encode(x=alt.X("value:Q"), tooltip=[alt.Tooltip("label:N", title=label)])
     )
-    return cast(
-        alt.LayerChart,
-        alt.layer(lines, rule, title=f"Monthly cost against {label.lower()}", width=WIDTH, height=HEIGHT),
-    )
+    return _layered(lines, rule, title=f"Monthly cost against {label.lower()}", width=WIDTH, height=HEIGHT)
 
 
 def utilisation_chart(
@@ -333,10 +358,7 @@ def utilisation_chart(
                         ],
                     )
                 )
-    return cast(
-        alt.LayerChart,
-        alt.layer(*layers, title="Cost per million tokens against GPU utilisation", width=WIDTH, height=HEIGHT),
-    )
+    return _layered(*layers, title="Cost per million tokens against GPU utilisation", width=WIDTH, height=HEIGHT)
 
 
 def sensitivity_chart(df: pd.DataFrame, base: float, currency: str = "USD", subject: str = "") -> alt.LayerChart:
@@ -375,10 +397,7 @@ def sensitivity_chart(df: pd.DataFrame, base: float, currency: str = "USD", subj
         )
     )
     rule = alt.Chart(pd.DataFrame({"base": [base]})).mark_rule(color="#6e7781").encode(x=alt.X("base:Q"))
-    return cast(
-        alt.LayerChart,
-        alt.layer(bars, rule, title="What moves the answer most", width=WIDTH, height=110 + 38 * len(order)),
-    )
+    return _layered(bars, rule, title="What moves the answer most", width=WIDTH, height=110 + 38 * len(order))
 
 
 # --- price sheets -------------------------------------------------------------------------------
@@ -415,13 +434,26 @@ def _with(scenario: Scenario, section: str, **update: Any) -> Scenario:
     return scenario.model_copy(update={section: part.model_copy(update=update)})
 
 
+def _resolver(scenario: Scenario, cat: Catalogs) -> Callable[[Scenario], dict[str, CostFn]]:
+    """Cost curves of variants of ``scenario`` priced on ``cat``: each from the scenario resolved once
+    (offers, versions, records looked up once; only what a variant changes is sized again), as
+    :func:`cost_curves` would price it alone. When the scenario itself does not resolve, each variant is
+    resolved on its own, so a variant that does resolve is still priced."""
+    try:
+        base = resolve(scenario, cat)
+    except InputError:
+        return lambda variant: cost_curves(variant, cat)
+    return lambda variant: curves(base.with_scenario(variant))
+
+
 def share_sweep_frame(scenario: Scenario, cat: Catalogs, variable: str, points: int = 21) -> pd.DataFrame:
     """Monthly cost of each option at today's volume as ``variable`` (hit_rate or prefix_share) runs 0 to 1."""
     volume = np.array([float(scenario.traffic.turns_per_month)])
+    priced = _resolver(scenario, cat)
     rows = []
     for value in np.linspace(0.0, 1.0, points):
         shape = scenario.workload.model_copy(update={variable: Decimal(f"{value:.4f}")})
-        for name, fn in cost_curves(scenario, cat, shape).items():
+        for name, fn in priced(scenario.model_copy(update={"workload": shape})).items():
             rows.append(
                 {"value": float(value), "option": OPTION_LABELS[name], "key": name, "monthly": float(fn(volume)[0])}
             )
@@ -432,13 +464,18 @@ def cheapest_switch(df: pd.DataFrame) -> list[tuple[float, str, str]]:
     """Where the cheapest option changes along a sweep: (value, cheaper below, cheaper above)."""
     if df.empty:
         return []
-    best = df.loc[df.groupby("value")["monthly"].idxmin()].sort_values("value")
+    # plain lists: a pandas group-by and a row loop were a tenth of the sweep they read
+    best: dict[float, tuple[float, str]] = {}
+    for value, key, monthly in zip(df["value"].tolist(), df["key"].tolist(), df["monthly"].tolist(), strict=True):
+        if math.isnan(monthly):
+            continue
+        if value not in best or monthly < best[value][0]:  # a tie keeps the first row, as idxmin does
+            best[value] = (monthly, str(key))
     switches = []
-    previous = None
-    for _, row in best.iterrows():
-        if previous is not None and row["key"] != previous["key"]:
-            switches.append(((previous["value"] + row["value"]) / 2, str(previous["key"]), str(row["key"])))
-        previous = row
+    ordered = sorted(best.items())
+    for (before, (_, below)), (after, (_, above)) in zip(ordered, ordered[1:], strict=False):
+        if above != below:
+            switches.append(((before + after) / 2, below, above))
     return switches
 
 
@@ -552,11 +589,12 @@ def sensitivity_frame(scenario: Scenario, cat: Catalogs, option: str) -> tuple[p
     volume = float(t.turns_per_month)
 
     resolved: dict[tuple[int, int], dict[str, CostFn] | None] = {}  # the volume rows reuse the scenario's
+    priced = _resolver(scenario, cat)
 
     def evaluate(s: Scenario, vol: float = volume, c: Catalogs = cat) -> tuple[float, str]:
         if (id(s), id(c)) not in resolved:
             try:
-                resolved[id(s), id(c)] = cost_curves(s, c)
+                resolved[id(s), id(c)] = priced(s) if c is cat else cost_curves(s, c)
             except InputError:
                 resolved[id(s), id(c)] = None
         curves = resolved[id(s), id(c)]
@@ -814,16 +852,13 @@ def ttl_chart(
             ],
         )
     )
-    return cast(
-        alt.LayerChart,
-        alt.layer(
-            lines,
-            rule,
-            points,
-            title="Cost per session against the median gap between turns",
-            width=WIDTH,
-            height=HEIGHT + 100,
-        ),
+    return _layered(
+        lines,
+        rule,
+        points,
+        title="Cost per session against the median gap between turns",
+        width=WIDTH,
+        height=HEIGHT + 100,
     )
 
 

@@ -98,8 +98,27 @@ class ResolvedScenario:
         return self.dedicated if kind == "dedicated" else self.self_hosted
 
     def with_scenario(self, scenario: Scenario) -> ResolvedScenario:
-        """The same catalogues resolved for a changed scenario (a sweep point, another shape)."""
-        return resolve(scenario, self.catalogs, drop_unpriceable=bool(self.dropped))
+        """The same catalogues resolved for a changed scenario (a sweep point, another shape).
+
+        What :func:`resolve` would give, without looking up again what the change cannot move: a new
+        workload sizes each GPU option's replica again on the same offers and records, and traffic or
+        hosting terms that size nothing keep the sides as they are. A sweep prices twenty such points.
+        """
+        if self.dropped or not _same_lookups(self, scenario):
+            return resolve(scenario, self.catalogs, drop_unpriceable=bool(self.dropped))
+        if scenario.workload == self.scenario.workload:
+            return replace(self, scenario=scenario)
+        serverless = self.serverless
+        if serverless is not None:
+            factor = scenario.token_factor(serverless.offer.model, serverless.offer.base_model)
+            serverless = replace(serverless, shape=scenario.workload.scaled(factor))
+        sides = {
+            kind: None if side is None else _resized(side, scenario, self.catalogs)
+            for kind, side in (("dedicated", self.dedicated), ("self_hosted", self.self_hosted))
+        }
+        resolved = replace(self, scenario=scenario, serverless=serverless)
+        resolved = replace(resolved, dedicated=sides["dedicated"], self_hosted=sides["self_hosted"])
+        return replace(resolved, warnings=tuple(_warnings(resolved)))
 
     @property
     def options(self) -> tuple[str, ...]:
@@ -181,6 +200,20 @@ def _owned(kind: Owned, scenario: Scenario, cat: Catalogs, measured: ThroughputR
         shape = shape.scaled(scenario.token_factor(record.model))
     record = with_model_params(record, cat)
     check_usable(record)
+    return _sized(kind, scenario, cat, sheet, offer, record, shape)
+
+
+def _sized(
+    kind: Owned,
+    scenario: Scenario,
+    cat: Catalogs,
+    sheet: PriceSheet,
+    offer: DedicatedOffer | GpuVmOffer,
+    record: ThroughputRecord,
+    shape: TurnShape,
+) -> OwnedSide:
+    """The side with a replica of ``record``'s setup sized for the turn ``shape``."""
+    setup = scenario.self_hosting.estimate
     assert record.gpu is not None
     capacity = replica_capacity(
         record,
@@ -200,6 +233,35 @@ def _owned(kind: Owned, scenario: Scenario, cat: Catalogs, measured: ThroughputR
             update={"note": f"busiest load level meeting the {target.percentile} target: {record.id}; {capacity.note}"}
         )
     return OwnedSide(kind, sheet, offer, record, capacity, shape)
+
+
+def _resized(side: OwnedSide, scenario: Scenario, cat: Catalogs) -> OwnedSide:
+    """``side`` for the scenario's workload: a measured record stays (its choice reads no workload), a
+    roofline estimate is made again for the new turn."""
+    if scenario.self_hosting.estimate is not None:
+        found = _owned(side.kind, scenario, cat, None)
+        assert found is not None
+        return found
+    shape = scenario.workload.scaled(scenario.token_factor(side.record.model))
+    return _sized(side.kind, scenario, cat, side.sheet, side.offer, side.record, shape)
+
+
+_SIZING = ("record", "estimate", "latency_target")
+"""The hosting terms :func:`resolve` reads; the others (utilisation, spares, the engineer) only price."""
+
+
+def _same_lookups(res: ResolvedScenario, scenario: Scenario) -> bool:
+    """Whether ``scenario`` chooses the same offers, price date, records and token factors ``res`` resolved."""
+    old = res.scenario
+    same = (
+        scenario.price_date == res.as_of
+        and scenario.serverless == old.serverless
+        and scenario.dedicated == old.dedicated
+        and scenario.gpu_vm == old.gpu_vm
+        and scenario.token_factors == old.token_factors
+        and scenario.evidence.records == old.evidence.records
+    )
+    return same and all(getattr(scenario.self_hosting, f) == getattr(old.self_hosting, f) for f in _SIZING)
 
 
 def _serverless(scenario: Scenario, cat: Catalogs) -> ServerlessSide | None:
