@@ -168,7 +168,11 @@ def opened(change: Change) -> Any:
 def rerun(at: Any, change: Change, i: int, timing: Timing) -> None:
     """Set the change's input to its i-th value and time the rerun; raises if the page fails."""
     if change.values:
-        at.number_input(key=change.key).set_value(change.values[i])
+        typed = [w for w in at.text_input if w.key == change.key]  # volumes and token counts are typed as text
+        if typed:
+            typed[0].input(str(change.values[i]))
+        else:
+            at.number_input(key=change.key).set_value(change.values[i])
     else:
         box = at.selectbox(key=change.key)
         choices = [j for j in range(len(box.options)) if j != box.index]
