@@ -23,7 +23,9 @@ from :func:`calculator.capacity.memory.fit` is therefore an upper bound for the 
 
 Input is read as a stream (:class:`LogReader`): OpenAI chat-completions request bodies, plain prompts,
 or Mooncake traces, as JSON Lines (optionally gzip-compressed). All cache configurations are simulated
-in one pass, so a large log is read and tokenized once and never held in memory.
+in one pass, so a large log is read and tokenized once and never held in memory. A hit-rate curve over
+many capacities comes from one set of stack distances (:class:`LruProfile`) wherever the routing does
+not read the caches; only prefix-aware routing over several replicas is simulated per capacity.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ __all__ = [
     "CurvePoint",
     "HistogramBin",
     "LogReader",
+    "LruProfile",
     "MalformedReport",
     "PrefixReport",
     "ReplicaResult",
@@ -67,6 +70,7 @@ __all__ = [
     "match_per_request",
     "request_from_tokens",
     "simulate",
+    "stack_distances_apply",
 ]
 
 DEFAULT_BLOCK_SIZE = 16
@@ -645,33 +649,221 @@ class _Run:
         return matched
 
     def result(self) -> CacheResult:
-        inputs, hits = sum(self.inputs.values()), sum(self.hits.values())
+        return _result(self.config, self.block_size, self.count, self.loads.of, self.inputs, self.hits, self.bins)
+
+
+def _result(
+    config: CacheConfig,
+    bs: int,
+    count: int,
+    loads: dict[int, int],
+    inputs_of: dict[int, int],
+    hits_of: dict[int, int],
+    bin_of: dict[int, list[int]],
+) -> CacheResult:
+    inputs, hits = sum(inputs_of.values()), sum(hits_of.values())
+    bins = []
+    for k in range(max(bin_of, default=0) + 1):
+        n, tokens = bin_of.get(k, [0, 0])
+        low, high = (0, 1) if k == 0 else (bs << (k - 1), bs << k)
+        bins.append(HistogramBin(low_tokens=low, high_tokens=high, requests=n, matched_tokens=tokens))
+    served = sorted(loads)
+    return CacheResult(
+        config=config,
+        requests=count,
+        input_tokens=inputs,
+        hit_tokens=hits,
+        token_hit_share=hits / inputs if inputs else 0.0,
+        replicas=tuple(
+            ReplicaResult(
+                replica=i,
+                requests=loads[i],
+                input_tokens=inputs_of[i],
+                hit_tokens=hits_of[i],
+                hit_share=hits_of[i] / inputs_of[i] if inputs_of[i] else 0.0,
+            )
+            for i in served
+        ),
+        matched_histogram=tuple(bins),
+        idle_replicas=config.replicas - len(served),
+    )
+
+
+# --- every LRU capacity in one pass: stack distances ------------------------------------------------------
+
+
+def stack_distances_apply(config: CacheConfig) -> bool:
+    """Whether :class:`LruProfile` gives ``config``'s results at every capacity: when the replica serving a
+    request does not depend on what is cached (one replica, round-robin or random routing), with or without
+    a TTL. Prefix-aware routing reads the caches, so each of its capacities needs its own simulation."""
+    return config.replicas == 1 or config.routing != "prefix_aware"
+
+
+class _Stack:
+    """One replica's LRU stack over all the blocks it has seen (Mattson): each block's last-use tick, and a
+    Fenwick tree marking the ticks still some block's last use, so a block's stack distance (1 + the blocks
+    used since) is a count of marks. The tree doubles when the ticks outgrow it."""
+
+    __slots__ = ("last", "live", "stamp", "tick", "tree")
+
+    def __init__(self) -> None:
+        self.last: dict[int, int] = {}
+        self.stamp: dict[int, float] = {}
+        self.tree = [0] * 1025
+        self.tick = 0
+        self.live = 0
+
+
+class LruProfile:
+    """LRU results at every capacity from one pass over the requests (stack distances, Mattson et al. 1970).
+
+    Under LRU a block is cached at capacity C (blocks) exactly when its stack distance is at most C: the
+    cache is always the top of one recency stack, whatever C (requests' blocks are touched tail first, then
+    the cache is cut to C; a TTL drops the stack's bottom, so with one a block must also be young enough).
+    A request's match at capacity C is therefore the number of leading blocks whose running maximum
+    distance is at most C. The results equal :func:`simulate`'s block for block, for every config where
+    :func:`stack_distances_apply`; the capacity in ``config`` is ignored.
+
+    Which case uses which: one replica, round-robin and random routing, with or without a TTL, come from
+    this one pass at every capacity; prefix-aware routing over several replicas is simulated per capacity.
+    ``keep`` keeps each request's running distances so :meth:`result` can give a whole
+    :class:`CacheResult` (per replica, histogram) at any capacity; without it only :meth:`hit_tokens`.
+    """
+
+    def __init__(self, config: CacheConfig, block_size: int = DEFAULT_BLOCK_SIZE, keep: bool = False) -> None:
+        if not stack_distances_apply(config):
+            raise ValueError("stack distances need routing that does not read the caches")
+        if block_size < 1:
+            raise InputError("cache.block_size", f"must be 1 or more tokens, got {block_size}")
+        self.config = config
+        self.block_size = block_size
+        self.keep = keep
+        self.stacks: dict[int, _Stack] = {}
+        self.rng = random.Random(config.seed)
+        self.now = 0.0
+        self.count = 0
+        self.input_tokens = 0
+        self.gain: dict[int, int] = {}
+        """Running maximum distance -> the tokens that become hits at that capacity (in blocks) and above."""
+        self.requests: list[tuple[int, int, list[int]]] = []
+        """With ``keep``: (replica, input tokens, running maximum distances) per request."""
+        self._sorted: tuple[list[int], list[int]] | None = None
+
+    @classmethod
+    def of(
+        cls, requests: Iterable[Request], config: CacheConfig, block_size: int = DEFAULT_BLOCK_SIZE, keep: bool = False
+    ) -> LruProfile:
+        profile = cls(config, block_size, keep)
+        for request in requests:
+            profile.feed(request)
+        return profile
+
+    def feed(self, request: Request) -> None:
+        c = self.config
+        ttl = c.ttl_seconds
+        if ttl is not None:
+            if request.timestamp is None:
+                where = f"line {request.line}" if request.line is not None else "a request"
+                raise InputError("cache.ttl_seconds", f"a time-to-live needs request timestamps; {where} has none")
+            self.now = max(self.now, request.timestamp)
+        if c.replicas == 1:
+            r = 0
+        elif c.routing == "round_robin":
+            r = self.count % c.replicas
+        else:
+            r = self.rng.randrange(c.replicas)
+        stack = self.stacks.get(r)
+        if stack is None:
+            stack = self.stacks[r] = _Stack()
+        last, stamp, tree = stack.last, stack.stamp, stack.tree
+        blocks = request.blocks
+        limit = None if ttl is None else self.now - ttl
+        marks: list[int] = []
+        top = 0
+        for h in blocks:
+            t = last.get(h)
+            if t is None or (limit is not None and stamp[h] < limit):
+                break
+            i, below = t - 1, 0
+            while i:
+                below += tree[i]
+                i &= i - 1
+            d = stack.live - below
+            if d > top:
+                top = d
+            marks.append(top)
+        size = len(tree) - 1
+        now = self.now
+        for h in reversed(blocks):
+            t = last.get(h)
+            if t is None:
+                stack.live += 1
+            else:
+                while t <= size:
+                    tree[t] -= 1
+                    t += t & -t
+            stack.tick += 1
+            t = stack.tick
+            if t > size:  # double: the new top node covers everything, the others cover empty ticks
+                tree.extend([0] * size)
+                tree[2 * size] = tree[size]
+                size *= 2
+            last[h] = t
+            stamp[h] = now
+            while t <= size:
+                tree[t] += 1
+                t += t & -t
+        self.count += 1
+        inp = request.input_tokens
+        self.input_tokens += inp
         bs = self.block_size
-        bins = []
-        for k in range(max(self.bins, default=0) + 1):
-            n, tokens = self.bins.get(k, [0, 0])
-            low, high = (0, 1) if k == 0 else (bs << (k - 1), bs << k)
-            bins.append(HistogramBin(low_tokens=low, high_tokens=high, requests=n, matched_tokens=tokens))
-        served = sorted(self.loads.of)
-        return CacheResult(
-            config=self.config,
-            requests=self.count,
-            input_tokens=inputs,
-            hit_tokens=hits,
-            token_hit_share=hits / inputs if inputs else 0.0,
-            replicas=tuple(
-                ReplicaResult(
-                    replica=i,
-                    requests=self.loads.of[i],
-                    input_tokens=self.inputs[i],
-                    hit_tokens=self.hits[i],
-                    hit_share=self.hits[i] / self.inputs[i] if self.inputs[i] else 0.0,
-                )
-                for i in served
-            ),
-            matched_histogram=tuple(bins),
-            idle_replicas=self.config.replicas - len(served),
-        )
+        gain = self.gain
+        for k, d in enumerate(marks):
+            got = min((k + 1) * bs, inp) - min(k * bs, inp)
+            if got:
+                gain[d] = gain.get(d, 0) + got
+        self._sorted = None
+        if self.keep:
+            self.requests.append((r, inp, marks))
+
+    def _blocks(self, capacity_tokens: int | None) -> int | None:
+        return None if capacity_tokens is None else capacity_tokens // self.block_size
+
+    def hit_tokens(self, capacity_tokens: int | None) -> int:
+        """Tokens served from cache at this capacity per replica (None: unlimited)."""
+        cap = self._blocks(capacity_tokens)
+        if self._sorted is None:
+            keys = sorted(self.gain)
+            sums, total = [], 0
+            for k in keys:
+                total += self.gain[k]
+                sums.append(total)
+            self._sorted = (keys, sums)
+        keys, sums = self._sorted
+        n = len(keys) if cap is None else bisect.bisect_right(keys, cap)
+        return sums[n - 1] if n else 0
+
+    def result(self, capacity_tokens: int | None) -> CacheResult:
+        """The whole result :func:`simulate` gives for this config at this capacity (needs ``keep``)."""
+        if not self.keep:
+            raise ValueError("LruProfile(keep=True) is needed for whole results")
+        cap = self._blocks(capacity_tokens)
+        bs = self.block_size
+        loads: dict[int, int] = {}
+        inputs: dict[int, int] = {}
+        hits: dict[int, int] = {}
+        bins: dict[int, list[int]] = {}
+        for r, inp, marks in self.requests:
+            n = len(marks) if cap is None else bisect.bisect_right(marks, cap)
+            matched = min(n * bs, inp)
+            loads[r] = loads.get(r, 0) + 1
+            inputs[r] = inputs.get(r, 0) + inp
+            hits[r] = hits.get(r, 0) + matched
+            b = bins.setdefault((matched // bs).bit_length(), [0, 0])
+            b[0] += 1
+            b[1] += matched
+        config = self.config.model_copy(update={"capacity_tokens": capacity_tokens})
+        return _result(config, bs, self.count, loads, inputs, hits, bins)
 
 
 def match_per_request(
@@ -712,7 +904,11 @@ def analyse(
     malformed: MalformedReport | None = None,
 ) -> PrefixReport:
     """Prefix share (unlimited cache), the scenario's hit share, and a hit-rate curve over
-    ``capacities`` (tokens per replica; the scenario's TTL, replicas and routing), in one pass."""
+    ``capacities`` (tokens per replica; the scenario's TTL, replicas and routing), in one pass.
+
+    The curve costs about one simulation whatever its length where :func:`stack_distances_apply` (one
+    replica, round-robin or random routing, TTL or not): an :class:`LruProfile`. With prefix-aware routing
+    over several replicas each capacity is simulated."""
     scenario = scenario or CacheConfig()
     for cap in capacities:
         if cap < 0:
@@ -728,8 +924,21 @@ def analyse(
                 totals["with_output"] += 1
             yield request
 
-    unlimited, scen, *points = simulate(counted(), [CacheConfig(), scenario, *curve_configs], block_size)
+    if stack_distances_apply(scenario) and curve_configs:
+        # The whole curve from one pass (stack distances), beside the two simulated configs.
+        profile = LruProfile(scenario, block_size)
+        runs = [_Run(CacheConfig(), block_size), _Run(scenario, block_size)]
+        for request in counted():
+            for run in runs:
+                run.feed(request)
+            profile.feed(request)
+        unlimited, scen = (run.result() for run in runs)
+        hit_tokens = [profile.hit_tokens(c.capacity_tokens) for c in curve_configs]
+    else:
+        unlimited, scen, *points = simulate(counted(), [CacheConfig(), scenario, *curve_configs], block_size)
+        hit_tokens = [p.hit_tokens for p in points]
     share = unlimited.token_hit_share
+    inputs = unlimited.input_tokens
     n = unlimited.requests
     return PrefixReport(
         source=source,
@@ -747,11 +956,11 @@ def analyse(
         scenario=_with_rate(scen, share),
         curve=tuple(
             CurvePoint(
-                capacity_tokens=p.config.capacity_tokens or 0,
-                token_hit_share=p.token_hit_share,
-                hit_rate=p.token_hit_share / share if share > 0 else None,
+                capacity_tokens=c.capacity_tokens or 0,
+                token_hit_share=hits / inputs if inputs else 0.0,
+                hit_rate=(hits / inputs if inputs else 0.0) / share if share > 0 else None,
             )
-            for p in points
+            for c, hits in zip(curve_configs, hit_tokens, strict=True)
         ),
         malformed=malformed or MalformedReport(),
     )
