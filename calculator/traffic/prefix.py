@@ -701,17 +701,19 @@ def stack_distances_apply(config: CacheConfig) -> bool:
 
 class _Stack:
     """One replica's LRU stack over all the blocks it has seen (Mattson): each block's last-use tick, and a
-    Fenwick tree marking the ticks still some block's last use, so a block's stack distance (1 + the blocks
-    used since) is a count of marks. The tree doubles when the ticks outgrow it."""
+    Fenwick tree marking the dead ticks (no longer their block's last use), so a block's stack distance (1 +
+    the blocks used since) is the ticks since its own less the dead ones: O(log n) per re-used block, and
+    nothing for a new one. The tree doubles when the ticks outgrow it."""
 
-    __slots__ = ("last", "live", "stamp", "tick", "tree")
+    __slots__ = ("dead", "last", "stamp", "tick", "tree")
 
     def __init__(self) -> None:
         self.last: dict[int, int] = {}
         self.stamp: dict[int, float] = {}
         self.tree = [0] * 1025
+        """Fenwick tree over ticks: 1 where a tick is no longer its block's last use."""
         self.tick = 0
-        self.live = 0
+        self.dead = 0
 
 
 class LruProfile:
@@ -778,41 +780,44 @@ class LruProfile:
         last, stamp, tree = stack.last, stack.stamp, stack.tree
         blocks = request.blocks
         limit = None if ttl is None else self.now - ttl
+        # A block's distance: the live ticks from its own up, (tick - t + 1) less the dead ones among them.
+        tick, dead = stack.tick, stack.dead
         marks: list[int] = []
-        top = 0
+        top = d = 0
+        before = -1
         for h in blocks:
             t = last.get(h)
             if t is None or (limit is not None and stamp[h] < limit):
                 break
-            i, below = t - 1, 0
-            while i:
-                below += tree[i]
-                i &= i - 1
-            d = stack.live - below
+            if t == before - 1:  # used just before the previous block (the usual case): one deeper
+                d += 1
+            else:
+                i, below = t - 1, 0
+                while i:
+                    below += tree[i]
+                    i &= i - 1
+                d = tick - t + 1 - (dead - below)
+            before = t
             if d > top:
                 top = d
             marks.append(top)
         size = len(tree) - 1
+        while tick + len(blocks) > size:  # double: the new top node covers everything, the others no tick yet
+            tree.extend([0] * size)
+            tree[2 * size] = tree[size]
+            size *= 2
         now = self.now
         for h in reversed(blocks):
             t = last.get(h)
-            if t is None:
-                stack.live += 1
-            else:
+            if t is not None:  # its last use is no longer one: a dead tick
+                dead += 1
                 while t <= size:
-                    tree[t] -= 1
+                    tree[t] += 1
                     t += t & -t
-            stack.tick += 1
-            t = stack.tick
-            if t > size:  # double: the new top node covers everything, the others cover empty ticks
-                tree.extend([0] * size)
-                tree[2 * size] = tree[size]
-                size *= 2
-            last[h] = t
+            tick += 1
+            last[h] = tick
             stamp[h] = now
-            while t <= size:
-                tree[t] += 1
-                t += t & -t
+        stack.tick, stack.dead = tick, dead
         self.count += 1
         inp = request.input_tokens
         self.input_tokens += inp
