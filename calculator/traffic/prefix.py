@@ -62,6 +62,7 @@ __all__ = [
     "PrefixReport",
     "ReplicaResult",
     "Request",
+    "RequestLog",
     "analyse",
     "analyse_log",
     "block_hashes",
@@ -897,6 +898,67 @@ def _with_rate(result: CacheResult, share: float) -> CacheResult:
     return result.model_copy(update={"hit_rate": result.token_hit_share / share if share > 0 else None})
 
 
+def _curve_configs(scenario: CacheConfig, capacities: Sequence[int]) -> list[CacheConfig]:
+    for cap in capacities:
+        if cap < 0:
+            raise InputError("cache.capacity_tokens", f"must be 0 or more tokens, got {cap}")
+    return [scenario.model_copy(update={"capacity_tokens": cap}) for cap in sorted(set(capacities))]
+
+
+@dataclass
+class _Totals:
+    requests: int = 0
+    output: int = 0
+    with_output: int = 0
+
+    def add(self, request: Request) -> None:
+        self.requests += 1
+        if request.output_tokens is not None:
+            self.output += request.output_tokens
+            self.with_output += 1
+
+
+def _report(
+    unlimited: CacheResult,
+    scen: CacheResult,
+    curve: Sequence[tuple[CacheConfig, int]],
+    totals: _Totals,
+    block_size: int,
+    source: str,
+    format: str,
+    tokenizer: Tokenizer | None,
+    malformed: MalformedReport | None,
+) -> PrefixReport:
+    """The report from the unlimited cache, the scenario and the curve's (config, hit tokens)."""
+    share = unlimited.token_hit_share
+    n = unlimited.requests
+    inputs = unlimited.input_tokens
+    return PrefixReport(
+        source=source,
+        format=format,
+        block_size=block_size,
+        tokenizer=None if tokenizer is None else tokenizer.name,
+        tokenizer_exact=None if tokenizer is None else tokenizer.exact,
+        requests=n,
+        input_tokens=inputs,
+        output_tokens=totals.output if totals.with_output else None,
+        mean_input_tokens=inputs / n if n else 0.0,
+        mean_output_tokens=totals.output / totals.with_output if totals.with_output else None,
+        prefix_share=share,
+        unlimited=_with_rate(unlimited, share),
+        scenario=_with_rate(scen, share),
+        curve=tuple(
+            CurvePoint(
+                capacity_tokens=c.capacity_tokens or 0,
+                token_hit_share=hits / inputs if inputs else 0.0,
+                hit_rate=(hits / inputs if inputs else 0.0) / share if share > 0 else None,
+            )
+            for c, hits in curve
+        ),
+        malformed=malformed or MalformedReport(),
+    )
+
+
 def analyse(
     requests: Iterable[Request],
     scenario: CacheConfig | None = None,
@@ -915,18 +977,12 @@ def analyse(
     replica, round-robin or random routing, TTL or not): an :class:`LruProfile`. With prefix-aware routing
     over several replicas each capacity is simulated."""
     scenario = scenario or CacheConfig()
-    for cap in capacities:
-        if cap < 0:
-            raise InputError("cache.capacity_tokens", f"must be 0 or more tokens, got {cap}")
-    curve_configs = [scenario.model_copy(update={"capacity_tokens": cap}) for cap in sorted(set(capacities))]
-    totals = {"requests": 0, "output": 0, "with_output": 0}
+    curve_configs = _curve_configs(scenario, capacities)
+    totals = _Totals()
 
     def counted() -> Iterator[Request]:
         for request in requests:
-            totals["requests"] += 1
-            if request.output_tokens is not None:
-                totals["output"] += request.output_tokens
-                totals["with_output"] += 1
+            totals.add(request)
             yield request
 
     if stack_distances_apply(scenario) and curve_configs:
@@ -942,33 +998,103 @@ def analyse(
     else:
         unlimited, scen, *points = simulate(counted(), [CacheConfig(), scenario, *curve_configs], block_size)
         hit_tokens = [p.hit_tokens for p in points]
-    share = unlimited.token_hit_share
-    inputs = unlimited.input_tokens
-    n = unlimited.requests
-    return PrefixReport(
-        source=source,
-        format=format,
-        block_size=block_size,
-        tokenizer=None if tokenizer is None else tokenizer.name,
-        tokenizer_exact=None if tokenizer is None else tokenizer.exact,
-        requests=n,
-        input_tokens=unlimited.input_tokens,
-        output_tokens=totals["output"] if totals["with_output"] else None,
-        mean_input_tokens=unlimited.input_tokens / n if n else 0.0,
-        mean_output_tokens=totals["output"] / totals["with_output"] if totals["with_output"] else None,
-        prefix_share=share,
-        unlimited=_with_rate(unlimited, share),
-        scenario=_with_rate(scen, share),
-        curve=tuple(
-            CurvePoint(
-                capacity_tokens=c.capacity_tokens or 0,
-                token_hit_share=hits / inputs if inputs else 0.0,
-                hit_rate=(hits / inputs if inputs else 0.0) / share if share > 0 else None,
-            )
-            for c, hits in zip(curve_configs, hit_tokens, strict=True)
-        ),
-        malformed=malformed or MalformedReport(),
-    )
+    curve = list(zip(curve_configs, hit_tokens, strict=True))
+    return _report(unlimited, scen, curve, totals, block_size, source, format, tokenizer, malformed)
+
+
+class RequestLog:
+    """A log's requests held in memory, to be analysed under one cache after another (the app).
+
+    The unlimited cache, and each cache's stack distances (:class:`LruProfile`, per TTL, replicas, routing
+    and seed), are computed once and kept: a new capacity then costs no pass over the requests where
+    :func:`stack_distances_apply`; prefix-aware routing over several replicas is simulated each time.
+    The answers equal :func:`analyse` and :func:`simulate` over the same requests.
+    """
+
+    def __init__(
+        self,
+        requests: Iterable[Request],
+        block_size: int = DEFAULT_BLOCK_SIZE,
+        *,
+        source: str = "<requests>",
+        format: str = "requests",
+        tokenizer: Tokenizer | None = None,
+        malformed: MalformedReport | None = None,
+    ) -> None:
+        if block_size < 1:
+            raise InputError("cache.block_size", f"must be 1 or more tokens, got {block_size}")
+        self.requests = tuple(requests)
+        self.block_size = block_size
+        self.source = source
+        self.format = format
+        self.tokenizer = tokenizer
+        self.malformed = malformed or MalformedReport()
+        self.totals = _Totals()
+        for request in self.requests:
+            self.totals.add(request)
+        self._unlimited: CacheResult | None = None
+        self._profiles: dict[str, LruProfile] = {}
+
+    @classmethod
+    def read(
+        cls,
+        source: Path | str | Iterable[str | bytes],
+        format: str = "auto",
+        tokenizer: Tokenizer | None = None,
+        block_size: int | None = None,
+        name: str | None = None,
+        max_chars: int | None = None,
+    ) -> RequestLog:
+        """The requests of a log (see :class:`LogReader`); :class:`DataFileError` when none is valid."""
+        reader = LogReader(source, format, tokenizer, block_size, name, max_chars)
+        requests = list(reader)
+        return cls(
+            requests,
+            reader.block_size,
+            source=reader.name,
+            format=reader.format,
+            tokenizer=reader.tokenizer if reader.tokenized else None,
+            malformed=reader.report(),
+        )
+
+    def _profile(self, config: CacheConfig) -> LruProfile:
+        key = config.model_copy(update={"capacity_tokens": None}).model_dump_json()
+        profile = self._profiles.get(key)
+        if profile is None:
+            profile = self._profiles[key] = LruProfile.of(self.requests, config, self.block_size, keep=True)
+        return profile
+
+    def result(self, config: CacheConfig) -> CacheResult:
+        """What :func:`simulate` gives for ``config`` over these requests."""
+        if stack_distances_apply(config):
+            return self._profile(config).result(config.capacity_tokens)
+        [result] = simulate(self.requests, [config], self.block_size)
+        return result
+
+    def analyse(self, scenario: CacheConfig | None = None, capacities: Sequence[int] = ()) -> PrefixReport:
+        """What :func:`analyse` reports over these requests."""
+        scenario = scenario or CacheConfig()
+        curve_configs = _curve_configs(scenario, capacities)
+        if self._unlimited is None:
+            [self._unlimited] = simulate(self.requests, [CacheConfig()], self.block_size)
+        scen = self.result(scenario)
+        if stack_distances_apply(scenario):
+            profile = self._profile(scenario)
+            hit_tokens = [profile.hit_tokens(c.capacity_tokens) for c in curve_configs]
+        else:
+            hit_tokens = [r.hit_tokens for r in simulate(self.requests, curve_configs, self.block_size)]
+        curve = list(zip(curve_configs, hit_tokens, strict=True))
+        return _report(
+            self._unlimited,
+            scen,
+            curve,
+            self.totals,
+            self.block_size,
+            self.source,
+            self.format,
+            self.tokenizer,
+            self.malformed,
+        )
 
 
 def analyse_log(
