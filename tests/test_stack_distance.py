@@ -4,6 +4,7 @@ counts, request by request, on generated block streams and on the bundled Moonca
 from __future__ import annotations
 
 from collections.abc import Sequence
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 
 from calculator.catalog.datafile import DATA_DIR
 from calculator.errors import InputError
+from calculator.traffic import prefix
 from calculator.traffic.prefix import (
     CacheConfig,
     CacheResult,
@@ -102,3 +104,24 @@ def test_prefix_aware_routing_is_simulated_per_capacity() -> None:
 def test_ttl_without_timestamps_names_the_field() -> None:
     with pytest.raises(InputError, match="timestamps"):
         LruProfile.of([Request((1, 2), 8, line=3)], CacheConfig(ttl_seconds=5), BS)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    _requests,
+    st.builds(
+        CacheConfig,
+        capacity_tokens=st.none() | st.integers(0, 60),
+        ttl_seconds=st.none() | st.floats(0.5, 30),
+        replicas=st.integers(2, 5),
+        routing=st.just("prefix_aware"),
+        balance=st.sampled_from([0.0, 0.2, 1.0]),
+    ),
+)
+def test_prefix_aware_routing_asking_each_cache_equals_the_holders_index(
+    requests: list[Request], config: CacheConfig
+) -> None:
+    [asked] = simulate(requests, [config], BS)
+    with mock.patch.object(prefix, "_ASK_EACH_CACHE", 0):  # the index that many replicas use
+        [indexed] = simulate(requests, [config], BS)
+    assert asked == indexed

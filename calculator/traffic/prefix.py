@@ -509,19 +509,32 @@ class _Cache:
     def insert(self, blocks: tuple[int, ...], now: float) -> None:
         entries = self.entries
         holders = self.holders
+        move = entries.move_to_end
+        replica = self.replica
         for h in reversed(blocks):  # tail first: the start ends up most recent, evicted last
             if h in entries:
-                entries.move_to_end(h)
+                move(h)
             elif holders is not None:
-                holders.setdefault(h, set()).add(self.replica)
+                held = holders.get(h)
+                if held is None:
+                    holders[h] = {replica}
+                else:
+                    held.add(replica)
             entries[h] = now
         if self.capacity is not None:
-            while len(entries) > self.capacity:
-                oldest, _ = entries.popitem(last=False)
-                self._drop(oldest)
+            pop = entries.popitem
+            for _ in range(len(entries) - self.capacity):  # none when it fits
+                oldest, _ = pop(last=False)
+                if holders is not None:
+                    held = holders[oldest]
+                    held.discard(replica)
+                    if not held:
+                        del holders[oldest]
 
 
 _Holders = dict[int, set[int]]
+_ASK_EACH_CACHE = 8
+"""Prefix-aware routing over at most this many replicas asks each replica's cache for its match."""
 
 
 class _Loads:
@@ -575,7 +588,9 @@ class _Run:
         self.loads = _Loads()
         self.inputs: dict[int, int] = {}
         self.hits: dict[int, int] = {}
-        self.holders: _Holders | None = {} if config.routing == "prefix_aware" and config.replicas > 1 else None
+        # Block -> replicas holding it pays off over many replicas; up to a few, asking each cache is cheaper.
+        many = config.routing == "prefix_aware" and config.replicas > _ASK_EACH_CACHE
+        self.holders: _Holders | None = {} if many else None
         self.bins: dict[int, list[int]] = {}
         self.rng = random.Random(config.seed)
         self.now = 0.0
@@ -592,10 +607,18 @@ class _Run:
         loaded, then the lowest index), and that match in blocks. Replicas not used yet have served 0."""
         c = self.config
         holders = self.holders
-        assert holders is not None
         used = len(self.caches)  # prefix-aware routing uses replicas in index order
         least = 0 if used < c.replicas else self.loads.counts[0]
         limit = least + c.balance * self.count / c.replicas + 1
+        if holders is None:  # few replicas: each cache's match, the same sets as the holders give
+            matches = {r: cache.match(blocks) for r, cache in self.caches.items()}
+            for depth in range(max(matches.values(), default=0), 0, -1):
+                best = self.loads.least({r for r, m in matches.items() if m >= depth}, limit)
+                if best is not None:
+                    return best, depth
+            if used < c.replicas:
+                return used, 0
+            return min(self.loads.groups[least]), 0
         chain: list[set[int]] = []
         held = holders.get(blocks[0]) if blocks else None
         while held:
