@@ -511,6 +511,23 @@ class _Cache:
         holders = self.holders
         move = entries.move_to_end
         replica = self.replica
+        if holders is None:  # the same as below without the index, in the tightest loops
+            if self.ttl is None:  # then every block's last use stays 0.0
+                for h in reversed(blocks):  # tail first: the start ends up most recent, evicted last
+                    if h in entries:
+                        move(h)
+                    else:
+                        entries[h] = now
+            else:
+                for h in reversed(blocks):
+                    if h in entries:
+                        move(h)
+                    entries[h] = now
+            if self.capacity is not None:
+                pop = entries.popitem
+                for _ in range(len(entries) - self.capacity):
+                    pop(False)
+            return
         for h in reversed(blocks):  # tail first: the start ends up most recent, evicted last
             if h in entries:
                 move(h)
