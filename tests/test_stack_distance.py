@@ -125,3 +125,14 @@ def test_prefix_aware_routing_asking_each_cache_equals_the_holders_index(
     with mock.patch.object(prefix, "_ASK_EACH_CACHE", 0):  # the index that many replicas use
         [indexed] = simulate(requests, [config], BS)
     assert asked == indexed
+
+
+def test_profile_grows_past_its_first_tick_table_within_one_request() -> None:
+    long = Request(tuple(range(70_000)), 70_000 * BS)  # more blocks than the first table of ticks holds
+    again = Request(tuple(range(1_000)), 1_000 * BS)
+    requests = [long, again, long]
+    profile = LruProfile.of(requests, CacheConfig(), BS)
+    for cap in (500 * BS, 69_000 * BS, 70_000 * BS, None):
+        [simulated] = _simulated(requests, CacheConfig(), [cap])
+        assert profile.hit_tokens(cap) == simulated.hit_tokens
+    assert profile.hit_tokens(None) == (1_000 + 70_000) * BS

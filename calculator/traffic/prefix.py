@@ -740,19 +740,25 @@ def stack_distances_apply(config: CacheConfig) -> bool:
     return config.replicas == 1 or config.routing != "prefix_aware"
 
 
-class _Stack:
-    """One replica's LRU stack over all the blocks it has seen (Mattson): each block's last-use tick, and a
-    Fenwick tree marking the dead ticks (no longer their block's last use), so a block's stack distance (1 +
-    the blocks used since) is the ticks since its own less the dead ones: O(log n) per re-used block, and
-    nothing for a new one. The tree doubles when the ticks outgrow it."""
+_CHUNK_BITS = 10
 
-    __slots__ = ("dead", "last", "stamp", "tick", "tree")
+
+class _Stack:
+    """One replica's LRU stack over all the blocks it has seen (Mattson): each block's last-use tick, and the
+    dead ticks (no longer their block's last use), so a block's stack distance (1 + the blocks used since) is
+    the ticks since its own less the dead ones. Dead ticks are flagged in a bytearray and counted per chunk
+    of 1,024 ticks in a Fenwick tree: a re-used block costs a flag, a request one tree update per chunk it
+    touches, a distance one tree query and one count of flags within a chunk. Both double as ticks grow."""
+
+    __slots__ = ("dead", "flags", "last", "stamp", "tick", "tree")
 
     def __init__(self) -> None:
         self.last: dict[int, int] = {}
         self.stamp: dict[int, float] = {}
-        self.tree = [0] * 1025
-        """Fenwick tree over ticks: 1 where a tick is no longer its block's last use."""
+        self.flags = bytearray(1 << 16)
+        """1 at a dead tick."""
+        self.tree = [0] * ((len(self.flags) >> _CHUNK_BITS) + 1)
+        """Fenwick tree over chunks (chunk c at position c + 1): the dead ticks in each."""
         self.tick = 0
         self.dead = 0
 
@@ -818,7 +824,7 @@ class LruProfile:
         stack = self.stacks.get(r)
         if stack is None:
             stack = self.stacks[r] = _Stack()
-        last, stamp, tree = stack.last, stack.stamp, stack.tree
+        last, stamp, tree, flags = stack.last, stack.stamp, stack.tree, stack.flags
         blocks = request.blocks
         limit = None if ttl is None else self.now - ttl
         # A block's distance: the live ticks from its own up, (tick - t + 1) less the dead ones among them.
@@ -833,8 +839,10 @@ class LruProfile:
             if t == before - 1:  # used just before the previous block (the usual case): one deeper
                 d += 1
             else:
-                i, below = t - 1, 0
-                while i:
+                chunk = t >> _CHUNK_BITS
+                below = flags.count(1, chunk << _CHUNK_BITS, t)  # dead ticks before t: in its chunk...
+                i = chunk
+                while i:  # ... and in the chunks before
                     below += tree[i]
                     i &= i - 1
                 d = tick - t + 1 - (dead - below)
@@ -842,32 +850,44 @@ class LruProfile:
             if d > top:
                 top = d
             marks.append(top)
-        size = len(tree) - 1
-        while tick + len(blocks) > size:  # double: the new top node covers everything, the others no tick yet
+        while tick + len(blocks) >= len(flags):  # double: the new top node covers everything, the others nothing yet
+            flags.extend(bytes(len(flags)))
+            size = len(tree) - 1
             tree.extend([0] * size)
             tree[2 * size] = tree[size]
-            size *= 2
+        size = len(tree) - 1
         now = self.now
+        killed: dict[int, int] = {}
         for h in reversed(blocks):
             t = last.get(h)
             if t is not None:  # its last use is no longer one: a dead tick
-                dead += 1
-                while t <= size:
-                    tree[t] += 1
-                    t += t & -t
+                flags[t] = 1
+                chunk = (t >> _CHUNK_BITS) + 1
+                killed[chunk] = killed.get(chunk, 0) + 1
             tick += 1
             last[h] = tick
-            stamp[h] = now
+        if ttl is not None:
+            for h in blocks:
+                stamp[h] = now
+        for i, n in killed.items():
+            dead += n
+            while i <= size:
+                tree[i] += n
+                i += i & -i
         stack.tick, stack.dead = tick, dead
         self.count += 1
         inp = request.input_tokens
         self.input_tokens += inp
         bs = self.block_size
         gain = self.gain
-        for k, d in enumerate(marks):
-            got = min((k + 1) * bs, inp) - min(k * bs, inp)
-            if got:
-                gain[d] = gain.get(d, 0) + got
+        if len(marks) * bs <= inp:  # every matched block is whole tokens
+            for d in marks:
+                gain[d] = gain.get(d, 0) + bs
+        else:
+            for k, d in enumerate(marks):
+                got = min((k + 1) * bs, inp) - min(k * bs, inp)
+                if got:
+                    gain[d] = gain.get(d, 0) + got
         self._sorted = None
         if self.keep:
             self.requests.append((r, inp, marks))
