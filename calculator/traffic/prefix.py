@@ -794,8 +794,12 @@ class LruProfile:
         self.input_tokens = 0
         self.gain: dict[int, int] = {}
         """Running maximum distance -> the tokens that become hits at that capacity (in blocks) and above."""
-        self.requests: list[tuple[int, int, list[int]]] = []
-        """With ``keep``: (replica, input tokens, running maximum distances) per request."""
+        self.requests: list[tuple[int, int, tuple[int, ...]]] = []
+        """With ``keep``: (replica, input tokens, running maximum distances) per request whose start was
+        cached at some size (tuples: the garbage collector stops scanning them)."""
+        self.loads: dict[int, int] = {}
+        self.inputs: dict[int, int] = {}
+        """Requests and input tokens per replica (the same at every size)."""
         self._sorted: tuple[list[int], list[int]] | None = None
 
     @classmethod
@@ -890,7 +894,10 @@ class LruProfile:
                     gain[d] = gain.get(d, 0) + got
         self._sorted = None
         if self.keep:
-            self.requests.append((r, inp, marks))
+            self.loads[r] = self.loads.get(r, 0) + 1
+            self.inputs[r] = self.inputs.get(r, 0) + inp
+            if marks:
+                self.requests.append((r, inp, tuple(marks)))
 
     def _blocks(self, capacity_tokens: int | None) -> int | None:
         return None if capacity_tokens is None else capacity_tokens // self.block_size
@@ -915,21 +922,23 @@ class LruProfile:
             raise ValueError("LruProfile(keep=True) is needed for whole results")
         cap = self._blocks(capacity_tokens)
         bs = self.block_size
-        loads: dict[int, int] = {}
-        inputs: dict[int, int] = {}
-        hits: dict[int, int] = {}
+        hits = dict.fromkeys(self.loads, 0)
+        none = self.count - len(self.requests)  # requests whose start was never cached: no hit at any size
         bins: dict[int, list[int]] = {}
         for r, inp, marks in self.requests:
             n = len(marks) if cap is None else bisect.bisect_right(marks, cap)
+            if not n:
+                none += 1
+                continue
             matched = min(n * bs, inp)
-            loads[r] = loads.get(r, 0) + 1
-            inputs[r] = inputs.get(r, 0) + inp
-            hits[r] = hits.get(r, 0) + matched
+            hits[r] += matched
             b = bins.setdefault((matched // bs).bit_length(), [0, 0])
             b[0] += 1
             b[1] += matched
+        if none:
+            bins.setdefault(0, [0, 0])[0] += none
         config = self.config.model_copy(update={"capacity_tokens": capacity_tokens})
-        return _result(config, bs, self.count, loads, inputs, hits, bins)
+        return _result(config, bs, self.count, self.loads, self.inputs, hits, bins)
 
 
 def match_per_request(
