@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import hashlib
 import time
 from collections.abc import Iterator
 from typing import IO, Any, Literal
@@ -31,7 +32,7 @@ from calculator.present import prefix_charts as pc
 from calculator.pricing.compare import Catalogs, Comparison, compare, without_unpriceable
 from calculator.scenario.evidence import prefix_evidence
 from calculator.scenario.model import Scenario, with_prefix_evidence
-from calculator.traffic.prefix import FORMATS, CacheConfig, capacity_from_fit
+from calculator.traffic.prefix import FORMATS, CacheConfig, RequestLog, capacity_from_fit
 from calculator.traffic.tokens import HuggingFaceTokenizer, Tokenizer
 
 BIND: Literal["query-params"] = "query-params"
@@ -57,6 +58,7 @@ NUMBERS = {
     "p_ttl": NumberParam("TTL (s, 0: none)", float, 0, 100_000_000),
     "p_rep": NumberParam("Replicas", int, limits.SIMULATED_REPLICAS.low, limits.SIMULATED_REPLICAS.high),
 }
+LOGS_KEPT = 3  # logs held in memory, read and hashed, for the next cache settings
 TOKENIZER_MB = 64  # the largest tokenizer.json taken (Gemma 3's is 33 MB; most are 2 to 15 MB)
 
 cat: Catalogs = catalogs()
@@ -108,6 +110,13 @@ def _tokenizer(data: bytes, name: str) -> Tokenizer:
     """The exact tokenizer in an uploaded tokenizer.json (read from a temporary copy, named by the upload)."""
     with upload_copy(data, name, (".json",)) as path:
         return HuggingFaceTokenizer(path, field="tokenizer", name=name)
+
+
+@st.cache_resource(show_spinner=False)
+def _logs() -> dict[tuple[Any, ...], RequestLog]:
+    """Logs read, by content, format, block size and tokenizer, shared by the sessions (the last few): a new
+    cache setting reuses the requests and their kept stack distances instead of reading the log again."""
+    return {}
 
 
 # --- inputs (sidebar) -----------------------------------------------------------------------------
@@ -214,7 +223,8 @@ if source == UPLOAD:
     if upload is None:
         st.info("Upload a request log in the sidebar (.jsonl, .json or .gz), or pick one of the example traces.")
         st.stop()
-    name, run_id = upload.name, ("upload", upload.file_id, upload.name, upload.size)
+    # by content: the same log uploaded again (in any session) is not read again
+    name, run_id = upload.name, ("upload", hashlib.sha256(upload.getvalue()).hexdigest(), upload.name)
     file = upload
 
     @contextlib.contextmanager
@@ -262,7 +272,8 @@ except ValidationError as exc:
     st.error("These cache settings are not allowed:\n\n" + "\n".join(f"- {x}" for x in _words.invalid(exc, "cache")))
     st.stop()
 
-key = (run_id, fmt, block_size, tokenizer_id, config.model_dump_json())
+log_key = (*run_id, fmt, block_size, tokenizer_id)
+key = (log_key, config.model_dump_json())
 runs: dict[tuple[Any, ...], pc.Analysis] = ss.setdefault("p_runs", {})
 if key not in runs:
     with st.status(f"Analysing {name}", expanded=True) as status:
@@ -274,15 +285,16 @@ if key not in runs:
 
         failure: DataFileError | InputError | None = None
         try:
-            runs[key] = pc.run_analysis(
-                opener,
-                name,
-                config,
-                format=fmt,
-                block_size=block_size or None,
-                tokenizer=tokenizer,
-                progress=show,
-            )
+            logs = _logs()
+            log = logs.get(log_key)
+            if log is None:
+                log = pc.read_log(
+                    opener, name, format=fmt, block_size=block_size or None, tokenizer=tokenizer, progress=show
+                )
+                logs[log_key] = log
+                while len(logs) > LOGS_KEPT:
+                    logs.pop(next(iter(logs)), None)
+            runs[key] = pc.analysis_of(log, config)
         except (DataFileError, InputError) as exc:
             failure = exc
             status.update(label=f"{name} could not be analysed", state="error", expanded=False)

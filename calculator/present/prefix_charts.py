@@ -22,12 +22,13 @@ import pandas as pd
 from calculator.catalog.textfile import APP_MAX_CHARS, raw_lines, read_error
 from calculator.present.money import format_money
 from calculator.pricing.compare import OPTION_LABELS, Comparison
-from calculator.traffic.prefix import CacheConfig, CacheResult, LogReader, PrefixReport, analyse_log, simulate
+from calculator.traffic.prefix import CacheConfig, CacheResult, PrefixReport, RequestLog
 from calculator.traffic.tokens import Tokenizer
 
 __all__ = [
     "ROUTINGS",
     "Analysis",
+    "analysis_of",
     "cost_frame",
     "curve_capacities",
     "curve_chart",
@@ -35,6 +36,7 @@ __all__ = [
     "histogram_chart",
     "histogram_frame",
     "policy_frame",
+    "read_log",
     "replica_chart",
     "replica_frame",
     "run_analysis",
@@ -104,6 +106,34 @@ Opener = Callable[[], AbstractContextManager[tuple[IO[bytes], int]]]
 manager (a file on disk is closed after the pass; an upload, kept in memory, is not)."""
 
 
+def read_log(
+    opener: Opener,
+    name: str,
+    *,
+    format: str = "auto",
+    block_size: int | None = None,
+    tokenizer: Tokenizer | None = None,
+    progress: Progress | None = None,
+) -> RequestLog:
+    """The log's requests, read once and kept, so the page can try cache after cache on them."""
+    report = progress
+    tick = None if report is None else (lambda share: report(share, "Reading the log"))
+    with opener() as (handle, size):
+        return RequestLog.read(stream_lines(handle, size, name, tick), format, tokenizer, block_size, name)
+
+
+def analysis_of(log: RequestLog, config: CacheConfig) -> Analysis:
+    """Prefix share, the chosen cache and its hit-rate curve; with more than one replica, the same cache
+    under the other routing policies. Kept stack distances make a new capacity cheap (see RequestLog)."""
+    report = log.analyse(config, curve_capacities(config.capacity_tokens))
+    policies: dict[str, CacheResult] = {config.routing: report.scenario}
+    if config.replicas > 1:
+        for routing in ROUTINGS:
+            if routing != config.routing:
+                policies[routing] = log.result(config.model_copy(update={"routing": routing}))
+    return Analysis(report, {r: policies[r] for r in ROUTINGS if r in policies})
+
+
 def run_analysis(
     opener: Opener,
     name: str,
@@ -114,31 +144,9 @@ def run_analysis(
     tokenizer: Tokenizer | None = None,
     progress: Progress | None = None,
 ) -> Analysis:
-    """Prefix share, the chosen cache and its hit-rate curve (one pass over the log); with more than one
-    replica, a second pass runs the same cache under the other routing policies."""
-    others = [r for r in ROUTINGS if r != config.routing] if config.replicas > 1 else []
-    passes = 2 if others else 1
-
-    def tick(index: int, what: str) -> Callable[[float], None] | None:
-        if progress is None:
-            return None
-        report = progress
-        return lambda share: report((index + share) / passes, what)
-
-    with opener() as (handle, size):
-        lines = stream_lines(handle, size, name, tick(0, "Reading the log and simulating the cache"))
-        report = analyse_log(
-            lines, format, config, curve_capacities(config.capacity_tokens), block_size, tokenizer, name
-        )
-    policies: dict[str, CacheResult] = {config.routing: report.scenario}
-    if others:
-        with opener() as (handle, size):
-            lines = stream_lines(handle, size, name, tick(1, "Trying the other routing policies"))
-            reader = LogReader(lines, report.format, tokenizer, report.block_size, name)
-            configs = [config.model_copy(update={"routing": r}) for r in others]
-            for routing, result in zip(others, simulate(reader, configs, report.block_size), strict=True):
-                policies[routing] = result
-    return Analysis(report, {r: policies[r] for r in ROUTINGS if r in policies})
+    """:func:`read_log`, then :func:`analysis_of`."""
+    log = read_log(opener, name, format=format, block_size=block_size, tokenizer=tokenizer, progress=progress)
+    return analysis_of(log, config)
 
 
 def _rate(hit_share: float, prefix_share: float) -> float | None:

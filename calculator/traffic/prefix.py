@@ -23,7 +23,9 @@ from :func:`calculator.capacity.memory.fit` is therefore an upper bound for the 
 
 Input is read as a stream (:class:`LogReader`): OpenAI chat-completions request bodies, plain prompts,
 or Mooncake traces, as JSON Lines (optionally gzip-compressed). All cache configurations are simulated
-in one pass, so a large log is read and tokenized once and never held in memory.
+in one pass, so a large log is read and tokenized once and never held in memory. A hit-rate curve over
+many capacities comes from one set of stack distances (:class:`LruProfile`) wherever the routing does
+not read the caches; only prefix-aware routing over several replicas is simulated per capacity.
 """
 
 from __future__ import annotations
@@ -55,10 +57,12 @@ __all__ = [
     "CurvePoint",
     "HistogramBin",
     "LogReader",
+    "LruProfile",
     "MalformedReport",
     "PrefixReport",
     "ReplicaResult",
     "Request",
+    "RequestLog",
     "analyse",
     "analyse_log",
     "block_hashes",
@@ -67,6 +71,7 @@ __all__ = [
     "match_per_request",
     "request_from_tokens",
     "simulate",
+    "stack_distances_apply",
 ]
 
 DEFAULT_BLOCK_SIZE = 16
@@ -504,19 +509,49 @@ class _Cache:
     def insert(self, blocks: tuple[int, ...], now: float) -> None:
         entries = self.entries
         holders = self.holders
+        move = entries.move_to_end
+        replica = self.replica
+        if holders is None:  # the same as below without the index, in the tightest loops
+            if self.ttl is None:  # then every block's last use stays 0.0
+                for h in reversed(blocks):  # tail first: the start ends up most recent, evicted last
+                    if h in entries:
+                        move(h)
+                    else:
+                        entries[h] = now
+            else:
+                for h in reversed(blocks):
+                    if h in entries:
+                        move(h)
+                    entries[h] = now
+            if self.capacity is not None:
+                pop = entries.popitem
+                for _ in range(len(entries) - self.capacity):
+                    pop(False)
+            return
         for h in reversed(blocks):  # tail first: the start ends up most recent, evicted last
             if h in entries:
-                entries.move_to_end(h)
+                move(h)
             elif holders is not None:
-                holders.setdefault(h, set()).add(self.replica)
+                held = holders.get(h)
+                if held is None:
+                    holders[h] = {replica}
+                else:
+                    held.add(replica)
             entries[h] = now
         if self.capacity is not None:
-            while len(entries) > self.capacity:
-                oldest, _ = entries.popitem(last=False)
-                self._drop(oldest)
+            pop = entries.popitem
+            for _ in range(len(entries) - self.capacity):  # none when it fits
+                oldest, _ = pop(last=False)
+                if holders is not None:
+                    held = holders[oldest]
+                    held.discard(replica)
+                    if not held:
+                        del holders[oldest]
 
 
 _Holders = dict[int, set[int]]
+_ASK_EACH_CACHE = 8
+"""Prefix-aware routing over at most this many replicas asks each replica's cache for its match."""
 
 
 class _Loads:
@@ -570,7 +605,9 @@ class _Run:
         self.loads = _Loads()
         self.inputs: dict[int, int] = {}
         self.hits: dict[int, int] = {}
-        self.holders: _Holders | None = {} if config.routing == "prefix_aware" and config.replicas > 1 else None
+        # Block -> replicas holding it pays off over many replicas; up to a few, asking each cache is cheaper.
+        many = config.routing == "prefix_aware" and config.replicas > _ASK_EACH_CACHE
+        self.holders: _Holders | None = {} if many else None
         self.bins: dict[int, list[int]] = {}
         self.rng = random.Random(config.seed)
         self.now = 0.0
@@ -587,10 +624,18 @@ class _Run:
         loaded, then the lowest index), and that match in blocks. Replicas not used yet have served 0."""
         c = self.config
         holders = self.holders
-        assert holders is not None
         used = len(self.caches)  # prefix-aware routing uses replicas in index order
         least = 0 if used < c.replicas else self.loads.counts[0]
         limit = least + c.balance * self.count / c.replicas + 1
+        if holders is None:  # few replicas: each cache's match, the same sets as the holders give
+            matches = {r: cache.match(blocks) for r, cache in self.caches.items()}
+            for depth in range(max(matches.values(), default=0), 0, -1):
+                best = self.loads.least({r for r, m in matches.items() if m >= depth}, limit)
+                if best is not None:
+                    return best, depth
+            if used < c.replicas:
+                return used, 0
+            return min(self.loads.groups[least]), 0
         chain: list[set[int]] = []
         held = holders.get(blocks[0]) if blocks else None
         while held:
@@ -645,33 +690,255 @@ class _Run:
         return matched
 
     def result(self) -> CacheResult:
-        inputs, hits = sum(self.inputs.values()), sum(self.hits.values())
+        return _result(self.config, self.block_size, self.count, self.loads.of, self.inputs, self.hits, self.bins)
+
+
+def _result(
+    config: CacheConfig,
+    bs: int,
+    count: int,
+    loads: dict[int, int],
+    inputs_of: dict[int, int],
+    hits_of: dict[int, int],
+    bin_of: dict[int, list[int]],
+) -> CacheResult:
+    inputs, hits = sum(inputs_of.values()), sum(hits_of.values())
+    bins = []
+    for k in range(max(bin_of, default=0) + 1):
+        n, tokens = bin_of.get(k, [0, 0])
+        low, high = (0, 1) if k == 0 else (bs << (k - 1), bs << k)
+        bins.append(HistogramBin(low_tokens=low, high_tokens=high, requests=n, matched_tokens=tokens))
+    served = sorted(loads)
+    return CacheResult(
+        config=config,
+        requests=count,
+        input_tokens=inputs,
+        hit_tokens=hits,
+        token_hit_share=hits / inputs if inputs else 0.0,
+        replicas=tuple(
+            ReplicaResult(
+                replica=i,
+                requests=loads[i],
+                input_tokens=inputs_of[i],
+                hit_tokens=hits_of[i],
+                hit_share=hits_of[i] / inputs_of[i] if inputs_of[i] else 0.0,
+            )
+            for i in served
+        ),
+        matched_histogram=tuple(bins),
+        idle_replicas=config.replicas - len(served),
+    )
+
+
+# --- every LRU capacity in one pass: stack distances ------------------------------------------------------
+
+
+def stack_distances_apply(config: CacheConfig) -> bool:
+    """Whether :class:`LruProfile` gives ``config``'s results at every capacity: when the replica serving a
+    request does not depend on what is cached (one replica, round-robin or random routing), with or without
+    a TTL. Prefix-aware routing reads the caches, so each of its capacities needs its own simulation."""
+    return config.replicas == 1 or config.routing != "prefix_aware"
+
+
+_CHUNK_BITS = 10
+
+
+class _Stack:
+    """One replica's LRU stack over all the blocks it has seen (Mattson): each block's last-use tick, and the
+    dead ticks (no longer their block's last use), so a block's stack distance (1 + the blocks used since) is
+    the ticks since its own less the dead ones. Dead ticks are flagged in a bytearray and counted per chunk
+    of 1,024 ticks in a Fenwick tree: a re-used block costs a flag, a request one tree update per chunk it
+    touches, a distance one tree query and one count of flags within a chunk. Both double as ticks grow."""
+
+    __slots__ = ("dead", "flags", "last", "stamp", "tick", "tree")
+
+    def __init__(self) -> None:
+        self.last: dict[int, int] = {}
+        self.stamp: dict[int, float] = {}
+        self.flags = bytearray(1 << 16)
+        """1 at a dead tick."""
+        self.tree = [0] * ((len(self.flags) >> _CHUNK_BITS) + 1)
+        """Fenwick tree over chunks (chunk c at position c + 1): the dead ticks in each."""
+        self.tick = 0
+        self.dead = 0
+
+
+class LruProfile:
+    """LRU results at every capacity from one pass over the requests (stack distances, Mattson et al. 1970).
+
+    Under LRU a block is cached at capacity C (blocks) exactly when its stack distance is at most C: the
+    cache is always the top of one recency stack, whatever C (requests' blocks are touched tail first, then
+    the cache is cut to C; a TTL drops the stack's bottom, so with one a block must also be young enough).
+    A request's match at capacity C is therefore the number of leading blocks whose running maximum
+    distance is at most C. The results equal :func:`simulate`'s block for block, for every config where
+    :func:`stack_distances_apply`; the capacity in ``config`` is ignored.
+
+    Which case uses which: one replica, round-robin and random routing, with or without a TTL, come from
+    this one pass at every capacity; prefix-aware routing over several replicas is simulated per capacity.
+    ``keep`` keeps each request's running distances so :meth:`result` can give a whole
+    :class:`CacheResult` (per replica, histogram) at any capacity; without it only :meth:`hit_tokens`.
+    """
+
+    def __init__(self, config: CacheConfig, block_size: int = DEFAULT_BLOCK_SIZE, keep: bool = False) -> None:
+        if not stack_distances_apply(config):
+            raise ValueError("stack distances need routing that does not read the caches")
+        if block_size < 1:
+            raise InputError("cache.block_size", f"must be 1 or more tokens, got {block_size}")
+        self.config = config
+        self.block_size = block_size
+        self.keep = keep
+        self.stacks: dict[int, _Stack] = {}
+        self.rng = random.Random(config.seed)
+        self.now = 0.0
+        self.count = 0
+        self.input_tokens = 0
+        self.gain: dict[int, int] = {}
+        """Running maximum distance -> the tokens that become hits at that capacity (in blocks) and above."""
+        self.requests: list[tuple[int, int, tuple[int, ...]]] = []
+        """With ``keep``: (replica, input tokens, running maximum distances) per request whose start was
+        cached at some size (tuples: the garbage collector stops scanning them)."""
+        self.loads: dict[int, int] = {}
+        self.inputs: dict[int, int] = {}
+        """Requests and input tokens per replica (the same at every size)."""
+        self._sorted: tuple[list[int], list[int]] | None = None
+
+    @classmethod
+    def of(
+        cls, requests: Iterable[Request], config: CacheConfig, block_size: int = DEFAULT_BLOCK_SIZE, keep: bool = False
+    ) -> LruProfile:
+        profile = cls(config, block_size, keep)
+        for request in requests:
+            profile.feed(request)
+        return profile
+
+    def feed(self, request: Request) -> None:
+        c = self.config
+        ttl = c.ttl_seconds
+        if ttl is not None:
+            if request.timestamp is None:
+                where = f"line {request.line}" if request.line is not None else "a request"
+                raise InputError("cache.ttl_seconds", f"a time-to-live needs request timestamps; {where} has none")
+            self.now = max(self.now, request.timestamp)
+        if c.replicas == 1:
+            r = 0
+        elif c.routing == "round_robin":
+            r = self.count % c.replicas
+        else:
+            r = self.rng.randrange(c.replicas)
+        stack = self.stacks.get(r)
+        if stack is None:
+            stack = self.stacks[r] = _Stack()
+        last, stamp, tree, flags = stack.last, stack.stamp, stack.tree, stack.flags
+        blocks = request.blocks
+        limit = None if ttl is None else self.now - ttl
+        # A block's distance: the live ticks from its own up, (tick - t + 1) less the dead ones among them.
+        tick, dead = stack.tick, stack.dead
+        marks: list[int] = []
+        top = d = 0
+        before = -1
+        for h in blocks:
+            t = last.get(h)
+            if t is None or (limit is not None and stamp[h] < limit):
+                break
+            if t == before - 1:  # used just before the previous block (the usual case): one deeper
+                d += 1
+            else:
+                chunk = t >> _CHUNK_BITS
+                below = flags.count(1, chunk << _CHUNK_BITS, t)  # dead ticks before t: in its chunk...
+                i = chunk
+                while i:  # ... and in the chunks before
+                    below += tree[i]
+                    i &= i - 1
+                d = tick - t + 1 - (dead - below)
+            before = t
+            if d > top:
+                top = d
+            marks.append(top)
+        while tick + len(blocks) >= len(flags):  # double: the new top node covers everything, the others nothing yet
+            flags.extend(bytes(len(flags)))
+            size = len(tree) - 1
+            tree.extend([0] * size)
+            tree[2 * size] = tree[size]
+        size = len(tree) - 1
+        now = self.now
+        killed: dict[int, int] = {}
+        for h in reversed(blocks):
+            t = last.get(h)
+            if t is not None:  # its last use is no longer one: a dead tick
+                flags[t] = 1
+                chunk = (t >> _CHUNK_BITS) + 1
+                killed[chunk] = killed.get(chunk, 0) + 1
+            tick += 1
+            last[h] = tick
+        if ttl is not None:
+            for h in blocks:
+                stamp[h] = now
+        for i, n in killed.items():
+            dead += n
+            while i <= size:
+                tree[i] += n
+                i += i & -i
+        stack.tick, stack.dead = tick, dead
+        self.count += 1
+        inp = request.input_tokens
+        self.input_tokens += inp
         bs = self.block_size
-        bins = []
-        for k in range(max(self.bins, default=0) + 1):
-            n, tokens = self.bins.get(k, [0, 0])
-            low, high = (0, 1) if k == 0 else (bs << (k - 1), bs << k)
-            bins.append(HistogramBin(low_tokens=low, high_tokens=high, requests=n, matched_tokens=tokens))
-        served = sorted(self.loads.of)
-        return CacheResult(
-            config=self.config,
-            requests=self.count,
-            input_tokens=inputs,
-            hit_tokens=hits,
-            token_hit_share=hits / inputs if inputs else 0.0,
-            replicas=tuple(
-                ReplicaResult(
-                    replica=i,
-                    requests=self.loads.of[i],
-                    input_tokens=self.inputs[i],
-                    hit_tokens=self.hits[i],
-                    hit_share=self.hits[i] / self.inputs[i] if self.inputs[i] else 0.0,
-                )
-                for i in served
-            ),
-            matched_histogram=tuple(bins),
-            idle_replicas=self.config.replicas - len(served),
-        )
+        gain = self.gain
+        if len(marks) * bs <= inp:  # every matched block is whole tokens
+            for d in marks:
+                gain[d] = gain.get(d, 0) + bs
+        else:
+            for k, d in enumerate(marks):
+                got = min((k + 1) * bs, inp) - min(k * bs, inp)
+                if got:
+                    gain[d] = gain.get(d, 0) + got
+        self._sorted = None
+        if self.keep:
+            self.loads[r] = self.loads.get(r, 0) + 1
+            self.inputs[r] = self.inputs.get(r, 0) + inp
+            if marks:
+                self.requests.append((r, inp, tuple(marks)))
+
+    def _blocks(self, capacity_tokens: int | None) -> int | None:
+        return None if capacity_tokens is None else capacity_tokens // self.block_size
+
+    def hit_tokens(self, capacity_tokens: int | None) -> int:
+        """Tokens served from cache at this capacity per replica (None: unlimited)."""
+        cap = self._blocks(capacity_tokens)
+        if self._sorted is None:
+            keys = sorted(self.gain)
+            sums, total = [], 0
+            for k in keys:
+                total += self.gain[k]
+                sums.append(total)
+            self._sorted = (keys, sums)
+        keys, sums = self._sorted
+        n = len(keys) if cap is None else bisect.bisect_right(keys, cap)
+        return sums[n - 1] if n else 0
+
+    def result(self, capacity_tokens: int | None) -> CacheResult:
+        """The whole result :func:`simulate` gives for this config at this capacity (needs ``keep``)."""
+        if not self.keep:
+            raise ValueError("LruProfile(keep=True) is needed for whole results")
+        cap = self._blocks(capacity_tokens)
+        bs = self.block_size
+        hits = dict.fromkeys(self.loads, 0)
+        none = self.count - len(self.requests)  # requests whose start was never cached: no hit at any size
+        bins: dict[int, list[int]] = {}
+        for r, inp, marks in self.requests:
+            n = len(marks) if cap is None else bisect.bisect_right(marks, cap)
+            if not n:
+                none += 1
+                continue
+            matched = min(n * bs, inp)
+            hits[r] += matched
+            b = bins.setdefault((matched // bs).bit_length(), [0, 0])
+            b[0] += 1
+            b[1] += matched
+        if none:
+            bins.setdefault(0, [0, 0])[0] += none
+        config = self.config.model_copy(update={"capacity_tokens": capacity_tokens})
+        return _result(config, bs, self.count, self.loads, self.inputs, hits, bins)
 
 
 def match_per_request(
@@ -700,6 +967,67 @@ def _with_rate(result: CacheResult, share: float) -> CacheResult:
     return result.model_copy(update={"hit_rate": result.token_hit_share / share if share > 0 else None})
 
 
+def _curve_configs(scenario: CacheConfig, capacities: Sequence[int]) -> list[CacheConfig]:
+    for cap in capacities:
+        if cap < 0:
+            raise InputError("cache.capacity_tokens", f"must be 0 or more tokens, got {cap}")
+    return [scenario.model_copy(update={"capacity_tokens": cap}) for cap in sorted(set(capacities))]
+
+
+@dataclass
+class _Totals:
+    requests: int = 0
+    output: int = 0
+    with_output: int = 0
+
+    def add(self, request: Request) -> None:
+        self.requests += 1
+        if request.output_tokens is not None:
+            self.output += request.output_tokens
+            self.with_output += 1
+
+
+def _report(
+    unlimited: CacheResult,
+    scen: CacheResult,
+    curve: Sequence[tuple[CacheConfig, int]],
+    totals: _Totals,
+    block_size: int,
+    source: str,
+    format: str,
+    tokenizer: Tokenizer | None,
+    malformed: MalformedReport | None,
+) -> PrefixReport:
+    """The report from the unlimited cache, the scenario and the curve's (config, hit tokens)."""
+    share = unlimited.token_hit_share
+    n = unlimited.requests
+    inputs = unlimited.input_tokens
+    return PrefixReport(
+        source=source,
+        format=format,
+        block_size=block_size,
+        tokenizer=None if tokenizer is None else tokenizer.name,
+        tokenizer_exact=None if tokenizer is None else tokenizer.exact,
+        requests=n,
+        input_tokens=inputs,
+        output_tokens=totals.output if totals.with_output else None,
+        mean_input_tokens=inputs / n if n else 0.0,
+        mean_output_tokens=totals.output / totals.with_output if totals.with_output else None,
+        prefix_share=share,
+        unlimited=_with_rate(unlimited, share),
+        scenario=_with_rate(scen, share),
+        curve=tuple(
+            CurvePoint(
+                capacity_tokens=c.capacity_tokens or 0,
+                token_hit_share=hits / inputs if inputs else 0.0,
+                hit_rate=(hits / inputs if inputs else 0.0) / share if share > 0 else None,
+            )
+            for c, hits in curve
+        ),
+        malformed=malformed or MalformedReport(),
+    )
+
+
 def analyse(
     requests: Iterable[Request],
     scenario: CacheConfig | None = None,
@@ -712,49 +1040,130 @@ def analyse(
     malformed: MalformedReport | None = None,
 ) -> PrefixReport:
     """Prefix share (unlimited cache), the scenario's hit share, and a hit-rate curve over
-    ``capacities`` (tokens per replica; the scenario's TTL, replicas and routing), in one pass."""
+    ``capacities`` (tokens per replica; the scenario's TTL, replicas and routing), in one pass.
+
+    The curve costs about one simulation whatever its length where :func:`stack_distances_apply` (one
+    replica, round-robin or random routing, TTL or not): an :class:`LruProfile`. With prefix-aware routing
+    over several replicas each capacity is simulated."""
     scenario = scenario or CacheConfig()
-    for cap in capacities:
-        if cap < 0:
-            raise InputError("cache.capacity_tokens", f"must be 0 or more tokens, got {cap}")
-    curve_configs = [scenario.model_copy(update={"capacity_tokens": cap}) for cap in sorted(set(capacities))]
-    totals = {"requests": 0, "output": 0, "with_output": 0}
+    curve_configs = _curve_configs(scenario, capacities)
+    totals = _Totals()
 
     def counted() -> Iterator[Request]:
         for request in requests:
-            totals["requests"] += 1
-            if request.output_tokens is not None:
-                totals["output"] += request.output_tokens
-                totals["with_output"] += 1
+            totals.add(request)
             yield request
 
-    unlimited, scen, *points = simulate(counted(), [CacheConfig(), scenario, *curve_configs], block_size)
-    share = unlimited.token_hit_share
-    n = unlimited.requests
-    return PrefixReport(
-        source=source,
-        format=format,
-        block_size=block_size,
-        tokenizer=None if tokenizer is None else tokenizer.name,
-        tokenizer_exact=None if tokenizer is None else tokenizer.exact,
-        requests=n,
-        input_tokens=unlimited.input_tokens,
-        output_tokens=totals["output"] if totals["with_output"] else None,
-        mean_input_tokens=unlimited.input_tokens / n if n else 0.0,
-        mean_output_tokens=totals["output"] / totals["with_output"] if totals["with_output"] else None,
-        prefix_share=share,
-        unlimited=_with_rate(unlimited, share),
-        scenario=_with_rate(scen, share),
-        curve=tuple(
-            CurvePoint(
-                capacity_tokens=p.config.capacity_tokens or 0,
-                token_hit_share=p.token_hit_share,
-                hit_rate=p.token_hit_share / share if share > 0 else None,
-            )
-            for p in points
-        ),
-        malformed=malformed or MalformedReport(),
-    )
+    if stack_distances_apply(scenario) and curve_configs:
+        # The whole curve from one pass (stack distances), beside the two simulated configs.
+        profile = LruProfile(scenario, block_size)
+        runs = [_Run(CacheConfig(), block_size), _Run(scenario, block_size)]
+        for request in counted():
+            for run in runs:
+                run.feed(request)
+            profile.feed(request)
+        unlimited, scen = (run.result() for run in runs)
+        hit_tokens = [profile.hit_tokens(c.capacity_tokens) for c in curve_configs]
+    else:
+        unlimited, scen, *points = simulate(counted(), [CacheConfig(), scenario, *curve_configs], block_size)
+        hit_tokens = [p.hit_tokens for p in points]
+    curve = list(zip(curve_configs, hit_tokens, strict=True))
+    return _report(unlimited, scen, curve, totals, block_size, source, format, tokenizer, malformed)
+
+
+class RequestLog:
+    """A log's requests held in memory, to be analysed under one cache after another (the app).
+
+    The unlimited cache, and each cache's stack distances (:class:`LruProfile`, per TTL, replicas, routing
+    and seed), are computed once and kept: a new capacity then costs no pass over the requests where
+    :func:`stack_distances_apply`; prefix-aware routing over several replicas is simulated each time.
+    The answers equal :func:`analyse` and :func:`simulate` over the same requests.
+    """
+
+    def __init__(
+        self,
+        requests: Iterable[Request],
+        block_size: int = DEFAULT_BLOCK_SIZE,
+        *,
+        source: str = "<requests>",
+        format: str = "requests",
+        tokenizer: Tokenizer | None = None,
+        malformed: MalformedReport | None = None,
+    ) -> None:
+        if block_size < 1:
+            raise InputError("cache.block_size", f"must be 1 or more tokens, got {block_size}")
+        self.requests = tuple(requests)
+        self.block_size = block_size
+        self.source = source
+        self.format = format
+        self.tokenizer = tokenizer
+        self.malformed = malformed or MalformedReport()
+        self.totals = _Totals()
+        for request in self.requests:
+            self.totals.add(request)
+        self._unlimited: CacheResult | None = None
+        self._profiles: dict[str, LruProfile] = {}
+
+    @classmethod
+    def read(
+        cls,
+        source: Path | str | Iterable[str | bytes],
+        format: str = "auto",
+        tokenizer: Tokenizer | None = None,
+        block_size: int | None = None,
+        name: str | None = None,
+        max_chars: int | None = None,
+    ) -> RequestLog:
+        """The requests of a log (see :class:`LogReader`); :class:`DataFileError` when none is valid."""
+        reader = LogReader(source, format, tokenizer, block_size, name, max_chars)
+        requests = list(reader)
+        return cls(
+            requests,
+            reader.block_size,
+            source=reader.name,
+            format=reader.format,
+            tokenizer=reader.tokenizer if reader.tokenized else None,
+            malformed=reader.report(),
+        )
+
+    def _profile(self, config: CacheConfig) -> LruProfile:
+        key = config.model_copy(update={"capacity_tokens": None}).model_dump_json()
+        profile = self._profiles.get(key)
+        if profile is None:
+            profile = self._profiles[key] = LruProfile.of(self.requests, config, self.block_size, keep=True)
+        return profile
+
+    def result(self, config: CacheConfig) -> CacheResult:
+        """What :func:`simulate` gives for ``config`` over these requests."""
+        if stack_distances_apply(config):
+            return self._profile(config).result(config.capacity_tokens)
+        [result] = simulate(self.requests, [config], self.block_size)
+        return result
+
+    def analyse(self, scenario: CacheConfig | None = None, capacities: Sequence[int] = ()) -> PrefixReport:
+        """What :func:`analyse` reports over these requests."""
+        scenario = scenario or CacheConfig()
+        curve_configs = _curve_configs(scenario, capacities)
+        if self._unlimited is None:
+            [self._unlimited] = simulate(self.requests, [CacheConfig()], self.block_size)
+        scen = self.result(scenario)
+        if stack_distances_apply(scenario):
+            profile = self._profile(scenario)
+            hit_tokens = [profile.hit_tokens(c.capacity_tokens) for c in curve_configs]
+        else:
+            hit_tokens = [r.hit_tokens for r in simulate(self.requests, curve_configs, self.block_size)]
+        curve = list(zip(curve_configs, hit_tokens, strict=True))
+        return _report(
+            self._unlimited,
+            scen,
+            curve,
+            self.totals,
+            self.block_size,
+            self.source,
+            self.format,
+            self.tokenizer,
+            self.malformed,
+        )
 
 
 def analyse_log(
