@@ -411,7 +411,7 @@ NUMBERS: dict[str, NumberSpec] = {
 TOGGLES = ("auto", "own", "batch", "est")
 DATE_MIN, DATE_MAX = dt.date(2020, 1, 1), dt.date(2035, 12, 31)
 """The price dates the Compare page takes (the sheets' versions start in 2026)."""
-QUANTITIES = ("in", "out", "vol")
+QUANTITIES = ("in", "out", "vol", "users")
 """Volume and token inputs: text fields read as people type them (``3M``, ``2.5k``, ``1,000,000``), held in
 the session and the link as that text; everything else reads the number :func:`read_typed` makes of it."""
 M = TypeVar("M", bound=BaseModel)
@@ -438,6 +438,8 @@ def volume_spec(per: str) -> NumberSpec:
 
 def quantity_limit(key: str, per: str | None) -> Limit:
     """The domain's limit on a volume or token input (:data:`QUANTITIES`), the Turns input's per ``per``."""
+    if key == "users":  # 0: not counted
+        return replace(limits.USERS, low=0, why_low="")
     if key == "vol":
         return {"day": limits.TURNS_PER_DAY, "user": limits.TURNS_PER_USER_PER_DAY}.get(
             per or "", limits.TURNS_PER_MONTH

@@ -4,6 +4,7 @@ typed as people type it."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any, Literal
 
 import streamlit as st
@@ -66,6 +67,7 @@ def quantity_input(
     container: Any = None,
     disabled: bool = False,
     whole: bool = True,
+    on_typed: Callable[[], None] | None = None,
 ) -> str:
     """A volume or token count typed as text (``3M``, ``2.5k``, ``1,000,000``), bound to the URL as ``key``.
 
@@ -83,13 +85,15 @@ def quantity_input(
         bind="query-params",
         help=help + TYPED_HELP,
         on_change=_written_back,
-        args=(key, limit, whole),
+        args=(key, limit, whole, on_typed),
         disabled=disabled,
     )
     return text
 
 
-def _written_back(key: str, limit: Limit, whole: bool) -> None:
+def _written_back(key: str, limit: Limit, whole: bool, on_typed: Callable[[], None] | None = None) -> None:
+    if on_typed is not None:
+        on_typed()
     try:
         value = read_quantity(str(st.session_state.get(key, "")), limit, whole=whole)
     except QuantityError:

@@ -29,6 +29,7 @@ from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison, comp
 from calculator.pricing.pinning import Repricing, pin_prices, reprice
 from calculator.pricing.resolve import resolve, with_own_records
 from calculator.scenario.evidence import Evidence
+from calculator.scenario.inputs import monthly_turns
 from calculator.scenario.model import Scenario, dump_scenario, load_scenario_text
 
 BIND: Literal["query-params"] = "query-params"
@@ -44,6 +45,7 @@ SEED = Scenario.model_validate(
     }
 )
 DATE_MIN, DATE_MAX = _state.DATE_MIN, _state.DATE_MAX
+TYPED = "_typed_since_link"  # set once the user changes a typed field: its value is no longer the link's
 CURRENCY_SHOWN = "_currency_shown"  # the currency the page showed last: a switch converts the engineer's cost from it
 
 cat = catalogs()
@@ -114,8 +116,8 @@ def _on_per_change() -> None:
     """Keep the same traffic when switching between turns per month, per day and per user a day (a volume
     that cannot be read stays as typed, and the page says why)."""
     was = ss.get("_per_was", "month")
-    users = int(ss.get("users") or 0)
     try:
+        users = int(_state.read_typed("users", ss.get("users", defaults["users"]), None))
         vol = _state.read_typed("vol", ss.get("vol", defaults["vol"]), was)
         month = _state.page_monthly_turns({"vol": vol, "per": was, "users": users})
     except InputError:
@@ -123,8 +125,14 @@ def _on_per_change() -> None:
         return
     if ss["per"] == "user":
         if not users:  # a per-user volume needs users: keep the month's traffic, as users sending a turn each
-            ss["users"] = users = max(min(month, int(_state.NUMBERS["users"].max)), 1)
-        converted: float = month / users / DAYS_PER_MONTH  # unrounded: switching back gives the same month
+            users = max(min(month, int(_state.NUMBERS["users"].max)), 1)
+            ss["users"] = plain(users)
+        exact = month / users / DAYS_PER_MONTH
+        # the shortest figure that still gives the same month (250, not 249.99994520547943)
+        converted: float = next(
+            (c for c in (round(exact, places) for places in range(7)) if monthly_turns(c, "user", users) == month),
+            exact,
+        )
     elif ss["per"] == "day":
         converted = int(round(month / DAYS_PER_MONTH))
     else:
@@ -133,13 +141,24 @@ def _on_per_change() -> None:
     ss["_per_was"] = ss["per"]
 
 
+def _typed() -> None:
+    ss[TYPED] = True
+
+
 def number(key: str, default: float, container: st.delta_generator.DeltaGenerator | None = None) -> None:
     spec = _state.number_specs(ss.get("per"))[key]
     if key in _state.QUANTITIES:
         limit = _state.quantity_limit(key, ss.get("per"))
         whole = not (key == "vol" and ss.get("per") == "user")  # turns per user a day may be 0.5
         quantity_input(
-            key, spec.label, default if not whole else int(default), spec.help, limit, container, whole=whole
+            key,
+            spec.label,
+            default if not whole else int(default),
+            spec.help,
+            limit,
+            container,
+            whole=whole,
+            on_typed=_typed,
         )
         return
     kind = spec.kind
@@ -517,7 +536,8 @@ except ValidationError as exc:
     problem = "These inputs are not allowed:\n\n" + "\n".join(f"- {line}" for line in _words.invalid(exc, "scenario"))
 except InputError as exc:
     problem = _words.say(exc)
-    linked = _state.link_quantity(exc.field, url, ss)
+    # a value that came with the link is named by its parameter; one the user typed since, by its field only
+    linked = _state.link_quantity(exc.field, url, ss) if not ss.get(TYPED) else None
     if linked:
         problem = f"URL parameter `{linked}` ({exc.field}): {exc.message}"
 

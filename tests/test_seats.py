@@ -142,3 +142,29 @@ def _blank_png() -> io.BytesIO:
     Image.new("RGB", (2, 2), "white").save(out, format="PNG")  # the chart's picture is not under test
     out.seek(0)
     return out
+
+
+def test_users_are_typed_as_people_type_them() -> None:
+    at = open_page("compare", preset="coding-agent", asof="2026-10-30")
+    at.text_input(key="users").input("2.5k").run()
+    assert "$3.87 per user a month" in text_of(at.caption)  # $9,680.00 / 2,500
+
+
+def test_too_many_users_is_said_and_prices_nothing_else() -> None:
+    at = open_page("compare", preset="coding-agent", asof="2026-10-30")
+    at.text_input(key="users").input("99999999999").run()
+    assert "Users" in text_of(at.error)
+    assert not [m for m in at.metric if m.label == "Serverless API"]
+
+
+def test_switching_a_day_volume_to_users_shows_a_round_figure() -> None:
+    at = open_page("compare", preset="coding-agent", asof="2026-10-30", per="day", vol="50000")
+    at.segmented_control(key="per").set_value("user").run()
+    assert at.text_input(key="vol").value == "250"  # 50,000 a day over the preset's 200 users
+
+
+def test_a_typed_value_is_named_by_its_field_not_as_a_url_parameter() -> None:
+    at = open_page("compare", preset="coding-agent", asof="2026-10-30")
+    at.text_input(key="vol").input("1.5").run()
+    errors = text_of(at.error)
+    assert "Turns" in errors and "URL parameter" not in errors
