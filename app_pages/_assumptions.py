@@ -243,6 +243,11 @@ def assumptions_frame(result: Comparison, cat: Catalogs) -> pd.DataFrame:
         _row("Traffic", "Peak-to-average", f"{t.peak_to_average:g}"),
         _row("Traffic", "Peak request rate", f"{float(t.peak_rps(float(t.turns_per_month))):.2f} req/s"),
     ]
+    if t.users:
+        rows += [
+            _row("Traffic", "Users", f"{t.users:,}"),
+            _row("Traffic", "Turns per user a day", f"{t.turns_per_user_per_day:,.2f}"),
+        ]
     if s.dedicated or s.gpu_vm:
         rows += _capacity_rows(result, cat)
     for opt in result.options:
@@ -317,5 +322,10 @@ def assumptions_frame(result: Comparison, cat: Catalogs) -> pd.DataFrame:
             ),
         ]
     for opt in result.options:
-        rows.append(_row(f"Result: {OPTION_LABELS[opt.option]}", "Monthly cost", format_money(opt.monthly, s.currency)))
+        section = f"Result: {OPTION_LABELS[opt.option]}"
+        rows.append(_row(section, "Monthly cost", format_money(opt.monthly, s.currency)))
+        rows.append(_row(section, "A year", format_money(opt.annual, s.currency)))
+        per_user = opt.monthly_per_user(t.users)
+        if per_user is not None:
+            rows.append(_row(section, "Per user a month", format_money(per_user, s.currency)))
     return pd.DataFrame(rows, columns=COLUMNS)

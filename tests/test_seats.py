@@ -168,3 +168,16 @@ def test_a_typed_value_is_named_by_its_field_not_as_a_url_parameter() -> None:
     at.text_input(key="vol").input("1.5").run()
     errors = text_of(at.error)
     assert "Turns" in errors and "URL parameter" not in errors
+
+
+def test_the_assumptions_csv_holds_the_users_the_year_and_the_cost_per_user() -> None:
+    from app_pages._assumptions import assumptions_frame
+    from calculator.pricing.compare import compare, load_catalogs
+    from calculator.scenario.model import load_preset
+
+    cat = load_catalogs()
+    result = compare(load_preset("coding-agent").model_copy(update={"as_of": date(2026, 10, 30)}), cat)
+    rows = {(r["Section"], r["Assumption"]): r["Value"] for r in assumptions_frame(result, cat).to_dict("records")}
+    assert rows[("Traffic", "Users")] == "200"
+    assert rows[("Result: Serverless API", "A year")] == "$116,160.00"
+    assert rows[("Result: Serverless API", "Per user a month")] == "$48.40"
