@@ -28,13 +28,13 @@ from calculator.planning.hybrid import hybrid_plan
 from calculator.planning.load_profile import preset_profile, profile_from_traffic
 from calculator.present import capacity_charts as cc
 from calculator.present import plan_charts as pc
-from calculator.present import report
 from calculator.present.money import format_money
 from calculator.pricing.compare import Catalogs, compare
 from calculator.scenario.evidence import Evidence, PrefixEvidence
 from calculator.scenario.model import Scenario, list_presets, load_preset, load_scenario_text, with_evidence_records
 
 from .apptest import APP, metrics, text_of
+from .pdf_cells import record_pdf
 
 ONLINE = Path(__file__).resolve().parent / "fixtures" / "bench" / "sglang" / "h200_llama_3_3_70b_online_output.jsonl"
 SETUP = {"m_gpu": "h200-sxm", "m_n": "4", "m_prec": "bf16", "m_model": "llama-3.3-70b"}
@@ -202,21 +202,9 @@ def downloads(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
 
 
 def _pdf_text(make: Any, monkeypatch: pytest.MonkeyPatch) -> str:
-    written: list[str] = []
-    cell, multi_cell = report._Pdf.cell, report._Pdf.multi_cell
-
-    def record_cell(self: report._Pdf, *args: Any, **kwargs: Any) -> Any:
-        written.append(str(kwargs.get("text", args[2] if len(args) > 2 else "")))
-        return cell(self, *args, **kwargs)
-
-    def record_multi_cell(self: report._Pdf, *args: Any, **kwargs: Any) -> Any:
-        written.append(str(kwargs.get("text", args[2] if len(args) > 2 else "")))
-        return multi_cell(self, *args, **kwargs)
-
-    monkeypatch.setattr(report._Pdf, "cell", record_cell)
-    monkeypatch.setattr(report._Pdf, "multi_cell", record_multi_cell)
+    cells = record_pdf(monkeypatch, charts=False)
     assert make().startswith(b"%PDF")
-    return " ".join(written)
+    return cells.text
 
 
 def test_a_renamed_scenario_heads_the_page_and_is_in_the_link_the_yaml_and_the_pdf(

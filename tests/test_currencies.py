@@ -8,7 +8,6 @@ conversions are worked out by hand below, independently of the code.
 
 from __future__ import annotations
 
-import io
 import json
 from decimal import Decimal
 from pathlib import Path
@@ -32,6 +31,7 @@ from calculator.scenario.inputs import Fx
 from calculator.scenario.model import Scenario, dump_scenario, in_currency, load_scenario_text
 
 from .apptest import APP, metrics, open_page
+from .pdf_cells import record_pdf
 
 SEED_URL = {"preset": "coding-agent", "asof": "2026-10-30", "in": "20000", "pfx": "0.9", "hit": "1.0", "out": "500"}
 SEED_WORKLOAD = {"input_tokens": 20000, "prefix_share": "0.9", "hit_rate": "1", "output_tokens": 500}
@@ -241,40 +241,11 @@ def test_the_seed_turn_in_each_currency_matches_a_hand_conversion(currency: str,
 
 
 def _pdf_text(result: Any, catalogs: Catalogs, monkeypatch: pytest.MonkeyPatch) -> tuple[str, list[str]]:
-    """The PDF's text, as written into its cells, and its charts' axis titles (no PDF text extractor is
-    installed; the cells are what the page holds)."""
-    from PIL import Image
-
-    written: list[str] = []
-    titles: list[str] = []
-    cell, multi_cell = report._Pdf.cell, report._Pdf.multi_cell
-
-    def record_cell(self: report._Pdf, *args: Any, **kwargs: Any) -> Any:
-        written.append(str(kwargs.get("text", args[2] if len(args) > 2 else "")))
-        return cell(self, *args, **kwargs)
-
-    def record_multi_cell(self: report._Pdf, *args: Any, **kwargs: Any) -> Any:
-        written.append(str(kwargs.get("text", args[2] if len(args) > 2 else "")))
-        return multi_cell(self, *args, **kwargs)
-
-    def record_png(chart: Any, scale: float = 2.0) -> io.BytesIO:
-        spec = chart.to_dict()
-        for layer in [spec, *spec.get("layer", [])]:
-            for axis in ("x", "y"):
-                title = layer.get("encoding", {}).get(axis, {}).get("title")
-                if isinstance(title, str):
-                    titles.append(title)
-        out = io.BytesIO()
-        Image.new("RGB", (2, 2), "white").save(out, format="PNG")  # the chart's picture is not under test
-        out.seek(0)
-        return out
-
-    monkeypatch.setattr(report._Pdf, "cell", record_cell)
-    monkeypatch.setattr(report._Pdf, "multi_cell", record_multi_cell)
-    monkeypatch.setattr(report, "_png", record_png)
+    """The PDF's text, as written into its cells, and its charts' axis titles."""
+    cells = record_pdf(monkeypatch)
     table = pd.DataFrame([{"Section": "Turn", "Assumption": "Input tokens", "Value": "20,000"}])
     assert report.summary_pdf(result, catalogs, table).startswith(b"%PDF")
-    return " ".join(written), titles
+    return cells.text, cells.titles
 
 
 @pytest.mark.parametrize("currency", list(SEED_AT))
