@@ -16,6 +16,7 @@ Money is Decimal from the YAML on, so monthly totals can be exact to the cent.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from collections.abc import Iterator
 from decimal import Decimal
@@ -335,6 +336,7 @@ class GpuVmOffer(_OfferBase):
 Offer = Annotated[ServerlessOffer | DedicatedOffer | GpuVmOffer, Field(discriminator="kind")]
 
 
+@functools.lru_cache(maxsize=4096)  # a sweep asks for the same few names a thousand times
 def canonical_model(name: str) -> str:
     """A model's name reduced for comparison: case, vendor prefix and serving suffixes dropped."""
     base = name.strip().lower().split("/")[-1]

@@ -36,7 +36,7 @@ from calculator.catalog.prices import (
     TokenPrices,
 )
 from calculator.errors import InputError
-from calculator.present.money import axis_format, format_money, format_small, money_title
+from calculator.present.money import amount_format, axis_format, format_money, format_small, money_title
 from calculator.present.shown_currency import turn_currency
 from calculator.pricing.billing import hourly_price_per_replica
 from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison, CostFn, cost_curves, curves
@@ -212,17 +212,13 @@ def volume_chart(
     color = alt.Color("option:N", title="Option", scale=option_color_scale(options), legend=alt.Legend(orient="bottom"))
     tooltip = [
         alt.Tooltip("option:N", title="Option"),
-        alt.Tooltip("turns_label:N", title="Turns / month"),
-        alt.Tooltip("monthly_label:N", title="Monthly cost"),
+        alt.Tooltip("turns:Q", title="Turns / month", format=",.0f"),
+        alt.Tooltip("monthly:Q", title=money_title("Monthly cost", currency), format=amount_format(currency)),
     ]
     layers: list[Any] = []
-    turns_label = None
     for name in options:
-        # each option's rows made apart (volume_frame's, labelled), not cut back out of one joined frame
+        # each option's rows made apart (volume_frame's), not cut back out of one joined frame
         part = volume_frame({name: curves[name]}, lo, hi)
-        part["monthly_label"] = [format_money(v, currency) for v in part["monthly"].tolist()]
-        turns_label = turns_label or [f"{t:,.0f}" for t in part["turns"].tolist()]
-        part["turns_label"] = turns_label
         interpolate: Literal["linear", "step-after"] = "linear" if name == "serverless" else "step-after"
         layers.append(
             alt.Chart(part)
@@ -273,8 +269,6 @@ def volume_chart(
 def share_sweep_chart(df: pd.DataFrame, variable: str, current: float, currency: str = "USD") -> alt.LayerChart:
     """Monthly cost against hit rate or prefix share; ``df`` has ``value``, ``option``, ``monthly``."""
     label = {"hit_rate": "Cache hit rate", "prefix_share": "Prefix share"}.get(variable, variable)
-    df = df.copy()
-    df["monthly_label"] = [format_money(v, currency) for v in df["monthly"]]
     options = [k for k, v in OPTION_LABELS.items() if v in set(df["option"])]
     lines = (
         alt.Chart(df)
@@ -288,7 +282,7 @@ def share_sweep_chart(df: pd.DataFrame, variable: str, current: float, currency:
             tooltip=[
                 alt.Tooltip("option:N", title="Option"),
                 alt.Tooltip("value:Q", title=label, format=".0%"),
-                alt.Tooltip("monthly_label:N", title="Monthly cost"),
+                alt.Tooltip("monthly:Q", title=money_title("Monthly cost", currency), format=amount_format(currency)),
             ],
         )
     )
