@@ -8,6 +8,8 @@ from decimal import Decimal
 import pandas as pd
 
 from app_pages._state import OWN_RECORD
+from calculator.catalog.fx import quote_unit, quoted
+from calculator.catalog.limits import shown
 from calculator.catalog.measurements import ThroughputRecord
 from calculator.catalog.prices import DedicatedOffer, GpuVmOffer, ServerlessOffer
 from calculator.present.charts import turn_currency
@@ -222,7 +224,7 @@ def assumptions_frame(result: Comparison, cat: Catalogs) -> pd.DataFrame:
         _row("Scenario", "Price date (as of)", result.as_of.isoformat()),
         _row("Scenario", "Currency", s.currency),
         *(
-            _row("Scenario", "Exchange rate", f"{s.fx.usd_per(code)} USD per {code}")
+            _row("Scenario", "Exchange rate", f"{shown(quoted(code, s.fx.usd_per(code)))} {quote_unit(code)}")
             for code in dict.fromkeys(("EUR", s.currency))
             if code != "USD"
         ),

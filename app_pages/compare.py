@@ -57,6 +57,7 @@ ss = st.session_state
 # --- values read from the URL are checked before any widget uses them ------------------------------
 # a link's scenario (from another page) or evidence first: its records are choices of the inputs below
 url_problems = _state.read_links(ss, st.query_params, cat, preset_map, today)
+url_problems += _state.adopt_old_rates(ss, st.query_params)
 allowed = _state.choices(cat, preset_names, _state.session_evidence(ss, ss.get("uploaded")))
 region_list = _state.regions(cat)
 url = {k: st.query_params[k] for k in st.query_params if k not in ("region", _state.SC, _state.EV)}
@@ -317,8 +318,8 @@ def _on_currency_change() -> None:
 
 
 def currency_inputs() -> None:
-    """The currency every figure is shown in, and the rate it is shown at (US dollars per unit, as links and
-    scenario files hold it); the euro's rate stays for sheets priced in euros."""
+    """The currency every figure is shown in, and the rate it is shown at, typed as markets quote it (yen and
+    rupees per dollar, dollars per euro or pound); the euro's rate stays for sheets priced in euros."""
     chosen = st.segmented_control(
         "Currency",
         list(CODES),
