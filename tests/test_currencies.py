@@ -29,6 +29,7 @@ from calculator.present.money import axis_format, format_money, format_small
 from calculator.pricing.compare import Catalogs, compare
 from calculator.scenario.inputs import Fx
 from calculator.scenario.model import Scenario, dump_scenario, in_currency, load_scenario_text
+from tests.chart_rows import chart_rows
 
 from .apptest import APP, metrics, open_page
 from .pdf_cells import record_pdf
@@ -236,7 +237,7 @@ def test_the_seed_turn_in_each_currency_matches_a_hand_conversion(currency: str,
     assert format_small(convert(result.turn.reused.cost_per_turn), code) == reused
     spec = charts.turn_parts_chart(result.turn, scenario).to_dict()
     assert spec["encoding"]["x"]["title"] == f"Cost per turn ({SYMBOLS[currency]})"
-    rows = [row for rows in spec["datasets"].values() for row in rows]
+    rows = chart_rows(spec)
     assert {r["case"]: r["total_label"] for r in rows} == {"No reuse": no_reuse, "Reused prefix": reused}
 
 
