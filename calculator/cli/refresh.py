@@ -108,7 +108,7 @@ def _print_text(result: Refresh, sheets_dir: Path, written: list[WriteResult] | 
     if not result.proposals:
         print("\nNo offer of ours is priced differently.")
     else:
-        print(f"\n{len(result.proposals)} offers priced differently: a new version is proposed for each.")
+        print(f"\nOffers priced differently: {len(result.proposals)}, a new version proposed for each.")
     for e in result.proposals:
         assert e.proposal is not None
         version = e.proposal.version
@@ -117,7 +117,7 @@ def _print_text(result: Refresh, sheets_dir: Path, written: list[WriteResult] | 
         width = max((len(c.field) for c in e.changes), default=0)
         for c in e.changes:
             print(f"    {c.field:<{width}}  {_short(c.old)} -> {_short(c.new)}")
-        print(f"    source: {version.source.label}")
+        print(f"    source: {version.source.url or version.source.document}, read {version.source.read.isoformat()}")
         if e.proposal.kept:
             print(f"    kept from ours ({name} does not give them): {', '.join(e.proposal.kept)}")
         if e.proposal.deprecated:
@@ -126,11 +126,9 @@ def _print_text(result: Refresh, sheets_dir: Path, written: list[WriteResult] | 
             print(f"    not writable: {e.reason}")
     print()
     if result.same:
-        print(
-            f"Same prices: {len(result.same)} offers ({', '.join(f'{e.provider} {e.offer_id}' for e in result.same)})."
-        )
+        print(f"Same prices: {len(result.same)} ({', '.join(f'{e.provider} {e.offer_id}' for e in result.same)}).")
     if result.missing:
-        print(f"Not in the list: {len(result.missing)} offers ({'; '.join(e.reason or '' for e in result.missing)}).")
+        print(f"Not in the list: {len(result.missing)} ({'; '.join(e.reason or '' for e in result.missing)}).")
     others = price_list.other_providers or {p: 1 for p in result.report.providers_without_sheet}
     summary = []
     if result.unmatched:
@@ -139,8 +137,8 @@ def _print_text(result: Refresh, sheets_dir: Path, written: list[WriteResult] | 
             f"({_counted(result.unmatched)})"
         )
     if others:
-        label = "entries" if price_list.other_providers else "providers"
-        summary.append(f"{sum(others.values())} {label} of providers without a sheet here")
+        what = "entries of providers" if price_list.other_providers else "providers"
+        summary.append(f"{sum(others.values())} {what} without a sheet here")
     if price_list.not_token_priced:
         summary.append(f"{price_list.not_token_priced} entries not priced per token (embeddings, images, audio ...)")
     if summary:
@@ -149,7 +147,7 @@ def _print_text(result: Refresh, sheets_dir: Path, written: list[WriteResult] | 
         writable = len(result.writable_report.entries)
         if writable:
             sheets = sorted({f"{e.provider}.yaml" for e in result.writable_report.entries})
-            print(f"Nothing written. --write would add {writable} versions to {', '.join(sheets)}.")
+            print(f"Nothing written. --write would add {writable} new versions to {', '.join(sheets)}.")
         return
     if not written:
         print("Nothing to write.")
