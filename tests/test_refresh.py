@@ -140,6 +140,18 @@ def test_a_changed_price_is_proposed_as_a_dated_version_citing_the_list(
     assert "gpt-4.1" not in {e.offer_id for e in result.same}
 
 
+def test_a_batch_price_litellm_leaves_out_keeps_ours(sheets: Path) -> None:
+    """LiteLLM gives Anthropic's 5-minute cache write a batch price (half) but not the 1-hour one: the
+    missing price is unknown, not full price, so cache writes stay batch-discounted as our sheet says.
+    For gpt-5 it gives a batch cached-input price, half of 1.25e-07: that is proposed, for review."""
+    result = refresh(load_price_sheets(sheets), parse_list(read_list(str(LITELLM), READ)))
+    assert {"claude-haiku-4-5", "claude-opus-4-6", "claude-sonnet-4-6"} <= {e.offer_id for e in result.same}
+    (gpt5,) = [e for e in result.proposals if e.offer_id == "gpt-5"]
+    assert [(c.field, c.old, c.new) for c in gpt5.changes] == [
+        ("batch_applies_to", "input,output", "input,cached_input,output")
+    ]
+
+
 def test_read_on_wins_over_the_file_modification_time(tmp_path: Path) -> None:
     text = read_list(str(_list_copy(tmp_path, LITELLM)), dt.date(2026, 12, 2))
     assert (text.read, text.read_basis) == (dt.date(2026, 12, 2), "given")

@@ -106,6 +106,8 @@ class GenaiData:
     source_url: str | None = None
     read: dt.date | None = None
     """When the list was read; default: the date genai-prices' comments say a price was checked, else today."""
+    batch_prices_partial: bool = False
+    """A batch price the list leaves out is unknown, not the standard price: its part keeps ours (LiteLLM)."""
 
     @property
     def document(self) -> str:
@@ -228,21 +230,35 @@ def _resolve(model: ModelInfo, as_of: dt.date) -> tuple[ModelPrice, dt.date | No
     return chosen, start, notes
 
 
-def _batch(
-    model: ModelInfo, standard: ModelPrice, as_of: dt.date, name: str = "genai-prices"
-) -> tuple[Decimal | None, tuple[str, ...], list[str]] | None:
-    """(discount, parts, notes) from genai-prices' batch variant; None when it has no batch prices on as_of."""
-    variants = [v for v in model.price_variants or () if v.when == {"processing": "batch"}]
+def _batch_keys(model: ModelInfo, as_of: dt.date) -> set[str] | None:
+    """The token price keys the batch variants in force on ``as_of`` give; None without any."""
+    noon = dt.datetime.combine(as_of, dt.time(12, 0), tzinfo=dt.UTC)
+    variants = [
+        v
+        for v in model.price_variants or ()
+        if v.when == {"processing": "batch"} and (v.constraint is None or v.constraint.active(noon))
+    ]
     if not variants:
         return None
-    noon = dt.datetime.combine(as_of, dt.time(12, 0), tzinfo=dt.UTC)
-    if not any(v.constraint is None or v.constraint.active(noon) for v in variants):
+    return {k for v in variants for k in TOKEN_KEYS if getattr(v.prices, k, None) is not None}
+
+
+def _batch(
+    model: ModelInfo, standard: ModelPrice, as_of: dt.date, name: str = "genai-prices", given_only: bool = False
+) -> tuple[Decimal | None, tuple[str, ...], list[str]] | None:
+    """(discount, parts, notes) from genai-prices' batch variant; None when it has no batch prices on as_of.
+
+    A key the variant leaves out is billed at the standard price (genai-prices' rule), unless ``given_only``:
+    then it is left out of the comparison (LiteLLM leaves out batch prices it does not know)."""
+    given = _batch_keys(model, as_of)
+    if given is None:
         return None
+    noon = dt.datetime.combine(as_of, dt.time(12, 0), tzinfo=dt.UTC)
     batch = model.get_prices(noon, {"processing": "batch"})
     shares: dict[str, set[Decimal]] = {}
     for key in TOKEN_KEYS:
         std, cut = _as_tiers(getattr(standard, key)), _as_tiers(getattr(batch, key))
-        if std is None or cut is None:
+        if std is None or cut is None or (given_only and key not in given):
             continue
         for threshold in [None, *sorted({s for s, _ in std[1]} | {s for s, _ in cut[1]})]:
             full, reduced = _at(std, threshold), _at(cut, threshold)
@@ -361,11 +377,19 @@ def propose(
     version: dict[str, Any] = {"prices": base}
     if long_context:
         version["long_context"] = long_context
-    batch = _batch(model, price, as_of, name)
+    batch = _batch(model, price, as_of, name, given_only=data.batch_prices_partial)
     if batch is not None:
         discount, parts, batch_notes = batch
         notes.extend(batch_notes)
         if discount is not None:
+            if data.batch_prices_partial and ours is not None and ours.batch_discount is not None:
+                given = {_PART_OF_KEY[k] for k in _batch_keys(model, as_of) or ()}
+                unknown = [p for p in ours.batch_applies_to if p not in given and p not in parts]
+                if unknown:
+                    parts = tuple(
+                        p for p in ("input", "cached_input", "cache_write", "output") if p in {*parts, *unknown}
+                    )
+                    kept.append(f"batch_applies_to ({', '.join(unknown)})")
             version["batch_discount"] = discount
             version["batch_applies_to"] = parts
     elif ours is not None and ours.batch_discount is not None:

@@ -479,6 +479,7 @@ def _litellm_list(text: ListText, raw: dict[str, Any]) -> PriceList:
         source_document=f"LiteLLM model cost map{in_file}",
         source_url=url,
         read=text.read,
+        batch_prices_partial=True,
     )
     return PriceList(
         "litellm", "LiteLLM model cost map", text, data, dict(sorted(other.items())), not_token_priced, duplicates

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +94,14 @@ def refresh_json(result: Refresh, sheets_dir: Path, written: list[WriteResult] |
     }
 
 
+def _shown(value: Any) -> str:
+    """A price as the sheets write it (2.50, 0.125), anything else as text."""
+    if not isinstance(value, Decimal):
+        return _short(value)
+    whole, _, cents = format(value.normalize(), "f").partition(".")
+    return f"{whole}.{cents.ljust(2, '0')}"
+
+
 def _counted(counts: dict[str, int]) -> str:
     return ", ".join(f"{name} {n}" for name, n in counts.items())
 
@@ -116,7 +125,7 @@ def _print_text(result: Refresh, sheets_dir: Path, written: list[WriteResult] | 
         print(f"\n{e.provider} {e.offer_id} ({name} {e.genai_id}), new version {when}")
         width = max((len(c.field) for c in e.changes), default=0)
         for c in e.changes:
-            print(f"    {c.field:<{width}}  {_short(c.old)} -> {_short(c.new)}")
+            print(f"    {c.field:<{width}}  {_shown(c.old)} -> {_shown(c.new)}")
         print(f"    source: {version.source.url or version.source.document}, read {version.source.read.isoformat()}")
         if e.proposal.kept:
             print(f"    kept from ours ({name} does not give them): {', '.join(e.proposal.kept)}")
