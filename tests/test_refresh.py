@@ -29,6 +29,7 @@ pytest.importorskip("genai_prices")
 
 from genai_prices.types import TieredPrices
 
+from calculator.catalog import genai_prices as genai_import
 from calculator.catalog.datafile import DataFileError
 from calculator.catalog.price_lists import parse_list, read_list, refresh
 from calculator.catalog.prices import DEFAULT_SHEETS_DIR, load_price_sheets
@@ -253,6 +254,26 @@ def test_a_list_read_before_our_latest_version_is_not_written(
     (proposal,) = json.loads(out)["proposals"]
     assert proposal["writable"] is False and "later date" in proposal["reason"]
     assert _digest(sheets) == before
+
+
+def test_a_sheet_failing_its_check_leaves_every_sheet_unwritten(
+    sheets: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Proposals for several sheets: the last one's check fails, so none is written (not even the first)."""
+    real = genai_import._check_sheet
+
+    def fails_for_together(old: Any, new: Any, path: Path) -> None:
+        if path.name == "together.yaml":
+            raise DataFileError([f"{path}: refused by the test"])
+        real(old, new, path)
+
+    monkeypatch.setattr(genai_import, "_check_sheet", fails_for_together)
+    before = _digest(sheets)
+    code, out, err = _run(capsys, "--from", str(_list_copy(tmp_path, LITELLM)), "--sheets", str(sheets), "--write")
+    assert code == 2 and "together.yaml: refused by the test" in err
+    assert _digest(sheets) == before
+    dry = refresh(load_price_sheets(sheets), parse_list(read_list(str(LITELLM), READ)))
+    assert {"openai", "together"} <= {e.provider for e in dry.writable_report.entries}  # both had versions to add
 
 
 # --- the URL form ----------------------------------------------------------------------------------------
