@@ -441,7 +441,7 @@ def test_a_truncated_list_is_not_valid_json(tmp_path: Path, capsys: pytest.Captu
 
 
 JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=10),
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=10),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
     max_leaves=12,
 )
@@ -458,6 +458,7 @@ def test_an_unknown_format_is_refused_by_name(tmp_path: Path, capsys: pytest.Cap
     ("content", "message"),
     [
         ('{"gpt-4.1": {"litellm_provider": "openai", "input_cost_per_token": NaN}}', "NaN is not a number"),
+        ('{"gpt-4.1": {"litellm_provider": "openai", "input_cost_per_token": -Infinity}}', "JSON: -Infinity is not"),
         ('{"gpt-4.1": {"litellm_provider": 7, "input_cost_per_token": 1e-06}}', '"gpt-4.1".litellm_provider'),
         ('{"gpt-4.1": "cheap", "x": {"input_cost_per_token": 1e-06}}', '"gpt-4.1": expected an object'),
         ('[{"id": "openai", "models": 5}]', "openai.models: expected a list"),

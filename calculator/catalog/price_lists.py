@@ -233,6 +233,8 @@ def _load_json(text: ListText) -> Any:
         raise DataFileError([f"{text.location}: not UTF-8 text (byte {exc.start})"]) from None
     try:
         return json.loads(decoded, parse_float=Decimal, parse_constant=refuse_constant)
+    except DataFileError:
+        raise
     except json.JSONDecodeError as exc:
         raise DataFileError(
             [f"{text.location}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"]

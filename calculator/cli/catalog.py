@@ -135,6 +135,8 @@ def cmd_sheets(args: argparse.Namespace) -> int:
     if args.action == "refresh":
         from calculator.cli.refresh import run_refresh
 
+        if args.kind or args.history:
+            raise flags.UsageError("sheets refresh: --kind and --history are not read (a refresh lists its own diff)")
         return run_refresh(args)
     if args.action == "import-genai-prices":
         from calculator.cli.extras import run_genai_import
@@ -353,6 +355,7 @@ def add_catalog_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     sheets.add_argument(
         "--read-on",
         type=flags.iso_date,
+        metavar="DATE",
         help="with refresh: the date the list was read (default: the file's modification time, or the HTTP Date)",
     )
     sheets.add_argument("--write", action="store_true", help="with import-genai-prices or refresh: write the proposals")

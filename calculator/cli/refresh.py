@@ -126,7 +126,9 @@ def _print_text(result: Refresh, sheets_dir: Path, written: list[WriteResult] | 
         width = max((len(c.field) for c in e.changes), default=0)
         for c in e.changes:
             print(f"    {c.field:<{width}}  {_shown(c.old)} -> {_shown(c.new)}")
-        print(f"    source: {version.source.url or version.source.document}, read {version.source.read.isoformat()}")
+        source = version.source
+        cited = f"{source.document} ({source.url})" if source.url else source.document
+        print(f"    source: {cited}, read {source.read.isoformat()}")
         if e.proposal.kept:
             print(f"    kept from ours ({name} does not give them): {', '.join(e.proposal.kept)}")
         if e.proposal.deprecated:
