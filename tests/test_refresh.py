@@ -10,6 +10,7 @@ so that a refresh has something to propose.
 from __future__ import annotations
 
 import datetime as dt
+import gzip
 import hashlib
 import json
 import os
@@ -179,6 +180,7 @@ def test_json_keys_are_stable(sheets: Path, tmp_path: Path, capsys: pytest.Captu
     assert set(data["list"]) == {"format", "name", "location", "url", "read", "read_basis", "last_modified"}
     assert set(data["counts"]) == {"changed", "same", "missing", "unmatched"}
     assert data["list"]["read"] == data["as_of"] == READ.isoformat()
+    assert data["unmatched"]["providers_without_sheet"] == {"mistral": 2}  # the two models the fixture keeps
     assert data["written"] is None
     (gpt41,) = [p for p in data["proposals"] if p["offer_id"] == "gpt-4.1"]
     assert set(gpt41) == {
@@ -357,6 +359,9 @@ def test_url_errors_name_the_url(
     routes["/big.json"] = (200, LITELLM.read_bytes(), {"Date": SERVED})
     with pytest.raises(InputError, match="larger than 1,000 bytes"):
         read_list(f"{base}/big.json", max_bytes=1000)
+    routes["/bomb.json"] = (200, gzip.compress(b" " * 5000), {"Date": SERVED, "Content-Encoding": "gzip"})
+    with pytest.raises(InputError, match="larger than 1,000 bytes"):  # counted unpacked, not as sent
+        read_list(f"{base}/bomb.json", max_bytes=1000)
     with pytest.raises(InputError, match="only http"):
         read_list("ftp://example.invalid/data.json")
 

@@ -520,6 +520,17 @@ class Refresh:
         return dict(sorted(Counter(e.provider for e in self._of("new")).items()))
 
     @property
+    def other_providers(self) -> dict[str, int]:
+        """The list's entries for providers we have no sheet for, by the list's provider name."""
+        if self.price_list.other_providers:
+            return self.price_list.other_providers
+        counts = {}
+        for provider_id in self.report.providers_without_sheet:
+            provider = self.price_list.data.provider(provider_id)
+            counts[provider_id] = len(provider.models) if provider is not None else 0
+        return counts
+
+    @property
     def writable_report(self) -> ImportReport:
         """The report with only the new versions for offers we have: a refresh never adds offers."""
         return dataclasses.replace(self.report, entries=[e for e in self.proposals if e.writable])

@@ -83,8 +83,7 @@ def refresh_json(result: Refresh, sheets_dir: Path, written: list[WriteResult] |
         ],
         "unmatched": {
             "our_providers": result.unmatched,
-            "providers_without_sheet": price_list.other_providers
-            or {p: 1 for p in result.report.providers_without_sheet},
+            "providers_without_sheet": result.other_providers,
             "not_token_priced": price_list.not_token_priced,
             "duplicates": price_list.duplicates,
         },
@@ -140,7 +139,7 @@ def _print_text(result: Refresh, sheets_dir: Path, written: list[WriteResult] | 
         print(f"Same prices: {len(result.same)} ({', '.join(f'{e.provider} {e.offer_id}' for e in result.same)}).")
     if result.missing:
         print(f"Not in the list: {len(result.missing)} ({'; '.join(e.reason or '' for e in result.missing)}).")
-    others = price_list.other_providers or {p: 1 for p in result.report.providers_without_sheet}
+    others = result.other_providers
     summary = []
     if result.unmatched:
         summary.append(
@@ -148,8 +147,7 @@ def _print_text(result: Refresh, sheets_dir: Path, written: list[WriteResult] | 
             f"({_counted(result.unmatched)})"
         )
     if others:
-        what = "entries of providers" if price_list.other_providers else "providers"
-        summary.append(f"{sum(others.values())} {what} without a sheet here")
+        summary.append(f"{sum(others.values())} entries of {len(others)} providers without a sheet here")
     if price_list.not_token_priced:
         summary.append(f"{price_list.not_token_priced} entries not priced per token (embeddings, images, audio ...)")
     if summary:
