@@ -154,6 +154,16 @@ def test_a_batch_price_litellm_leaves_out_keeps_ours(sheets: Path) -> None:
     ]
 
 
+def test_one_cache_write_price_stands_for_the_shortest_lifetime_only(sheets: Path) -> None:
+    """genai-prices' data.json gives Claude Sonnet 4.6 one cache-write price ($3.75, Anthropic's 5-minute
+    write, 1.25x $3 input); Anthropic's 1-hour write is $6 (2x input). The one price must not replace it."""
+    result = refresh(load_price_sheets(sheets), parse_list(read_list(str(GENAI), READ)), providers=["anthropic"])
+    (sonnet,) = [e for e in result.report.entries if e.offer_id == "claude-sonnet-4-6"]
+    assert sonnet.status == "same" and sonnet.proposal is not None
+    assert sonnet.proposal.version.prices.cache_write == {"5m": Decimal("3.75"), "1h": Decimal(6)}
+    assert "cache_write.1h" in sonnet.proposal.kept
+
+
 def test_read_on_wins_over_the_file_modification_time(tmp_path: Path) -> None:
     text = read_list(str(_list_copy(tmp_path, LITELLM)), dt.date(2026, 12, 2))
     assert (text.read, text.read_basis) == (dt.date(2026, 12, 2), "given")
