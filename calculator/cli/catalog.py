@@ -130,12 +130,20 @@ def _price_text(prices: dict[str, Any], currency: str) -> str:
 
 
 def cmd_sheets(args: argparse.Namespace) -> int:
+    if (args.action == "refresh") != (args.from_list is not None) or (args.read_on and args.action != "refresh"):
+        raise flags.UsageError("sheets: refresh needs --from FILE|URL, and --from and --read-on go with refresh")
+    if args.action == "refresh":
+        from calculator.cli.refresh import run_refresh
+
+        if args.kind or args.history:
+            raise flags.UsageError("sheets refresh: --kind and --history are not read (a refresh lists its own diff)")
+        return run_refresh(args)
     if args.action == "import-genai-prices":
         from calculator.cli.extras import run_genai_import
 
         return run_genai_import(args)
     if args.write or args.model:
-        raise flags.UsageError("sheets: --write and --model go with the action import-genai-prices")
+        raise flags.UsageError("sheets: --write and --model go with the actions import-genai-prices and refresh")
     catalog = load_price_sheets(args.sheets)
     as_of = args.as_of or dt.date.today()
     if args.provider:
@@ -333,10 +341,25 @@ def add_catalog_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     sheets = sub.add_parser("sheets", parents=[common], help="list offers and their prices")
     folders.add_data_folders(sheets, "sheets")
     sheets.add_argument(
-        "action", nargs="?", choices=["import-genai-prices"], help="propose prices from the genai-prices package"
+        "action",
+        nargs="?",
+        choices=["import-genai-prices", "refresh"],
+        help="propose prices from the genai-prices package, or refresh from a price list (--from)",
     )
-    sheets.add_argument("--write", action="store_true", help="with import-genai-prices: append the proposals")
-    sheets.add_argument("--model", action="append", help="with import-genai-prices --write: only these models")
+    sheets.add_argument(
+        "--from",
+        dest="from_list",
+        metavar="FILE|URL",
+        help="with refresh: genai-prices' data.json or LiteLLM's model_prices_and_context_window.json",
+    )
+    sheets.add_argument(
+        "--read-on",
+        type=flags.iso_date,
+        metavar="DATE",
+        help="with refresh: the date the list was read (default: the file's modification time, or the HTTP Date)",
+    )
+    sheets.add_argument("--write", action="store_true", help="with import-genai-prices or refresh: write the proposals")
+    sheets.add_argument("--model", action="append", help="with import-genai-prices or refresh: only these models")
     sheets.add_argument("--kind", choices=["serverless", "dedicated", "gpu_vm"])
     sheets.add_argument("--provider")
     sheets.add_argument("--as-of", type=flags.iso_date, help="show prices in force on this date (default today)")
