@@ -53,6 +53,7 @@ __all__ = [
     "Source",
     "TokenPrices",
     "DEFAULT_SHEETS_DIR",
+    "is_stale",
     "load_price_sheets",
     "price_age_days",
     "price_age_text",
@@ -107,6 +108,11 @@ def price_age_days(read: dt.date, on: dt.date) -> int:
     fresh as a price can be for that date.
     """
     return max(0, (on - read).days)
+
+
+def is_stale(read: dt.date, on: dt.date) -> bool:
+    """Whether a price read on ``read`` is older than :data:`STALE_AFTER_DAYS` on ``on``."""
+    return price_age_days(read, on) > STALE_AFTER_DAYS
 
 
 def price_age_text(read: dt.date, on: dt.date, today: dt.date) -> str:

@@ -82,6 +82,15 @@ def repricing_sentences(repricing: Repricing, scenario: Scenario) -> list[str]:
     for option, then in repricing.monthly_then.items():
         now = repricing.monthly_now.get(option)
         label = f"{OPTION_LABELS.get(option, option)} ({offers.get(option, '')})"
+        gone = next((r for r in repricing.retired if r.option == option), None)
+        if gone is not None:
+            out.append(
+                f"{label}: priced with the sheets of {repricing.priced_on.isoformat()} at "
+                f"{format_money(then, cur)} a month; **retired on {gone.date.isoformat()}**"
+                + (f" ({gone.successor})" if gone.successor else "")
+                + ", so not priced today: choose another offer."
+            )
+            continue
         if now is None:
             out.append(
                 f"{label}: priced with the sheets of {repricing.priced_on.isoformat()} at "
@@ -130,6 +139,18 @@ def price_changes_frame(repricing: Repricing, scenario: Scenario) -> pd.DataFram
                 "Now": format_price(c.after, cur) if c.after is not None else "-",
                 "Change": f"{share:+.1%}" if share is not None else ("new" if c.before is None else "removed"),
                 "Versions": f"{c.effective_before.isoformat()} -> {c.effective_after.isoformat()}",
+            }
+        )
+    for r in repricing.retired:
+        rows.append(
+            {
+                "Option": OPTION_LABELS.get(r.option, r.option),
+                "Offer": f"{r.provider} {r.offer}",
+                "Price": "the offer itself" + (f" ({r.successor})" if r.successor else ""),
+                "Then": "sold",
+                "Now": f"retired on {r.date.isoformat()}",
+                "Change": "retired",
+                "Versions": f"{r.effective_before.isoformat()} -> none",
             }
         )
     return pd.DataFrame(rows, columns=["Option", "Offer", "Price", "Then", "Now", "Change", "Versions"])
