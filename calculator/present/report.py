@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from calculator.catalog.prices import STALE_AFTER_DAYS, is_stale, price_age_text
 from calculator.present import charts
 from calculator.present.chart_spec import ALTAIR_GLOBALS
 from calculator.present.money import format_money, format_price, format_small
@@ -22,7 +23,15 @@ from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison, curv
 from calculator.pricing.pinning import Repricing
 from calculator.scenario.model import Scenario
 
-__all__ = ["answer_sentences", "plain", "price_changes_frame", "repricing_sentences", "summary_pdf"]
+__all__ = [
+    "answer_sentences",
+    "plain",
+    "price_age_line",
+    "price_changes_frame",
+    "repricing_sentences",
+    "stale_price_warnings",
+    "summary_pdf",
+]
 
 
 def answer_sentences(result: Comparison, switches: list[tuple[float, str, str]] | None = None) -> list[str]:
@@ -63,6 +72,28 @@ def answer_sentences(result: Comparison, switches: list[tuple[float, str, str]] 
         else:
             out.append("At this volume the prefix share (0 to 100%) does not change which option is cheapest.")
     return out
+
+
+def price_age_line(result: Comparison, today: dt.date) -> str:
+    """The price version each option used and how old it is: "lyceum glm-5.3: version of 2026-10-05, read
+    31 days ago; ..." (relative to the price date when it is not today)."""
+    return f"Prices in force on {result.as_of.isoformat()}: " + "; ".join(
+        f"{p.provider} {p.offer}: version of {p.effective.isoformat()}, {price_age_text(p.read, result.as_of, today)}"
+        for o in result.options
+        for p in o.prices[:1]
+    )
+
+
+def stale_price_warnings(result: Comparison, today: dt.date) -> list[str]:
+    """One sentence per chosen price read more than :data:`STALE_AFTER_DAYS` days before the price date."""
+    return [
+        f"{OPTION_LABELS[o.option]}: the price of {p.provider} {p.offer} was "
+        f"{price_age_text(p.read, result.as_of, today)} (on {p.read.isoformat()}), more than {STALE_AFTER_DAYS} "
+        "days: check the provider's current price before relying on it."
+        for o in result.options
+        for p in o.prices[:1]
+        if is_stale(p.read, result.as_of)
+    ]
 
 
 def _more_or_less(then: Decimal, now: Decimal) -> str:
@@ -226,6 +257,8 @@ def summary_pdf(
         new_x="LMARGIN",
         new_y="NEXT",
     )
+    made_on = generated or dt.date.today()
+    pdf.multi_cell(w, 3.6, pdf.text_ok(price_age_line(result, made_on)), new_x="LMARGIN", new_y="NEXT")
     pdf.set_text_color(0, 0, 0)
     pdf.ln(2)
 
@@ -271,9 +304,9 @@ def summary_pdf(
     pdf.set_font(f, "", 8)
     for sentence in answer_sentences(result, charts.cheapest_switch(sweep)):
         pdf.multi_cell(w, 3.8, pdf.text_ok("• " + plain(sentence)), new_x="LMARGIN", new_y="NEXT")
-    for warning in result.warnings:
+    for warning in [problem.text() for problem in result.warnings] + stale_price_warnings(result, made_on):
         pdf.set_text_color(150, 90, 0)
-        pdf.multi_cell(w, 3.6, pdf.text_ok("! " + warning.text()), new_x="LMARGIN", new_y="NEXT")
+        pdf.multi_cell(w, 3.6, pdf.text_ok("! " + warning), new_x="LMARGIN", new_y="NEXT")
     pdf.set_text_color(0, 0, 0)
     pdf.ln(1)
 
