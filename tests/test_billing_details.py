@@ -89,7 +89,7 @@ def test_gemini_batch_leaves_context_caching_at_the_standard_rate(catalogs: Cata
             catalogs,
             "google",
             "gemini-2.5-flash",
-            dt.date(2026, 12, 1),
+            on=dt.date(2026, 12, 1),
             input_tokens=10,
             prefix_share=0,
             output_tokens=1,
@@ -99,9 +99,12 @@ def test_gemini_batch_leaves_context_caching_at_the_standard_rate(catalogs: Cata
 def test_groq_batch_does_not_stack_with_caching(catalogs: Catalogs) -> None:
     # Groq: cached input in a batch is billed at the halved input rate, 0.075, the same as its cached price:
     # the repeated start saves nothing on a batch turn
-    args: dict[str, object] = {"input_tokens": 10_000, "output_tokens": 0, "batch": True}
-    reused = _turn(catalogs, "groq", "openai/gpt-oss-120b", prefix_share="0.9", **args)
-    fresh = _turn(catalogs, "groq", "openai/gpt-oss-120b", prefix_share="0", **args)
+    reused = _turn(
+        catalogs, "groq", "openai/gpt-oss-120b", input_tokens=10_000, prefix_share="0.9", output_tokens=0, batch=True
+    )
+    fresh = _turn(
+        catalogs, "groq", "openai/gpt-oss-120b", input_tokens=10_000, prefix_share="0", output_tokens=0, batch=True
+    )
     assert reused == fresh == D("0.00075")
 
 
@@ -109,7 +112,7 @@ def test_deepseek_caches_whole_64_token_units(catalogs: Catalogs) -> None:
     on = dt.date(2026, 7, 1)  # before deepseek-chat was retired: 0.28 miss / 0.028 hit
     # 500 repeated tokens -> 7 units of 64 = 448 cached, 552 missed
     assert _turn(
-        catalogs, "deepseek", "deepseek-chat", on, input_tokens=1000, prefix_share="0.5", output_tokens=0
+        catalogs, "deepseek", "deepseek-chat", on=on, input_tokens=1000, prefix_share="0.5", output_tokens=0
     ) == D("0.000167104")
     # 50 repeated tokens: less than one unit, nothing cached
     assert _turn(
