@@ -716,8 +716,9 @@ sentences = answer_sentences(result, charts.cheapest_switch(sweep_pfx))
 st.markdown("\n".join(f"- {s}" for s in sentences))
 for warning in result.warnings:
     st.warning(_words.warning(warning))
-for stale in stale_price_warnings(result, today):
-    st.warning(stale)
+stale_prices = stale_price_warnings(result, today)
+if stale_prices:
+    st.warning("\n".join(f"- {line}" for line in stale_prices))
 for opt in result.options:
     for note in opt.notes:
         if "minimum" in note or "estimate" in note.lower():

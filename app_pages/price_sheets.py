@@ -86,6 +86,7 @@ for sheet, offer in cat.prices.offers():
             "Provider": sheet.name,
             "Kind": KIND_LABELS[offer.kind],
             "Offer": offer.model if isinstance(offer, ServerlessOffer) else offer.id,
+            "Status": offer.retired.describe() if offer.retired is not None and offer.retired_on(today) else "",
             "GPUs": gpus,
             "Region": offer.region or "",
             "Weights": ("open" if offer.open_weights else "closed") if isinstance(offer, ServerlessOffer) else "",
@@ -95,9 +96,6 @@ for sheet, offer in cat.prices.offers():
             "Latest from": latest.effective,
             "Read": latest.source.read,
             "Age (days)": price_age_days(latest.source.read, today),
-            "Status": (offer.retired.describe() if offer.retired_on(today) else "")
-            if offer.retired is not None
-            else "",
         }
     )
 offers = pd.DataFrame(rows)

@@ -205,3 +205,13 @@ def test_the_compare_page_warns_when_a_chosen_price_is_older_than_60_days() -> N
     assert "lyceum glm-5.3 was read 67 days before 2027-01-05" in warned and "more than 60 days" in warned
     fresh = open_page("compare", preset="coding-agent", asof="2026-11-30")
     assert "more than 60 days" not in text_of(fresh.warning)
+
+
+def test_the_price_sheets_page_shows_each_offers_age_and_a_retired_status() -> None:
+    at = open_page("price_sheets", ps_provider="DeepSeek", ps_offer="deepseek/serverless/deepseek-chat")
+    (row,) = at.dataframe[0].value.to_dict("records")
+    assert row["Status"].startswith("retired on 2026-07-24") and "deepseek-v4-flash" in row["Status"]
+    assert row["Age (days)"] == (dt.date.today() - dt.date(2026, 4, 13)).days
+    assert "retired on 2026-07-24" in text_of(at.error)
+    lyceum = open_page("price_sheets", ps_provider="Lyceum")
+    assert set(lyceum.dataframe[0].value["Status"]) == {""}
