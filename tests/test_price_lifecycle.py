@@ -128,12 +128,15 @@ def test_compare_and_turn_json_give_each_price_its_age(capsys: pytest.CaptureFix
     data = json.loads(capsys.readouterr().out)
     ages = {o["option"]: o["price_versions"][0]["age_days"] for o in data["options"]}
     assert ages["serverless"] == 31  # the seed article, read 2026-10-30
-    turn = ["turn", "--provider", "lyceum", "--model", "GLM-5.3", "--input-tokens", "20000", "--prefix-share", "0.9"]
-    assert main([*turn, "--output-tokens", "500", "--as-of", "2026-12-30", "--json"]) == 0
+    # gpt-4.1's launch price was read 2025-07-04: 61 days before 2025-09-03, a date in the past whenever this runs
+    turn = ["turn", "--provider", "openai", "--model", "gpt-4.1", "--input-tokens", "20000", "--prefix-share", "0.9"]
+    assert main([*turn, "--output-tokens", "500", "--as-of", "2025-09-03", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["price_version"]["age_days"] == 61
-    assert main([*turn, "--output-tokens", "500", "--as-of", "2026-12-30"]) == 0
+    assert main([*turn, "--output-tokens", "500", "--as-of", "2025-09-03"]) == 0
     out = capsys.readouterr().out
-    assert "read 61 days before 2026-12-30" in out and "older than 60 days" in out
+    assert "read 61 days before 2025-09-03" in out and "older than 60 days" in out
+    assert main([*turn, "--output-tokens", "500", "--as-of", "2025-09-02"]) == 0
+    assert "older than 60 days" not in capsys.readouterr().out  # 60 days is not yet stale
 
 
 def _deepseek_and_gpus(as_of: dt.date) -> Scenario:
@@ -191,7 +194,7 @@ def test_the_pdf_names_each_price_with_its_age(monkeypatch: pytest.MonkeyPatch, 
 def test_the_compare_page_leaves_a_retired_offer_out_of_its_list_and_says_why_a_linked_one_is_not_priced() -> None:
     at = open_page("compare", preset="coding-agent", asof="2026-11-30")
     assert "deepseek/deepseek-chat" not in at.selectbox(key="sl").options
-    assert "lyceum glm-5.3: version of 2026-10-05, read 31 days ago" in text_of(at.caption)
+    assert "lyceum glm-5.3: version of 2026-10-05, read 31 days" in text_of(at.caption)
     linked = open_page("compare", preset="coding-agent", asof="2026-11-30", sl="deepseek/deepseek-chat")
     assert linked.selectbox(key="sl").value == "deepseek/deepseek-chat"
     said = text_of([*linked.warning, *linked.error]) + text_of(linked.caption)
@@ -200,9 +203,9 @@ def test_the_compare_page_leaves_a_retired_offer_out_of_its_list_and_says_why_a_
 
 
 def test_the_compare_page_warns_when_a_chosen_price_is_older_than_60_days() -> None:
-    at = open_page("compare", preset="coding-agent", asof="2027-01-05")
+    at = open_page("compare", preset="coding-agent", asof="2025-09-03", sl="openai/gpt-4.1")
     warned = text_of(at.warning)
-    assert "lyceum glm-5.3 was read 67 days before 2027-01-05" in warned and "more than 60 days" in warned
+    assert "openai gpt-4.1 was read 61 days before 2025-09-03" in warned and "more than 60 days" in warned
     fresh = open_page("compare", preset="coding-agent", asof="2026-11-30")
     assert "more than 60 days" not in text_of(fresh.warning)
 
