@@ -961,6 +961,11 @@ def offer_label(cat: Catalogs, key: str) -> str:
     for sheet, offer in cat.prices.offers():
         if sheet.provider == provider and offer.id == offer_id:
             region = f" · {offer.region}" if offer.region else ""
+            if offer.retired is not None:  # the mark a retired offer is always shown with
+                end = offer.retired
+                verb = "RETIRED on" if end.date <= dt.date.today() else "retires on"
+                region += f" · {verb} {end.date.isoformat()}"
+                region += f" ({end.successor_text})" if end.successor_text else ""
             if isinstance(offer, ServerlessOffer):
                 weights = "open weights" if offer.open_weights else "closed"
                 return f"{sheet.name}: {offer.model}{region} · {weights}"

@@ -23,7 +23,14 @@ from calculator.catalog.quantity import plain
 from calculator.errors import InputError
 from calculator.present import charts
 from calculator.present.money import format_money, format_small
-from calculator.present.report import answer_sentences, price_changes_frame, repricing_sentences, summary_pdf
+from calculator.present.report import (
+    answer_sentences,
+    price_age_line,
+    price_changes_frame,
+    repricing_sentences,
+    stale_price_warnings,
+    summary_pdf,
+)
 from calculator.pricing.billing import DAYS_PER_MONTH
 from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison, compare, curves
 from calculator.pricing.pinning import Repricing, pin_prices, reprice
@@ -204,7 +211,10 @@ def offer_filter(key: str) -> list[str]:
     keep = []
     wanted_regions = set(ss.get("region") or [])
     weights = ss.get("weights", "all")
+    price_date = ss.get("asof") or today
     for sheet, offer in cat.prices.offers({"sl": "serverless", "ded": "dedicated", "vm": "gpu_vm"}[key]):
+        if offer.retired_on(price_date):  # listed only when a link or file chose it, with its caption's mark
+            continue
         if wanted_regions and offer.region not in wanted_regions:
             continue
         open_w = getattr(offer, "open_weights", True)
@@ -595,10 +605,7 @@ except InputError as exc:
 
 cur = scenario.currency
 volume = scenario.traffic.turns_per_month
-picks.caption(
-    f"Prices in force on {result.as_of.isoformat()}: "
-    + "; ".join(f"{o.provider} {o.offer}: version of {o.prices[0].effective.isoformat()}" for o in result.options)
-)
+picks.caption(price_age_line(result, today))
 
 # --- answers first ----------------------------------------------------------------------------------
 st.subheader("Monthly cost")
@@ -710,6 +717,9 @@ sentences = answer_sentences(result, charts.cheapest_switch(sweep_pfx))
 st.markdown("\n".join(f"- {s}" for s in sentences))
 for warning in result.warnings:
     st.warning(_words.warning(warning))
+stale_prices = stale_price_warnings(result, today)
+if stale_prices:
+    st.warning("\n".join(f"- {line}" for line in stale_prices))
 for opt in result.options:
     for note in opt.notes:
         if "minimum" in note or "estimate" in note.lower():
