@@ -80,6 +80,11 @@ PART_LABELS = {
 PART_COLORS = ["#1f6feb", "#8250df", "#54aeff", "#bf8700"]
 WIDTH = 560
 HEIGHT = 340
+LEGEND: dict[str, Any] = {"orient": "bottom", "columns": 1}
+"""The options' legend under the chart, one a row: in one row the third option ran past a half-width chart's
+edge at 1024 to 1440 px and was cut off ("Self-hosted G")."""
+PART_LEGEND: dict[str, Any] = {"orient": "bottom", "columns": 2}
+"""The billed parts' legend, two a row (their names are short; in one row the fourth was cut off)."""
 
 
 # --- numbers that are not money (money: calculator.present.money) -------------------------------
@@ -181,7 +186,7 @@ def turn_parts_chart(turn: TurnComparison, scenario: Scenario | None = None) -> 
                     "type": "nominal",
                     "title": "Billed part",
                     "scale": {"domain": list(PART_LABELS.values()), "range": PART_COLORS},
-                    "legend": {"orient": "bottom"},
+                    "legend": PART_LEGEND,
                 },
                 "order": {"field": "order", "type": "quantitative"},
                 "tooltip": [
@@ -193,7 +198,7 @@ def turn_parts_chart(turn: TurnComparison, scenario: Scenario | None = None) -> 
             },
             "title": f"Cost of one turn ({turn.price.provider} {turn.price.model}, {turn.price.effective})",
             "width": WIDTH,
-            "height": 230,
+            "height": 270,  # a two-row legend under it
         }
     )
 
@@ -245,7 +250,7 @@ def volume_chart(
         "type": "nominal",
         "title": "Option",
         "scale": {"domain": [OPTION_LABELS[o] for o in options], "range": [OPTION_COLORS[o] for o in options]},
-        "legend": {"orient": "bottom"},
+        "legend": LEGEND,
     }
     tooltip = [
         {"field": "option", "type": "nominal", "title": "Option"},
@@ -307,7 +312,7 @@ def volume_chart(
             "layer": layers,
             "title": "Monthly cost against monthly volume",
             "width": WIDTH,
-            "height": HEIGHT,
+            "height": HEIGHT + 60,  # the options' legend takes three rows under it
         }
     )
 
@@ -325,9 +330,7 @@ def share_sweep_chart(df: pd.DataFrame, variable: str, current: float, currency:
         .encode(
             x=alt.X("value:Q", title=label, scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
             y=alt.Y("monthly:Q", title=money_title("Monthly cost", currency)),
-            color=alt.Color(
-                "option:N", title="Option", scale=option_color_scale(options), legend=alt.Legend(orient="bottom")
-            ),
+            color=alt.Color("option:N", title="Option", scale=option_color_scale(options), legend=alt.Legend(**LEGEND)),
             tooltip=[
                 alt.Tooltip("option:N", title="Option"),
                 alt.Tooltip("value:Q", title=label, format=".0%"),
@@ -364,9 +367,7 @@ def utilisation_chart(
                 title=money_title("Per 1M tokens", currency, "log"),
                 scale=alt.Scale(type="log"),
             ),
-            color=alt.Color(
-                "option:N", title="Option", scale=option_color_scale(options), legend=alt.Legend(orient="bottom")
-            ),
+            color=alt.Color("option:N", title="Option", scale=option_color_scale(options), legend=alt.Legend(**LEGEND)),
             tooltip=[
                 alt.Tooltip("option:N", title="Option"),
                 alt.Tooltip("utilisation:Q", title="Utilisation", format=".0%"),
