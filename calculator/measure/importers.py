@@ -36,15 +36,16 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from calculator.catalog.datafile import DataFileError
-from calculator.catalog.measurements import Latency, ThroughputRecord
+from calculator.catalog.datafile import DataFileError, parse_yaml
+from calculator.catalog.measurements import Latency, MeasurementFile, ThroughputRecord
 from calculator.catalog.prices import Source
-from calculator.catalog.textfile import json_documents
+from calculator.catalog.textfile import json_documents, read_text
 from calculator.errors import InputError
+from calculator.measure.consistency import mismatches
 
 __all__ = ["FORMATS", "TOOLS", "detect_format", "import_file"]
 
-FORMATS = ("vllm", "sglang", "genai-perf", "aiperf", "guidellm")
+FORMATS = ("vllm", "sglang", "genai-perf", "aiperf", "guidellm", "vllm-nightly", "records")
 """Formats :func:`detect_format` answers with."""
 
 TOOLS = {
@@ -53,6 +54,8 @@ TOOLS = {
     "genai-perf": "genai-perf",
     "aiperf": "aiperf",
     "guidellm": "guidellm",
+    "vllm-nightly": "vllm nightly benchmarks",
+    "records": "calculator records",
 }
 """The tool that writes each format, as records name it in ``tool``."""
 
@@ -94,6 +97,8 @@ class _Doc:
     """Line the object starts on."""
     key_lines: dict[str, int] = field(default_factory=dict)
     items: dict[str, list[int]] = field(default_factory=dict)
+    index: int | None = None
+    """Position in the file's top-level list (a summary of several runs), if it came from one."""
 
     def line_of(self, key: str | None) -> int:
         """Line of a top-level member (``a.b`` finds ``a``), else of the object itself."""
@@ -106,16 +111,73 @@ class _Doc:
         return self.items.get(key, [])
 
 
+_YAML_SUFFIXES = (".yaml", ".yml")
+
+
+def _yaml_doc(source: Path | str | None, name: str, text: str | None, error: DataFileError) -> _Doc | None:
+    """A YAML result (GuideLLM's ``benchmarks.yaml``, the calculator's own records) when the file is YAML;
+    None when it is neither JSON nor YAML of a known shape (the JSON error then stands)."""
+    if text is None:
+        text = read_text(Path(source or name), name)
+    try:
+        data = parse_yaml(text, name)
+    except DataFileError:
+        if name.lower().endswith(_YAML_SUFFIXES):
+            raise
+        return None
+    if isinstance(data, dict) and (name.lower().endswith(_YAML_SUFFIXES) or data.keys() & {"benchmarks", "records"}):
+        return _Doc(data, 1)
+    return None
+
+
+_NIGHTLY_TABLES = ("latency", "throughput", "serving")
+
+
+def _table_rows(data: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The rows of vLLM's benchmark tables written column by column (``{"serving": {"Test name": {"0": ...}}}``,
+    pandas' default ``to_dict``), or None when ``data`` is not that."""
+    if not data or not set(data) <= set(_NIGHTLY_TABLES) or not all(isinstance(v, dict) for v in data.values()):
+        return None
+    rows: list[dict[str, Any]] = []
+    for table in _NIGHTLY_TABLES:
+        columns = data.get(table) or {}
+        if columns and not all(isinstance(c, dict) for c in columns.values()):
+            return None
+        keys = sorted({k for c in columns.values() for k in c}, key=lambda k: int(k) if str(k).isdigit() else 0)
+        rows.extend({col: values.get(k) for col, values in columns.items()} for k in keys)
+    return rows
+
+
 def _parse(source: Path | str | None, name: str, text: str | None = None) -> tuple[list[_Doc], list[str]]:
-    """The JSON objects of a result file (one document, or one per line of JSON Lines) and the
-    problems of the lines that are not objects; a file that is not JSON at all raises."""
-    found, problems, lines = json_documents(source or name, name, skip=PER_REQUEST_KEYS, text=text)
+    """The JSON objects of a result file (one document, one per line of JSON Lines, or one per item of a
+    top-level list) and the problems of the lines that are not objects; a file that is not JSON (or YAML of
+    a known shape) at all raises."""
+    try:
+        found, problems, lines = json_documents(source or name, name, skip=PER_REQUEST_KEYS, text=text)
+    except DataFileError as exc:
+        yaml_doc = _yaml_doc(source, name, text, exc) if "not valid JSON" in " ".join(exc.lines) else None
+        if yaml_doc is None:
+            raise
+        return [yaml_doc], []
     if not found and problems:
         raise DataFileError(problems)
     docs: list[_Doc] = []
     for doc in found:
-        if isinstance(doc.value, dict):
+        rows = _table_rows(doc.value) if isinstance(doc.value, dict) and not lines else None
+        if rows is not None:
+            docs.extend(_Doc(row, doc.line, index=i) for i, row in enumerate(rows))
+        elif isinstance(doc.value, dict):
             docs.append(_Doc(doc.value, doc.line, doc.key_lines, doc.item_lines))
+        elif isinstance(doc.value, list) and not lines:
+            if not any(isinstance(item, dict) for item in doc.value):
+                raise DataFileError(
+                    [f"{name}:{doc.line}: expected a JSON object (a benchmark result) or a list of them, got a list"]
+                )
+            for i, item in enumerate(doc.value):
+                if isinstance(item, dict):
+                    docs.append(_Doc(item, doc.line, index=i))
+                else:
+                    problems.append(f"{name}:{doc.line}: [{i}]: expected a JSON object (one run), got {_kind(item)}")
         elif lines:
             problems.append(f"{name}:{doc.line}: expected a JSON object (one run per line), got {_kind(doc.value)}")
         else:
@@ -221,6 +283,10 @@ def _is_metric(value: Any) -> bool:
 def _detect(data: dict[str, Any]) -> str | None:
     if isinstance(data.get("benchmarks"), list):
         return "guidellm"
+    if "schema_version" in data and isinstance(data.get("records"), list):
+        return "records"
+    if _NIGHTLY_MARKERS & data.keys():
+        return "vllm-nightly"
     records = data.get("records")
     metrics = records if isinstance(records, dict) else data
     if any(_is_metric(metrics.get(k)) for k in _PERF_METRICS):
@@ -235,13 +301,35 @@ def _detect(data: dict[str, Any]) -> str | None:
         if "telemetry_stats" in data or "sessions" in data:
             return "genai-perf"
         return "genai-perf"  # AIPerf writes this layout to mimic genai-perf; the numbers read the same
-    if not _SERVING_RESULT_KEYS & data.keys():
-        return None
     vllm = len(_VLLM_MARKERS & data.keys()) + sum(1 for k in data if _VLLM_STAT.match(k))
     sglang = len(_SGLANG_MARKERS & data.keys()) + sum(1 for k in data if _SGLANG_STAT.match(k))
-    if vllm == sglang:
+    # without any result key, only a clear signature counts: the reader then names the keys it lacks
+    if vllm == sglang or (not _SERVING_RESULT_KEYS & data.keys() and max(vllm, sglang) < 3):
         return None
     return "vllm" if vllm > sglang else "sglang"
+
+
+_NIGHTLY_MARKERS = frozenset({"Tput (req/s)", "Test name"})
+_SERVING_NEEDS = ("completed", "duration", "request_throughput", "total_input_tokens", "total_output_tokens")
+_NEEDS: dict[str, tuple[str, ...]] = {
+    "vLLM bench serve or SGLang bench_serving": _SERVING_NEEDS,
+    "genai-perf or AIPerf export": ("request_throughput", "input_sequence_length", "output_sequence_length"),
+    "GuideLLM report": ("benchmarks",),
+    "vLLM nightly summary": ("Test name", "Tput (req/s)", "Total input tokens", "Total output tokens"),
+    "calculator records (Replay, bench --out)": ("schema_version", "records"),
+}
+"""The keys each format cannot be read without, to say what an unknown file lacks."""
+
+
+def _lacks(data: dict[str, Any]) -> str:
+    """For each format, the keys it needs that ``data`` does not have, the closest format first."""
+    records = data.get("records")
+    keys = set(data) | (set(records) if isinstance(records, dict) else set())
+    lacking = sorted(
+        ((fmt, [k for k in needs if k not in keys]) for fmt, needs in _NEEDS.items()),
+        key=lambda item: len(item[1]) / len(_NEEDS[item[0]]),
+    )
+    return "; ".join(f"{fmt}: {', '.join(missing)}" for fmt, missing in lacking)
 
 
 _VLLM_STAT = re.compile(r"^(mean|median|std|p[0-9.]+)_(e2el|client_queue_time|e2el_including_client_queue)_ms$")
@@ -253,18 +341,18 @@ def _detect_docs(docs: list[_Doc], name: str, problems: list[str]) -> str:
         fmt = _detect(doc.data)
         if fmt is not None:
             return fmt
-    keys = ", ".join(sorted(docs[0].data)[:8]) if docs and docs[0].data else "none"
+    lacks = _lacks(docs[0].data) if docs else "; ".join(f"{fmt}: {', '.join(k)}" for fmt, k in _NEEDS.items())
     raise DataFileError(
         [
             *problems,
-            f"{name}:{docs[0].line if docs else 1}: not a benchmark result this calculator knows "
-            f"(vLLM bench serve, SGLang bench_serving, genai-perf, AIPerf or GuideLLM JSON); top-level keys: {keys}",
+            f"{name}:{docs[0].line if docs else 1}: not a benchmark result this calculator knows; "
+            f"the keys each format needs that it lacks: {lacks}",
         ]
     )
 
 
 def detect_format(text: str, *, name: str = "<input>") -> str:
-    """Which tool wrote ``text``: 'vllm' | 'sglang' | 'genai-perf' | 'aiperf' | 'guidellm'.
+    """Which tool wrote ``text``: one of :data:`FORMATS`.
 
     Decided from the content, not the file name; a DataFileError (naming ``name``) when the
     text is not JSON or not a result format this module reads.
@@ -392,6 +480,9 @@ class _Fields:
     itl: dict[str, float | None] = field(default_factory=dict)
     e2e: dict[str, float | None] = field(default_factory=dict)
     failed: int | None = None
+    completed: float | None = None
+    duration_s: float | None = None
+    """Requests completed and the run's length, as the file states them (for the consistency check)."""
     model: str | None = None
     engine: str | None = None
     engine_version: str | None = None
@@ -572,6 +663,7 @@ def _flat(doc: _Doc, fmt: str, index: int, run: _Run) -> _Fields:
         run.problem(None, "the run has no positive request_throughput and no completed/duration to compute it")
     if completed is not None and completed <= 0:
         run.problem("completed", "no request completed in this run")
+    f.completed, f.duration_s = completed, duration
     n = completed if completed else (f.requests_per_s * duration if f.requests_per_s and duration else None)
 
     total_in = run.num(d, "total_input_tokens")
@@ -767,6 +859,23 @@ def _iso_date(value: Any) -> dt.date | None:
         return None
 
 
+def _profiling_phase(config: Mapping[str, Any], f: _Fields) -> Mapping[str, Any]:
+    """The measured phase of an AIPerf 0.10+ run (``input_config.phases[]``, warm-up phases left out)."""
+    phases = config.get("phases")
+    if not isinstance(phases, list):
+        return {}
+    measured = [
+        p
+        for p in phases
+        if isinstance(p, Mapping) and str(p.get("kind") or p.get("name") or "profiling").lower() != "warmup"
+    ]
+    if len(measured) > 1:
+        f.notes.append(f"{len(measured)} profiling phases in one export: the load level is the first one's")
+    if measured and measured[0].get("type"):
+        f.notes.append(f"AIPerf phase type {measured[0]['type']}")
+    return measured[0] if measured else {}
+
+
 def _perf_export(doc: _Doc, fmt: str, run: _Run) -> _Fields:
     d: dict[str, Any] = doc.data
     f = _Fields(index=1, line=doc.line)
@@ -775,6 +884,7 @@ def _perf_export(doc: _Doc, fmt: str, run: _Run) -> _Fields:
 
     count = m.stat("request_count")
     duration = m.seconds("benchmark_duration")
+    f.completed, f.duration_s = count, duration
     rps = m.rate("request_throughput")
     if rps is not None and rps > 0:
         f.requests_per_s = rps
@@ -813,33 +923,43 @@ def _perf_export(doc: _Doc, fmt: str, run: _Run) -> _Fields:
 
     raw_config = d.get("input_config")
     config: dict[str, Any] = raw_config if isinstance(raw_config, dict) else {}
+    phase = _profiling_phase(config, f)
     f.concurrency = run.num(
         {
             "c": _first(
                 config.get("concurrency"),
                 _dig(config, "loadgen", "concurrency"),
                 _dig(config, "perf_analyzer", "stimulus", "concurrency"),
+                phase.get("concurrency"),
             )
         },
         "c",
-        "input_config.concurrency",
+        "input_config.phases[].concurrency" if "concurrency" in phase else "input_config.concurrency",
     )
     _rate(
         _first(
             config.get("request_rate"),
             _dig(config, "loadgen", "request_rate"),
             _dig(config, "perf_analyzer", "stimulus", "request_rate"),
+            phase.get("rate"),
+            phase.get("request_rate"),
         ),
         run,
         f,
     )
-    models = _first(config.get("model"), config.get("model_names"), _dig(config, "endpoint", "model_names"))
+    items = _dig(config, "models", "items")
+    named = [m.get("name") for m in items if isinstance(m, dict)] if isinstance(items, list) else None
+    models = _first(
+        config.get("model"), config.get("model_names"), _dig(config, "endpoint", "model_names"), named or None
+    )
     f.model = _a_string(models)
     if f.model is None and isinstance(models, list) and len(models) > 1:
         f.notes.append(f"several models benchmarked together: {', '.join(map(str, models))}")
     if str(config.get("service_kind", "")).lower() == "triton":
         f.engine = _engine_from_backend(config.get("backend"), f.notes)
     f.measured = _iso_date(_first(d.get("start_time"), _dig(d, "execution_metadata", "start_time")))
+    if isinstance(d.get("aiperf_version"), str):
+        f.notes.append(f"aiperf {d['aiperf_version']}")
 
     gpus = []
     for endpoint in (_dig(d, "telemetry_data", "endpoints") or {}).values():
@@ -990,6 +1110,96 @@ def _guidellm(doc: _Doc, run_for: Callable[[int, int | None], _Run]) -> list[_Fi
 
 
 # --------------------------------------------------------------------------------------------
+# vLLM's nightly benchmark summary: rows with the columns renamed for its markdown tables.
+
+_NIGHTLY_RATE = re.compile(r"qps_([0-9]+(?:\.[0-9]+)?|inf)\b", re.IGNORECASE)
+_NIGHTLY_LATENCY = {
+    "ttft": ("Mean TTFT (ms)", "Median TTFT (ms)", "P99 TTFT (ms)"),
+    "itl": ("Mean ITL (ms)", "Median ITL (ms)", "P99 ITL (ms)"),
+}
+
+
+def _nightly_kind(row: Mapping[str, Any]) -> str:
+    """'serving', or the offline test a row holds ('latency', 'throughput'): those have no serving shape."""
+    name = str(row.get("Test name") or "")
+    if "Tput (req/s)" not in row or name.startswith("latency"):
+        return "latency"
+    if name.startswith("throughput") or not any(k in row for k in _NIGHTLY_LATENCY["ttft"]):
+        return "throughput"
+    return "serving"
+
+
+def _nightly(doc: _Doc, index: int, run: _Run) -> _Fields:
+    row: dict[str, Any] = doc.data
+    f = _Fields(index=index, line=doc.line)
+    done = _first(run.num(row, "Successful req."), run.num(row, "# of req."))
+    rps = run.num(row, "Tput (req/s)")
+    out_tput = run.num(row, "Output Tput (tok/s)")
+    total_tput = _first(run.num(row, "Total Token Tput (tok/s)"), run.num(row, "Total Tput (tok/s)"))
+    total_in, total_out = run.num(row, "Total input tokens"), run.num(row, "Total output tokens")
+    if rps is None or rps <= 0:
+        run.problem("Tput (req/s)", "missing or not positive: no request throughput to read")
+    else:
+        f.requests_per_s = rps
+    if done and total_in is not None:
+        f.input_tokens = total_in / done
+    elif rps and total_tput is not None and out_tput is not None:
+        f.input_tokens = (total_tput - out_tput) / rps
+        f.notes.append("input_tokens = (total - output token throughput) / request throughput")
+    elif rps:
+        run.problem(
+            None,
+            "no mean input length: needs 'Total input tokens' and 'Successful req.' "
+            "(or 'Total Tput (tok/s)' and 'Output Tput (tok/s)')",
+        )
+    if done and total_out is not None:
+        f.output_tokens = total_out / done
+    elif rps and out_tput is not None:
+        f.output_tokens = out_tput / rps
+        f.notes.append("output_tokens = output token throughput / request throughput")
+    elif rps:
+        run.problem(
+            None, "no mean output length: needs 'Total output tokens' and 'Successful req.' (or 'Output Tput (tok/s)')"
+        )
+    f.output_tokens_per_s, f.total_tokens_per_s, f.completed = out_tput, total_tput, done
+    for metric, (mean, median, p99) in _NIGHTLY_LATENCY.items():
+        values = {"mean": run.num(row, mean), "p50": run.num(row, median), "p99": run.num(row, p99)}
+        setattr(f, metric, values)
+    name = row.get("Test name")
+    if isinstance(name, str):
+        f.notes.append(f"test {name}")
+        rate = _NIGHTLY_RATE.search(name)
+        if rate:
+            _rate(rate.group(1), run, f)
+    f.engine = _engine_from_backend(row.get("Engine"), f.notes) if row.get("Engine") else None
+    if row.get("GPU"):
+        f.notes.append(f"GPU column {row['GPU']!r} (not used as the record's GPU; say which GPU ran it)")
+    return f
+
+
+# --------------------------------------------------------------------------------------------
+# The calculator's own records (Replay's download, ``bench --out``).
+
+
+def _own_records(doc: _Doc, name: str, overrides: Mapping[str, Any]) -> list[ThroughputRecord]:
+    try:
+        document = MeasurementFile.model_validate(doc.data)
+    except ValidationError as exc:
+        raise DataFileError(
+            [f"{name}: {'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors(include_url=False)]
+        ) from None
+    given = {k: v for k, v in overrides.items() if v is not None}
+    if not given:
+        return list(document.records)
+    try:
+        return [ThroughputRecord.model_validate({**r.model_dump(), **given}) for r in document.records]
+    except ValidationError as exc:
+        raise DataFileError(
+            [f"{name}: {'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors(include_url=False)]
+        ) from None
+
+
+# --------------------------------------------------------------------------------------------
 # The public entry point.
 
 
@@ -1067,7 +1277,21 @@ def import_file(
     fmt = _detect_docs(docs, display, problems)
     tool = TOOLS[fmt]
 
+    if fmt == "records":
+        if len(docs) > 1:
+            raise DataFileError([f"{display}:{docs[1].line}: a records file holds one document, found more"])
+        overrides = {
+            "model": model.strip() if model else None,
+            "gpu": user_gpu,
+            "gpu_count": gpu_count,
+            "precision": user_precision,
+            "engine": engine.strip() if engine else None,
+            "engine_version": engine_version,
+        }
+        return _own_records(docs[0], display, overrides)
+
     runs: list[tuple[_Fields, _Run]] = []
+    skipped: list[str] = []
     if fmt == "guidellm":
         made: dict[int, _Run] = {}
 
@@ -1084,20 +1308,31 @@ def import_file(
         runs.append((_perf_export(docs[0], fmt, run), run))
     else:
         for i, doc in enumerate(docs, start=1):
-            run = _Run(display, doc, problems)
+            run = _Run(display, doc, problems, where=f"[{doc.index}]: " if doc.index is not None else "")
             detected = _detect(doc.data)
             if detected is not None and detected != fmt:
                 run.problem(None, f"this run looks like {TOOLS[detected]} output, the file's first like {tool}")
                 continue
-            runs.append((_flat(doc, fmt, i, run), run))
+            if fmt == "vllm-nightly":
+                kind = _nightly_kind(doc.data)
+                if kind != "serving":
+                    skipped.append(f"{doc.data.get('Test name') or f'[{doc.index}]'} ({kind})")
+                    continue
+                runs.append((_nightly(doc, i, run), run))
+            else:
+                runs.append((_flat(doc, fmt, i, run), run))
+        if fmt == "vllm-nightly" and not runs and not problems:
+            raise DataFileError([f"{display}:{docs[0].line}: the summary holds no serving test, only offline tests"])
 
     document = Path(name).name if name else file_path.name
     stem = _id_stem(document, source_path)
     today = dt.date.today()
     records: list[ThroughputRecord] = []
     for f, run in runs:
-        where = f"{run.where}line {f.line}" if fmt != "guidellm" else f"{run.where.rstrip(': ')} (line {f.line})"
+        where = f"{run.where}line {f.line}" if not run.where else f"{run.where.rstrip(': ')} (line {f.line})"
         notes = list(f.notes)
+        if skipped:
+            notes.append(f"offline tests in the summary not read (no serving shape): {', '.join(skipped)}")
         if f.engine is None and engine is None:
             notes.append("engine not stated in the file; say which engine ran it")
         fields: dict[str, Any] = {
@@ -1123,6 +1358,16 @@ def import_file(
             "measured": f.measured,
             "source": Source(document=document, read=today, note=f"{tool} result, {where}"),
             "notes": "; ".join(notes) or None,
+            "mismatches": tuple(
+                mismatches(
+                    requests_per_s=f.requests_per_s,
+                    output_tokens=f.output_tokens,
+                    output_tokens_per_s=f.output_tokens_per_s,
+                    completed=f.completed,
+                    duration_s=f.duration_s,
+                )
+            )
+            or None,
         }
         if any(v is None for v in (f.requests_per_s, f.input_tokens, f.output_tokens)):
             continue  # already reported
