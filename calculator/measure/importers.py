@@ -114,7 +114,7 @@ class _Doc:
 _YAML_SUFFIXES = (".yaml", ".yml")
 
 
-def _yaml_doc(source: Path | str | None, name: str, text: str | None, error: DataFileError) -> _Doc | None:
+def _yaml_doc(source: Path | str | None, name: str, text: str | None) -> _Doc | None:
     """A YAML result (GuideLLM's ``benchmarks.yaml``, the calculator's own records) when the file is YAML;
     None when it is neither JSON nor YAML of a known shape (the JSON error then stands)."""
     if text is None:
@@ -155,12 +155,14 @@ def _parse(source: Path | str | None, name: str, text: str | None = None) -> tup
     try:
         found, problems, lines = json_documents(source or name, name, skip=PER_REQUEST_KEYS, text=text)
     except DataFileError as exc:
-        yaml_doc = _yaml_doc(source, name, text, exc) if "not valid JSON" in " ".join(exc.lines) else None
-        if yaml_doc is None:
-            raise
-        return [yaml_doc], []
-    if not found and problems:
-        raise DataFileError(problems)
+        found, problems, lines = [], exc.lines, False
+    if not any(isinstance(doc.value, dict | list) for doc in found) and problems:
+        # YAML reads as JSON Lines that are all broken (bar a stray scalar line): try it as YAML
+        yaml_doc = _yaml_doc(source, name, text) if any("not valid JSON" in p for p in problems) else None
+        if yaml_doc is not None:
+            return [yaml_doc], []
+        if not found:
+            raise DataFileError(problems)
     docs: list[_Doc] = []
     for doc in found:
         rows = _table_rows(doc.value) if isinstance(doc.value, dict) and not lines else None
@@ -1097,7 +1099,11 @@ def _guidellm(doc: _Doc, run_for: Callable[[int, int | None], _Run]) -> list[_Fi
         f.itl = latency("inter_token_latency_ms")
         f.e2e = latency("request_latency", 1000.0)  # GuideLLM reports request latency in seconds
         _guidellm_strategy(bench, f, run)
-        f.model = _first(model, _a_string(_dig(bench, "config", "backend", "model")))
+        f.model = _first(
+            model,
+            _a_string(_dig(bench, "config", "backend", "model")),
+            _a_string(_dig(bench, "worker", "backend_model")),  # GuideLLM 0.2 and 0.3
+        )
         start_time = run.num(bench, "start_time")
         if start_time is not None and start_time > 0:
             f.measured = dt.datetime.fromtimestamp(start_time, tz=dt.UTC).date()
