@@ -205,8 +205,9 @@ if kept:
 incomplete = [r for r in records if not r.complete]
 if incomplete:
     st.warning(
-        f"{len(incomplete)} of {len(records)} records are incomplete: give what they are missing in the sidebar "
-        "(What the files do not say). Incomplete records cannot be compared or size GPUs."
+        f"{len(incomplete)} of {len(records)} records are incomplete: give what they are missing under Files "
+        "(for one file) or in the sidebar (What the files do not say, for every file). Incomplete records "
+        "cannot be compared or size GPUs."
     )
 if outcome.records:
     _scenario_ui.use_records(list(outcome.records), "m")
