@@ -380,3 +380,30 @@ def test_an_aiperf_export_without_a_figure_it_needs_names_that_key(tmp_path: Pat
     path.write_text(json.dumps(raw))
     problems = _problems(path)
     assert any(key in p for p in problems) and all(p.startswith(str(path)) for p in problems)
+
+
+# --------------------------------------------------------------------------------------------
+# genai-perf 24.x (a real export; the 25.x layout is covered in tests/test_importers.py).
+
+GENAI_PERF = BENCH / "genai-perf" / "perf_analyzer_issue_298_streaming_profile_export_genai_perf.json"
+
+
+def test_genai_perf_24_export_reads_its_own_figures() -> None:
+    raw = json.loads(GENAI_PERF.read_text())
+    assert detect_format(GENAI_PERF.read_text()) == "genai-perf"
+    [record] = import_file(GENAI_PERF)
+    assert record.requests_per_s == raw["request_throughput"]["avg"]
+    assert record.input_tokens == raw["input_sequence_length"]["avg"]
+    assert record.output_tokens == raw["output_sequence_length"]["avg"]
+    assert record.output_tokens_per_s == raw["output_token_throughput"]["avg"]
+    assert record.total_tokens_per_s == pytest.approx(
+        raw["output_token_throughput"]["avg"] + raw["request_throughput"]["avg"] * raw["input_sequence_length"]["avg"]
+    )
+    ttft = raw["time_to_first_token"]
+    assert record.ttft_ms.model_dump() == {k: ttft[k if k != "mean" else "avg"] for k in record.ttft_ms.model_dump()}
+    assert record.e2e_ms.p99 == raw["request_latency"]["p99"] and record.itl_ms.p50 == raw["inter_token_latency"]["p50"]
+    assert record.concurrency == raw["input_config"]["concurrency"] == 100
+    assert record.model == raw["input_config"]["model"][0] == "ensemble"
+    # Triton's TensorRT-LLM backend names the engine
+    assert raw["input_config"]["service_kind"] == "triton" and record.engine == "tensorrt-llm"
+    assert record.mismatches is None  # 17.22 req/s x 2,565.9 tokens is the 44,190 tok/s it states
