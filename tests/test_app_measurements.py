@@ -65,3 +65,14 @@ def test_the_yaml_records_bench_and_replay_write_are_accepted(tmp_path: Path) ->
     frame = _records(at)
     assert frame["Record"].tolist() == ["aiperf-0.13.0_c4_profile_export_aiperf-1-c4"]
     assert frame["Status"].tolist() == ["complete"]
+
+
+def test_a_file_whose_figures_disagree_says_so_on_the_page() -> None:
+    path = BENCH / "guidellm" / "guidellm-0.5.0_concurrent_benchmarks.json"
+    [doubtful] = [r for r in import_file(path) if r.mismatches]
+    at = _upload(open_page("measurements"), (path.name, path.read_bytes(), "application/json"))
+    warnings = text_of(at.warning)
+    assert "The file's own figures disagree" in warnings
+    assert doubtful.mismatches is not None and doubtful.mismatches[0] in warnings
+    frame = _records(at)
+    assert frame.loc[frame["Record"] == doubtful.id, "File's figures"].tolist() == [doubtful.mismatches[0]]

@@ -407,3 +407,30 @@ def test_genai_perf_24_export_reads_its_own_figures() -> None:
     # Triton's TensorRT-LLM backend names the engine
     assert raw["input_config"]["service_kind"] == "triton" and record.engine == "tensorrt-llm"
     assert record.mismatches is None  # 17.22 req/s x 2,565.9 tokens is the 44,190 tok/s it states
+
+
+def test_the_command_line_lists_the_figures_a_file_contradicts_itself_on(capsys: pytest.CaptureFixture[str]) -> None:
+    from calculator.cli import main
+
+    path = GUIDELLM / "guidellm-0.5.0_concurrent_benchmarks.json"
+    assert main(["measurements", "import", str(path)]) == 0
+    out = capsys.readouterr().out
+    [record] = [r for r in import_file(path) if r.mismatches]
+    assert record.mismatches is not None
+    assert "The file's own figures disagree" in out
+    assert f"  {record.id}: {record.mismatches[0]}" in out
+    assert main(["measurements", "import", str(path), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [r["mismatches"] for r in data] == [None, list(record.mismatches)]
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cut=st.floats(min_value=0.0, max_value=0.999))
+def test_a_truncated_yaml_report_fails_naming_the_file(tmp_path: Path, cut: float) -> None:
+    source = GUIDELLM / "guidellm-0.2.1_constant_benchmarks.yaml"
+    text = source.read_text()
+    path = tmp_path / source.name
+    path.write_text(text[: int(len(text) * cut)])
+    outcome = _outcome(path)
+    if outcome and isinstance(outcome[0], str):
+        assert all(str(line).startswith(str(path)) for line in outcome)
