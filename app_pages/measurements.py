@@ -1,10 +1,12 @@
 """Measurements: benchmark result files in, records out, compared engine against engine.
 
-Upload vLLM, SGLang, genai-perf, AIPerf or GuideLLM results; say what the files do not (GPU, GPU
-count, precision, model). Only comparable runs share a chart, and the runs left out are named with
-the reason. A latency target picks the busiest load level that meets it. Complete records can be
-added to the session's scenario, one of them sizing the Compare page's GPU options; the scenario's
-records are listed here too, and travel in the link (an uploaded file does not).
+Upload vLLM, SGLang, genai-perf, AIPerf or GuideLLM results (JSON or YAML, vLLM's nightly summary,
+or the records Replay and ``bench --out`` write); say what each file does not (GPU, GPU count,
+precision, model), for every file at once or file by file. The same file uploaded twice is read
+once. Only comparable runs share a chart, and the runs left out are named with the reason. A
+latency target picks the busiest load level that meets it. Complete records can be added to the
+session's scenario, one of them sizing the Compare page's GPU options; the scenario's records are
+listed here too, and travel in the link (an uploaded file does not).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from calculator.scenario.inputs import LatencyTarget
 BIND: Literal["query-params"] = "query-params"
 NOT_GIVEN = "(not given)"
 FROM_FILE = "(as the file says)"
+AS_FOR_ALL = "(as for every file)"
 PRECISIONS = [NOT_GIVEN, "bf16", "fp16", "fp8", "int8", "int4", "fp4"]
 PERCENTILES = ["p50", "p90", "p95", "p99"]
 NUMBERS = {
@@ -64,12 +67,13 @@ def number(key: str, default: float, step: float, help: str, fmt: str) -> float:
 with st.sidebar:
     files = st.file_uploader(
         "Benchmark result files",
-        type=["json", "jsonl"],
+        type=["json", "jsonl", "yaml", "yml"],
         accept_multiple_files=True,
         key="m_files",
         max_upload_size=_uploads.MAX_MB,
-        help="vllm bench serve, sglang.bench_serving, genai-perf, AIPerf or GuideLLM output; the format is "
-        "detected from the content.",
+        help="vllm bench serve (also its nightly summary), sglang.bench_serving, genai-perf, AIPerf or GuideLLM "
+        "output, JSON or YAML, or the records Replay and `bench --out` write; the format is detected from the "
+        "content.",
     )
     st.toggle(
         "Add the bundled published records",
@@ -79,7 +83,10 @@ with st.sidebar:
         help="The measurements in measurements/, to compare your runs with.",
     )
     with st.expander("What the files do not say", expanded=True):
-        st.caption("Result files never state the GPU or precision; a record without them is incomplete.")
+        st.caption(
+            "For every file; each file can say otherwise under Files. Result files never state the GPU or "
+            "precision; a record without them is incomplete."
+        )
         model_pick = st.selectbox(
             "Model", model_options, key="m_model", bind=BIND, help="Overrides the model the file names, if any."
         )
@@ -115,13 +122,62 @@ st.caption(
 for problem in url_problems:
     st.error(problem)
 
+uploads = [(f.name, f.getvalue()) for f in files or []]
+
+
+def said(key: str, field: str) -> str | None:
+    """What the user picked for one file (None: as for every file)."""
+    value = st.session_state.get(f"m_f_{key}_{field}")
+    return None if value in (None, AS_FOR_ALL) else str(value)
+
+
+per_file = {
+    key: cc.FileFacts(
+        model=said(key, "model"),
+        gpu=said(key, "gpu"),
+        gpu_count=int(st.session_state.get(f"m_f_{key}_n") or 0) or None,
+        precision=said(key, "prec"),
+    )
+    for key in {cc.upload_key(data) for _, data in uploads}
+}
 outcome = cc.import_uploads(
-    [(f.name, f.getvalue()) for f in files or []],
+    uploads,
     model=None if model_pick == FROM_FILE else model_pick,
     gpu=None if gpu_pick == NOT_GIVEN else gpu_pick,
     gpu_count=count or None,
     precision=None if precision_pick == NOT_GIVEN else precision_pick,
+    per_file=per_file,
 )
+if outcome.files or outcome.duplicates:
+    st.subheader("Files")
+    st.caption("What each file does not say, for that file alone (it wins over the sidebar's choice for every file).")
+for upload in outcome.files:
+    missing = sorted({m for r in upload.records for m in r.missing}, key=list(cc.MISSING_NAMES).index)
+    summary = f"{upload.name}: {len(upload.records)} run(s)" + (
+        f", missing {', '.join(cc.MISSING_NAMES[m] for m in missing)}" if missing else ", complete"
+    )
+    with st.expander(summary, expanded=bool(missing)):
+        c1, c2, c3, c4 = st.columns(4)
+        c1.selectbox("Model", [AS_FOR_ALL, *cat.models.ids], key=f"m_f_{upload.key}_model", help="Overrides the file.")
+        c2.selectbox("GPU", [AS_FOR_ALL, *cat.gpus.ids], key=f"m_f_{upload.key}_gpu")
+        c3.number_input(
+            "GPU count",
+            min_value=0,
+            max_value=int(limits.GPUS_PER_REPLICA.high),
+            value=0,
+            step=1,
+            key=f"m_f_{upload.key}_n",
+            help="GPUs in one engine replica (0: as for every file).",
+        )
+        c4.selectbox("Precision", [AS_FOR_ALL, *PRECISIONS[1:]], key=f"m_f_{upload.key}_prec")
+        doubts = [f"`{r.id}`: {m}" for r in upload.records for m in r.mismatches or ()]
+        if doubts:
+            st.warning(
+                "The file's own figures disagree (kept as the file states them):\n\n"
+                + "\n".join(f"- {d}" for d in doubts)
+            )
+for name, first in outcome.duplicates:
+    st.caption(f"`{name}` is the same file as `{first}`: read once.")
 if outcome.problems:
     st.error(
         "These files could not be imported (nothing from a broken file is used):\n\n"
@@ -149,8 +205,9 @@ if kept:
 incomplete = [r for r in records if not r.complete]
 if incomplete:
     st.warning(
-        f"{len(incomplete)} of {len(records)} records are incomplete: give what they are missing in the sidebar "
-        "(What the files do not say). Incomplete records cannot be compared or size GPUs."
+        f"{len(incomplete)} of {len(records)} records are incomplete: give what they are missing under Files "
+        "(for one file) or in the sidebar (What the files do not say, for every file). Incomplete records "
+        "cannot be compared or size GPUs."
     )
 if outcome.records:
     _scenario_ui.use_records(list(outcome.records), "m")

@@ -129,20 +129,27 @@ class Server:
             ).encode()
             self._plain(writer, 200, data)
             return True
+        if method == "GET" and path == "/health":  # vLLM answers it; GuideLLM checks it before a run
+            self._plain(writer, 200, b"{}")
+            return True
         if method == "GET" and path == "/v1/models":
             self._plain(writer, 200, json.dumps({"object": "list", "data": [{"id": "test", "object": "model"}]}))
             return True
-        if method != "POST" or path != "/v1/chat/completions":
+        if method != "POST" or path not in ("/v1/chat/completions", "/v1/completions"):
             self._plain(writer, 404, b'{"error": {"message": "not found"}}')
             return True
         self.stats.in_flight += 1
         self.stats.max_in_flight = max(self.stats.max_in_flight, self.stats.in_flight)
         try:
-            return await self._chat(headers, body, writer)
+            return await self._chat(headers, body, writer, text=path == "/v1/completions")
         finally:
             self.stats.in_flight -= 1
 
-    async def _chat(self, headers: dict[str, str], body: bytes, writer: asyncio.StreamWriter) -> bool:
+    async def _chat(
+        self, headers: dict[str, str], body: bytes, writer: asyncio.StreamWriter, text: bool = False
+    ) -> bool:
+        """A streamed chat completion, or with ``text`` a text completion (``/v1/completions``: a prompt in,
+        ``choices[].text`` out; older benchmark clients such as GuideLLM 0.2 send those)."""
         arrival = time.perf_counter()
         if self.cfg.expected_key is not None:
             if headers.get("authorization") != f"Bearer {self.cfg.expected_key}":
@@ -160,6 +167,7 @@ class Server:
             return True
         request = json.loads(body)
         words = sum(len(str(m.get("content", "")).split()) for m in request.get("messages", []) if isinstance(m, dict))
+        words += len(str(request.get("prompt", "")).split()) if text else 0
         prompt_tokens = max(words, 1)
         spread = self.cfg.tokens_spread
         tokens = max(round(self.cfg.tokens * (1 - spread + 2 * spread * ((n * 613) % 1000) / 1000)), 1)
@@ -179,7 +187,10 @@ class Server:
         def chunk(data: bytes) -> bytes:
             return b"%x\r\n%s\r\n" % (len(data), data)
 
-        writer.write(chunk(event({**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]})))
+        if not text:
+            writer.write(
+                chunk(event({**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}))
+            )
         await writer.drain()
         delay = self.cfg.ttft_ms + (self.cfg.stall_ms if fault == "stall" else 0)
         # sleep to absolute deadlines so the timing stays known however long the writes take
@@ -190,7 +201,17 @@ class Server:
             await asyncio.sleep(max(deadline - time.perf_counter(), 0))
             batch = min(per_write, tokens - sent)
             data = b"".join(
-                event({**base, "choices": [{"index": 0, "delta": {"content": f" t{sent + i}"}}]}) for i in range(batch)
+                event(
+                    {
+                        **base,
+                        "choices": [
+                            {"index": 0, "text": f" t{sent + i}"}
+                            if text
+                            else {"index": 0, "delta": {"content": f" t{sent + i}"}}
+                        ],
+                    }
+                )
+                for i in range(batch)
             )
             if fault == "inject" and self.cfg.inject_chunk is not None and sent <= tokens // 2 < sent + batch:
                 writer.write(chunk(event(self.cfg.inject_chunk) + data))
@@ -208,7 +229,12 @@ class Server:
             await writer.drain()
             sent += batch
             deadline += self.cfg.itl_ms * batch / 1000
-        writer.write(chunk(event({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]})))
+        last = (
+            {"index": 0, "text": "", "finish_reason": "length"}
+            if text
+            else {"index": 0, "delta": {}, "finish_reason": "length"}
+        )
+        writer.write(chunk(event({**base, "choices": [last]})))
         if include_usage:
             usage = {
                 "prompt_tokens": prompt_tokens,

@@ -106,6 +106,10 @@ class ThroughputRecord(_Frozen):
     """When the measurement was taken, where known."""
     source: Source
     notes: str | None = None
+    mismatches: tuple[str, ...] | None = None
+    """Where the result file's own figures disagree with each other (request rate x mean output length
+    against output tokens/s; completed requests over the run's duration against request rate), each
+    said in words; the record keeps the file's figures. Absent when they agree or cannot be checked."""
 
     @field_validator("params_active_b")
     @classmethod

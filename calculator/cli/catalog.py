@@ -331,6 +331,10 @@ def cmd_measurements_import(args: argparse.Namespace) -> int:
         for r in records
     ]
     print(console.table(rows, ["Record", "Engine", "Load", "Req/s", "Output tok/s", "TTFT p50 ms", "Status"]))
+    doubtful = [(r.id, m) for r in records for m in r.mismatches or ()]
+    if doubtful:
+        print("\nThe file's own figures disagree (the records keep them as the file states them):")
+        print("\n".join(f"  {rid}: {m}" for rid, m in doubtful))
     if any(not r.complete for r in records):
         print("\nThe file does not say everything: give --gpu, --gpu-count, --precision (and --model) to complete it.")
     return 0
@@ -430,7 +434,12 @@ def add_catalog_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
 
     meas = sub.add_parser("measurements", help="benchmark results as measurement records")
     meas_sub = meas.add_subparsers(dest="action", required=True, parser_class=flags.Parser)
-    imp = meas_sub.add_parser("import", parents=[common], help="read a benchmark tool's result file")
+    imp = meas_sub.add_parser(
+        "import",
+        parents=[common],
+        help="read a benchmark tool's result file (vLLM, SGLang, genai-perf, AIPerf, GuideLLM JSON or YAML, "
+        "vLLM nightly summaries, the calculator's own records)",
+    )
     imp.add_argument("file", type=Path)
     folders.add_data_folders(imp, "gpu_specs")
     imp.add_argument("--gpu", help="GPU id the run used (files do not say)")

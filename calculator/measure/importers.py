@@ -10,8 +10,16 @@ with their sources, in the project's benchmark-format notes):
                 the bare ``Infinity`` that Python's ``json`` writes for an infinite request rate.
 ``genai-perf``  ``profile_export_genai_perf.json``: metric -> {unit, avg, p50, ...}.
 ``aiperf``      ``profile_export_aiperf.json``: the same layout (or, in older versions, under
-                ``records``), plus ``input_config.loadgen`` and ``input_config.endpoint``.
-``guidellm``    ``benchmarks.json``: a report whose ``benchmarks[]`` each hold metric distributions.
+                ``records``), plus ``input_config.loadgen`` and ``input_config.endpoint`` (0.8) or
+                ``input_config.phases[]`` and ``input_config.models.items[]`` (0.9 and later).
+``guidellm``    ``benchmarks.json`` or ``.yaml``: a report whose ``benchmarks[]`` each hold metric
+                distributions (0.2 to 0.8; the model in ``worker.backend_model`` up to 0.3).
+``vllm-nightly``  vLLM's nightly benchmark summary: a JSON list of rows with renamed columns
+                (``Tput (req/s)``, ``Total input tokens`` ...), or its tables column by column.
+``records``     the calculator's own records (``schema_version`` and ``records``), as Replay and
+                ``bench --out`` write them.
+
+A JSON list of results reads as JSON Lines would.
 
 Latencies become milliseconds whatever unit the file used. Input and output lengths are the
 *measured* means (total tokens over completed requests), never the nominal settings of the run:
@@ -20,31 +28,36 @@ stays empty: GPU type, GPU count and precision only ever come from the user, so 
 without them is incomplete (``record.missing``) and cannot size GPUs until they are given.
 
 A broken file fails as a whole, every problem listed as ``file:line: what is wrong``, so that a
-file is never half-imported.
+file is never half-imported. Each format's reader is in :mod:`calculator.measure.formats`; this module
+detects the format, applies what the user says about the setup, checks the file's figures against each
+other (:mod:`calculator.measure.consistency`) and makes the records.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
-import math
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from calculator.catalog.datafile import DataFileError
-from calculator.catalog.measurements import Latency, ThroughputRecord
+from calculator.catalog.datafile import DataFileError, parse_yaml
+from calculator.catalog.measurements import ThroughputRecord
 from calculator.catalog.prices import Source
-from calculator.catalog.textfile import json_documents
+from calculator.catalog.textfile import json_documents, read_text
 from calculator.errors import InputError
+from calculator.measure.consistency import mismatches
+from calculator.measure.formats.flat import read_flat
+from calculator.measure.formats.guidellm import read_guidellm
+from calculator.measure.formats.nightly import nightly_kind, read_nightly
+from calculator.measure.formats.perf import read_perf_export
+from calculator.measure.formats.reading import Doc, Fields, Run, finite_positive, kind_of, to_latency
+from calculator.measure.formats.records import own_records
 
 __all__ = ["FORMATS", "TOOLS", "detect_format", "import_file"]
 
-FORMATS = ("vllm", "sglang", "genai-perf", "aiperf", "guidellm")
+FORMATS = ("vllm", "sglang", "genai-perf", "aiperf", "guidellm", "vllm-nightly", "records")
 """Formats :func:`detect_format` answers with."""
 
 TOOLS = {
@@ -53,6 +66,8 @@ TOOLS = {
     "genai-perf": "genai-perf",
     "aiperf": "aiperf",
     "guidellm": "guidellm",
+    "vllm-nightly": "vllm nightly benchmarks",
+    "records": "calculator records",
 }
 """The tool that writes each format, as records name it in ``tool``."""
 
@@ -85,59 +100,83 @@ GuideLLM's ``requests`` and distribution curves): the bulk of a large result fil
 so the reader passes over them without decoding (a 300 MB file is read in bounded memory)."""
 
 
-@dataclass
-class _Doc:
-    """One JSON object of the file: a whole-file document or one line of JSON Lines."""
-
-    data: Any
-    line: int
-    """Line the object starts on."""
-    key_lines: dict[str, int] = field(default_factory=dict)
-    items: dict[str, list[int]] = field(default_factory=dict)
-
-    def line_of(self, key: str | None) -> int:
-        """Line of a top-level member (``a.b`` finds ``a``), else of the object itself."""
-        if key is None:
-            return self.line
-        return self.key_lines.get(key, self.key_lines.get(key.split(".")[0], self.line))
-
-    def item_lines(self, key: str) -> list[int]:
-        """Lines on which the items of the array member ``key`` start."""
-        return self.items.get(key, [])
+_YAML_SUFFIXES = (".yaml", ".yml")
 
 
-def _parse(source: Path | str | None, name: str, text: str | None = None) -> tuple[list[_Doc], list[str]]:
-    """The JSON objects of a result file (one document, or one per line of JSON Lines) and the
-    problems of the lines that are not objects; a file that is not JSON at all raises."""
-    found, problems, lines = json_documents(source or name, name, skip=PER_REQUEST_KEYS, text=text)
-    if not found and problems:
-        raise DataFileError(problems)
-    docs: list[_Doc] = []
+def _yaml_doc(source: Path | str | None, name: str, text: str | None) -> Doc | None:
+    """A YAML result (GuideLLM's ``benchmarks.yaml``, the calculator's own records) when the file is YAML;
+    None when it is neither JSON nor YAML of a known shape (the JSON error then stands)."""
+    if text is None:
+        text = read_text(Path(source or name), name)
+    try:
+        data = parse_yaml(text, name)
+    except DataFileError:
+        if name.lower().endswith(_YAML_SUFFIXES):
+            raise
+        return None
+    if isinstance(data, dict) and (name.lower().endswith(_YAML_SUFFIXES) or data.keys() & {"benchmarks", "records"}):
+        return Doc(data, 1)
+    return None
+
+
+_NIGHTLY_TABLES = ("latency", "throughput", "serving")
+
+
+def _table_rows(data: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The rows of vLLM's benchmark tables written column by column (``{"serving": {"Test name": {"0": ...}}}``,
+    pandas' default ``to_dict``), or None when ``data`` is not that."""
+    if not data or not set(data) <= set(_NIGHTLY_TABLES) or not all(isinstance(v, dict) for v in data.values()):
+        return None
+    rows: list[dict[str, Any]] = []
+    for table in _NIGHTLY_TABLES:
+        columns = data.get(table) or {}
+        if columns and not all(isinstance(c, dict) for c in columns.values()):
+            return None
+        keys = sorted({k for c in columns.values() for k in c}, key=lambda k: int(k) if str(k).isdigit() else 0)
+        rows.extend({col: values.get(k) for col, values in columns.items()} for k in keys)
+    return rows
+
+
+def _parse(source: Path | str | None, name: str, text: str | None = None) -> tuple[list[Doc], list[str]]:
+    """The JSON objects of a result file (one document, one per line of JSON Lines, or one per item of a
+    top-level list) and the problems of the lines that are not objects; a file that is not JSON (or YAML of
+    a known shape) at all raises."""
+    try:
+        found, problems, lines = json_documents(source or name, name, skip=PER_REQUEST_KEYS, text=text)
+    except DataFileError as exc:
+        found, problems, lines = [], exc.lines, False
+    if not any(isinstance(doc.value, dict | list) for doc in found) and problems:
+        # YAML reads as JSON Lines that are all broken (bar a stray scalar line): try it as YAML
+        yaml_doc = _yaml_doc(source, name, text) if any("not valid JSON" in p for p in problems) else None
+        if yaml_doc is not None:
+            return [yaml_doc], []
+        if not found:
+            raise DataFileError(problems)
+    docs: list[Doc] = []
     for doc in found:
-        if isinstance(doc.value, dict):
-            docs.append(_Doc(doc.value, doc.line, doc.key_lines, doc.item_lines))
+        rows = _table_rows(doc.value) if isinstance(doc.value, dict) and not lines else None
+        if rows is not None:
+            docs.extend(Doc(row, doc.line, index=i) for i, row in enumerate(rows))
+        elif isinstance(doc.value, dict):
+            docs.append(Doc(doc.value, doc.line, doc.key_lines, doc.item_lines))
+        elif isinstance(doc.value, list) and not lines:
+            if not any(isinstance(item, dict) for item in doc.value):
+                raise DataFileError(
+                    [f"{name}:{doc.line}: expected a JSON object (a benchmark result) or a list of them, got a list"]
+                )
+            for i, item in enumerate(doc.value):
+                if isinstance(item, dict):
+                    docs.append(Doc(item, doc.line, index=i))
+                else:
+                    problems.append(f"{name}:{doc.line}: [{i}]: expected a JSON object (one run), got {kind_of(item)}")
         elif lines:
-            problems.append(f"{name}:{doc.line}: expected a JSON object (one run per line), got {_kind(doc.value)}")
+            problems.append(f"{name}:{doc.line}: expected a JSON object (one run per line), got {kind_of(doc.value)}")
         else:
             raise DataFileError(
-                [f"{name}:{doc.line}: expected a JSON object (a benchmark result), got {_kind(doc.value)}"]
+                [f"{name}:{doc.line}: expected a JSON object (a benchmark result), got {kind_of(doc.value)}"]
             )
     problems.sort(key=lambda problem: int(problem[len(name) + 1 :].split(":", 1)[0]))
     return docs, problems
-
-
-def _kind(value: Any) -> str:
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, bool):
-        return "true/false"
-    if isinstance(value, int | float):
-        return "a number"
-    if value is None:
-        return "null"
-    return "an object"
 
 
 # --------------------------------------------------------------------------------------------
@@ -221,6 +260,10 @@ def _is_metric(value: Any) -> bool:
 def _detect(data: dict[str, Any]) -> str | None:
     if isinstance(data.get("benchmarks"), list):
         return "guidellm"
+    if "schema_version" in data and isinstance(data.get("records"), list):
+        return "records"
+    if _NIGHTLY_MARKERS & data.keys():
+        return "vllm-nightly"
     records = data.get("records")
     metrics = records if isinstance(records, dict) else data
     if any(_is_metric(metrics.get(k)) for k in _PERF_METRICS):
@@ -235,36 +278,58 @@ def _detect(data: dict[str, Any]) -> str | None:
         if "telemetry_stats" in data or "sessions" in data:
             return "genai-perf"
         return "genai-perf"  # AIPerf writes this layout to mimic genai-perf; the numbers read the same
-    if not _SERVING_RESULT_KEYS & data.keys():
-        return None
     vllm = len(_VLLM_MARKERS & data.keys()) + sum(1 for k in data if _VLLM_STAT.match(k))
     sglang = len(_SGLANG_MARKERS & data.keys()) + sum(1 for k in data if _SGLANG_STAT.match(k))
-    if vllm == sglang:
+    # without any result key, only a clear signature counts: the reader then names the keys it lacks
+    if vllm == sglang or (not _SERVING_RESULT_KEYS & data.keys() and max(vllm, sglang) < 3):
         return None
     return "vllm" if vllm > sglang else "sglang"
+
+
+_NIGHTLY_MARKERS = frozenset({"Tput (req/s)", "Test name"})
+_SERVING_NEEDS = ("completed", "duration", "request_throughput", "total_input_tokens", "total_output_tokens")
+_NEEDS: dict[str, tuple[str, ...]] = {
+    "vLLM bench serve or SGLang bench_serving": _SERVING_NEEDS,
+    "genai-perf or AIPerf export": ("request_throughput", "input_sequence_length", "output_sequence_length"),
+    "GuideLLM report": ("benchmarks",),
+    "vLLM nightly summary": ("Test name", "Tput (req/s)", "Total input tokens", "Total output tokens"),
+    "calculator records (Replay, bench --out)": ("schema_version", "records"),
+}
+"""The keys each format cannot be read without, to say what an unknown file lacks."""
+
+
+def _lacks(data: dict[str, Any]) -> str:
+    """For each format, the keys it needs that ``data`` does not have, the closest format first."""
+    records = data.get("records")
+    keys = set(data) | (set(records) if isinstance(records, dict) else set())
+    lacking = sorted(
+        ((fmt, [k for k in needs if k not in keys]) for fmt, needs in _NEEDS.items()),
+        key=lambda item: len(item[1]) / len(_NEEDS[item[0]]),
+    )
+    return "; ".join(f"{fmt}: {', '.join(missing)}" for fmt, missing in lacking)
 
 
 _VLLM_STAT = re.compile(r"^(mean|median|std|p[0-9.]+)_(e2el|client_queue_time|e2el_including_client_queue)_ms$")
 _SGLANG_STAT = re.compile(r"^(mean|median|std|p[0-9.]+|max)_e2e_latency_ms$")
 
 
-def _detect_docs(docs: list[_Doc], name: str, problems: list[str]) -> str:
+def _detect_docs(docs: list[Doc], name: str, problems: list[str]) -> str:
     for doc in docs:
         fmt = _detect(doc.data)
         if fmt is not None:
             return fmt
-    keys = ", ".join(sorted(docs[0].data)[:8]) if docs and docs[0].data else "none"
+    lacks = _lacks(docs[0].data) if docs else "; ".join(f"{fmt}: {', '.join(k)}" for fmt, k in _NEEDS.items())
     raise DataFileError(
         [
             *problems,
-            f"{name}:{docs[0].line if docs else 1}: not a benchmark result this calculator knows "
-            f"(vLLM bench serve, SGLang bench_serving, genai-perf, AIPerf or GuideLLM JSON); top-level keys: {keys}",
+            f"{name}:{docs[0].line if docs else 1}: not a benchmark result this calculator knows; "
+            f"the keys each format needs that it lacks: {lacks}",
         ]
     )
 
 
 def detect_format(text: str, *, name: str = "<input>") -> str:
-    """Which tool wrote ``text``: 'vllm' | 'sglang' | 'genai-perf' | 'aiperf' | 'guidellm'.
+    """Which tool wrote ``text``: one of :data:`FORMATS`.
 
     Decided from the content, not the file name; a DataFileError (naming ``name``) when the
     text is not JSON or not a result format this module reads.
@@ -274,719 +339,6 @@ def detect_format(text: str, *, name: str = "<input>") -> str:
     if problems:
         raise DataFileError(problems)
     return fmt
-
-
-# --------------------------------------------------------------------------------------------
-# Reading values: every bad value becomes a problem line, and reading goes on.
-
-
-class _Bad(ValueError):
-    pass
-
-
-def _number(value: Any) -> float | None:
-    """A number from the file; strings such as ``"1000"`` count (old vLLM wrappers wrote those)."""
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        raise _Bad(f"expected a number, got {json.dumps(value)}")
-    if isinstance(value, int | float):
-        number = float(value)
-    elif isinstance(value, str):
-        text = value.strip().replace(",", "")
-        if text.lower() in ("", "null", "none", "n/a", "-"):
-            return None
-        try:
-            number = float(text)
-        except ValueError:
-            raise _Bad(f"expected a number, got {value!r}") from None
-    else:
-        raise _Bad(f"expected a number, got {_kind(value)}")
-    return None if math.isnan(number) else number
-
-
-@dataclass
-class _Run:
-    """Reading one run of a file, collecting problems with their lines."""
-
-    name: str
-    doc: _Doc
-    problems: list[str]
-    where: str = ""
-    """Prefix naming the run inside a file that holds several in one object (``benchmarks[2]: ``)."""
-    line: int | None = None
-    """Line of this run when it is not the document's own line (an item of a list)."""
-
-    def problem(self, key: str | None, message: str) -> None:
-        line = self.line if self.line is not None else self.doc.line_of(key)
-        label = f"{key}: " if key else ""
-        self.problems.append(f"{self.name}:{line}: {self.where}{label}{message}")
-
-    def num(self, data: Any, key: str, label: str | None = None) -> float | None:
-        if not isinstance(data, Mapping):
-            return None
-        try:
-            return _number(data.get(key))
-        except _Bad as exc:
-            self.problem(label or key, str(exc))
-            return None
-
-    def count(self, data: Any, key: str, label: str | None = None) -> int | None:
-        value = self.num(data, key, label)
-        if value is None:
-            return None
-        if value < 0 or not value.is_integer():
-            self.problem(label or key, f"expected a whole number of requests, got {value:g}")
-            return None
-        return int(value)
-
-
-def _finite_positive(value: float | None) -> float | None:
-    return value if value is not None and math.isfinite(value) and value > 0 else None
-
-
-def _fmt(value: float) -> str:
-    """4.0 -> '4', 2.5 -> '2.5' (for ids and notes)."""
-    return f"{value:g}" if abs(value) < 1e6 else f"{value:.0f}"
-
-
-def _dig(data: Any, *path: str) -> Any:
-    for key in path:
-        if not isinstance(data, Mapping):
-            return None
-        data = data.get(key)
-    return data
-
-
-def _first(*values: Any) -> Any:
-    return next((v for v in values if v is not None), None)
-
-
-def _a_string(value: Any) -> str | None:
-    if isinstance(value, str) and value.strip():
-        return value.strip()
-    if isinstance(value, list) and len(value) == 1 and isinstance(value[0], str) and value[0].strip():
-        return value[0].strip()
-    return None
-
-
-# --------------------------------------------------------------------------------------------
-# What every importer produces before it becomes a record.
-
-
-@dataclass
-class _Fields:
-    """A run as read from the file, before the user's overrides and validation."""
-
-    index: int
-    line: int
-    requests_per_s: float | None = None
-    input_tokens: float | None = None
-    output_tokens: float | None = None
-    output_tokens_per_s: float | None = None
-    total_tokens_per_s: float | None = None
-    concurrency: float | None = None
-    request_rate: float | None = None
-    rate_infinite: bool = False
-    ttft: dict[str, float | None] = field(default_factory=dict)
-    itl: dict[str, float | None] = field(default_factory=dict)
-    e2e: dict[str, float | None] = field(default_factory=dict)
-    failed: int | None = None
-    model: str | None = None
-    engine: str | None = None
-    engine_version: str | None = None
-    measured: dt.date | None = None
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def load_label(self) -> str:
-        parts = []
-        if self.concurrency is not None:
-            parts.append(f"c{_fmt(self.concurrency)}")
-        if self.request_rate is not None:
-            parts.append(f"rate{_fmt(self.request_rate)}")
-        elif self.rate_infinite and self.concurrency is None:
-            parts.append("rate-inf")
-        return "-".join(parts)
-
-
-# Engines named by a benchmark client's backend; generic clients (openai, openai-chat ...) name none.
-_ENGINE_BY_BACKEND = {
-    "vllm": "vllm",
-    "vllm-chat": "vllm",
-    "sglang": "sglang",
-    "sglang-native": "sglang",
-    "sglang-oai": "sglang",
-    "sglang-oai-chat": "sglang",
-    "lmdeploy": "lmdeploy",
-    "lmdeploy-chat": "lmdeploy",
-    "tgi": "tgi",
-    "trt": "tensorrt-llm",
-    "tensorrt-llm": "tensorrt-llm",
-    "tensorrtllm": "tensorrt-llm",
-    "trtllm": "tensorrt-llm",
-    "deepspeed-mii": "deepspeed-mii",
-    "scalellm": "scalellm",
-    "llama.cpp": "llama.cpp",
-}
-_CLIENT_BACKENDS = frozenset({"openai", "openai-chat", "openai-audio", "openai-embeddings", "gserver", "truss"})
-
-
-def _engine_from_backend(backend: Any, notes: list[str]) -> str | None:
-    if not isinstance(backend, str) or not backend.strip():
-        return None
-    key = backend.strip().lower()
-    if key in _ENGINE_BY_BACKEND:
-        return _ENGINE_BY_BACKEND[key]
-    if key in _CLIENT_BACKENDS or key.startswith("openai"):
-        notes.append(f"client backend {backend!r} does not name the engine")
-        return None
-    return key
-
-
-def _latency(values: Mapping[str, float | None], run: _Run, key: str) -> Latency:
-    try:
-        return Latency(**{k: v for k, v in values.items() if v is not None})
-    except ValidationError as exc:
-        for err in exc.errors(include_url=False):
-            run.problem(key, f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}")
-        return Latency()
-
-
-# --------------------------------------------------------------------------------------------
-# vLLM and SGLang: one flat object per run.
-
-_FLAT_KNOWN = frozenset(
-    {
-        "date",
-        "endpoint_type",
-        "backend",
-        "label",
-        "model_id",
-        "tokenizer_id",
-        "num_prompts",
-        "request_rate",
-        "burstiness",
-        "max_concurrency",
-        "ramp_up_strategy",
-        "ramp_up_start_rps",
-        "ramp_up_end_rps",
-        "duration",
-        "completed",
-        "failed",
-        "total_input_tokens",
-        "total_output_tokens",
-        "request_throughput",
-        "request_goodput",
-        "request_goodput:",
-        "output_throughput",
-        "total_token_throughput",
-        "max_output_tokens_per_s",
-        "max_concurrent_requests",
-        "rtfx",
-        "latencies",
-        "queue_times",
-        "input_lens",
-        "output_lens",
-        "ttfts",
-        "itls",
-        "start_times",
-        "generated_texts",
-        "errors",
-        "rps_change_events",
-        "total_input_sequences",
-        "input_sequence_throughput",
-        # SGLang
-        "tag",
-        "dataset_name",
-        "sharegpt_output_len",
-        "random_input_len",
-        "random_output_len",
-        "random_range_ratio",
-        "server_info",
-        "total_input_text_tokens",
-        "total_input_vision_tokens",
-        "total_output_tokens_retokenized",
-        "input_throughput",
-        "total_throughput",
-        "concurrency",
-        "accept_length",
-    }
-)
-_FLAT_STAT = re.compile(r"^(mean|median|std|max|min|p[0-9.]+)_[a-z0-9_]+_ms$")
-_FLAT_EXTRA_PREFIXES = ("spec_decode_", "diffusion_", "probe_")
-
-
-def _flat_latency(data: Mapping[str, Any], metric: str, run: _Run) -> dict[str, float | None]:
-    def stat(prefix: str) -> float | None:
-        return run.num(data, f"{prefix}_{metric}_ms")
-
-    return {
-        "mean": stat("mean"),
-        "p50": _first(stat("median"), stat("p50")),
-        "p90": stat("p90"),
-        "p95": stat("p95"),
-        "p99": stat("p99"),
-    }
-
-
-def _rate(value: Any, run: _Run, fields: _Fields) -> None:
-    """``request_rate``: a number, ``inf`` (vLLM writes the string), ``Infinity``, or SGLang's ``"trace"``."""
-    if value is None:
-        return
-    if isinstance(value, str) and value.strip().lower() in ("inf", "infinity", "+inf"):
-        fields.rate_infinite = True
-        return
-    if isinstance(value, str) and value.strip().lower() == "trace":
-        fields.notes.append("requests replayed at the trace's timestamps (no fixed rate)")
-        return
-    try:
-        rate = _number(value)
-    except _Bad as exc:
-        run.problem("request_rate", str(exc))
-        return
-    if rate is None:
-        return
-    if math.isinf(rate):
-        fields.rate_infinite = True
-    elif rate <= 0:
-        run.problem("request_rate", f"must be positive or inf, got {_fmt(rate)}")
-    else:
-        fields.request_rate = rate
-
-
-def _flat(doc: _Doc, fmt: str, index: int, run: _Run) -> _Fields:
-    d: dict[str, Any] = doc.data
-    f = _Fields(index=index, line=doc.line)
-    completed = run.num(d, "completed")
-    duration = run.num(d, "duration")
-    throughput = run.num(d, "request_throughput")
-    if throughput is not None and throughput > 0:
-        f.requests_per_s = throughput
-    elif completed is not None and duration is not None and duration > 0:
-        f.requests_per_s = completed / duration
-        f.notes.append("requests_per_s = completed / duration (the file has no request_throughput)")
-    elif throughput is None and duration is None:
-        run.problem(None, "the run has neither 'duration' nor 'request_throughput': no throughput to read")
-    else:
-        run.problem(None, "the run has no positive request_throughput and no completed/duration to compute it")
-    if completed is not None and completed <= 0:
-        run.problem("completed", "no request completed in this run")
-    n = completed if completed else (f.requests_per_s * duration if f.requests_per_s and duration else None)
-
-    total_in = run.num(d, "total_input_tokens")
-    total_out = run.num(d, "total_output_tokens")
-    out_tput = run.num(d, "output_throughput")
-    if n and total_in is not None:
-        f.input_tokens = total_in / n
-    else:
-        run.problem(None, "cannot work out the measured mean input length: needs total_input_tokens and completed")
-    if n and total_out is not None:
-        f.output_tokens = total_out / n
-    elif n and out_tput is not None and duration:
-        f.output_tokens = out_tput * duration / n
-        f.notes.append("output_tokens = output_throughput x duration / completed")
-    else:
-        run.problem(None, "cannot work out the measured mean output length: needs total_output_tokens and completed")
-
-    f.output_tokens_per_s = _first(out_tput, total_out / duration if total_out is not None and duration else None)
-    total_tput = run.num(d, "total_token_throughput") if fmt == "vllm" else run.num(d, "total_throughput")
-    if total_tput is None and total_in is not None and total_out is not None and duration:
-        total_tput = (total_in + total_out) / duration
-    f.total_tokens_per_s = total_tput
-
-    _rate(d.get("request_rate"), run, f)
-    f.concurrency = run.num(d, "max_concurrency")
-    if d.get("ramp_up_strategy"):
-        f.notes.append(
-            f"request rate ramped ({d.get('ramp_up_strategy')}) from {d.get('ramp_up_start_rps')} "
-            f"to {d.get('ramp_up_end_rps')} req/s"
-        )
-    if "failed" in d:
-        f.failed = run.count(d, "failed")
-
-    e2e_name = "e2el" if fmt == "vllm" else "e2e_latency"
-    f.ttft = _flat_latency(d, "ttft", run)
-    f.itl = _flat_latency(d, "itl", run)
-    f.e2e = _flat_latency(d, e2e_name, run)
-    tpot = run.num(d, "mean_tpot_ms")
-    if tpot is not None:
-        f.notes.append(f"mean TPOT {tpot:.2f} ms")
-
-    f.model = _first(_a_string(d.get("model_id")), _a_string(d.get("model")))
-    f.engine = _engine_from_backend(d.get("backend"), f.notes)
-    if fmt == "vllm":
-        date = d.get("date")
-        if isinstance(date, str):
-            try:
-                f.measured = dt.datetime.strptime(date.strip(), "%Y%m%d-%H%M%S").date()
-            except ValueError:
-                f.notes.append(f"date {date!r} not read")
-    else:
-        info = d.get("server_info")
-        if isinstance(info, dict):
-            f.model = _first(f.model, _a_string(info.get("model_path")))
-            f.engine_version = _a_string(info.get("version"))
-        if isinstance(d.get("dataset_name"), str):
-            f.notes.append(f"dataset {d['dataset_name']}")
-        ratio = run.num(d, "random_range_ratio")
-        in_len, out_len = d.get("random_input_len"), d.get("random_output_len")
-        if d.get("dataset_name") == "random" and ratio is not None and ratio < 1:
-            f.notes.append(
-                f"nominal random lengths {in_len} in / {out_len} out with random_range_ratio {_fmt(ratio)}: "
-                "the record uses the measured means"
-            )
-        in_flight = run.num(d, "concurrency")
-        if in_flight is not None:
-            f.notes.append(f"mean requests in flight {in_flight:.1f}")
-        if d.get("tag"):
-            f.notes.append(f"tag {d['tag']!r}")
-    if fmt == "vllm" and d.get("label"):
-        f.notes.append(f"label {d['label']!r}")
-
-    extras = [
-        f"{k}={v}"
-        for k, v in d.items()
-        if k not in _FLAT_KNOWN
-        and not _FLAT_STAT.match(k)
-        and not k.startswith(_FLAT_EXTRA_PREFIXES)
-        and isinstance(v, str | int | float)
-        and not isinstance(v, bool)
-        and k != "model"
-    ]
-    if extras:
-        f.notes.append("file metadata (not used for GPU, count or precision): " + ", ".join(extras))
-    return f
-
-
-# --------------------------------------------------------------------------------------------
-# genai-perf and AIPerf: metric -> {unit, avg, p50, ...}.
-
-_TIME_TO_MS = {
-    "ns": 1e-6,
-    "nanoseconds": 1e-6,
-    "us": 1e-3,
-    "µs": 1e-3,
-    "μs": 1e-3,
-    "microseconds": 1e-3,
-    "ms": 1.0,
-    "milliseconds": 1.0,
-    "s": 1000.0,
-    "sec": 1000.0,
-    "secs": 1000.0,
-    "second": 1000.0,
-    "seconds": 1000.0,
-}
-
-
-def _per_second(unit: str) -> float | None:
-    """Factor to per-second of a rate unit (``requests/sec``, ``per sec``, ``tokens/sec``)."""
-    u = unit.strip().lower()
-    for suffix, factor in (
-        ("/sec", 1.0),
-        ("/s", 1.0),
-        ("per sec", 1.0),
-        ("per second", 1.0),
-        ("/second", 1.0),
-        ("/min", 1 / 60),
-        ("per min", 1 / 60),
-        ("/minute", 1 / 60),
-    ):
-        if u.endswith(suffix):
-            return factor
-    return None
-
-
-class _Metrics:
-    def __init__(self, metrics: Mapping[str, Any], run: _Run) -> None:
-        self.metrics = metrics
-        self.run = run
-
-    def _get(self, tag: str) -> Mapping[str, Any] | None:
-        value = self.metrics.get(tag)
-        if value is None:
-            return None
-        if not isinstance(value, Mapping):
-            self.run.problem(tag, f"expected an object with unit and statistics, got {_kind(value)}")
-            return None
-        return value
-
-    def unit(self, tag: str) -> str | None:
-        m = self._get(tag)
-        unit = m.get("unit") if m is not None else None
-        return unit if isinstance(unit, str) else None
-
-    def stat(self, tag: str, key: str = "avg") -> float | None:
-        m = self._get(tag)
-        return self.run.num(m, key, f"{tag}.{key}") if m is not None else None
-
-    def time_ms(self, tag: str) -> dict[str, float | None]:
-        m = self._get(tag)
-        if m is None:
-            return {}
-        unit = self.unit(tag)
-        factor = _TIME_TO_MS.get(unit.strip().lower()) if unit else None
-        if factor is None:
-            self.run.problem(f"{tag}.unit", f"expected a time unit (ns, us, ms, s), got {unit!r}")
-            return {}
-        out: dict[str, float | None] = {}
-        for key, source in (("mean", "avg"), ("p50", "p50"), ("p90", "p90"), ("p95", "p95"), ("p99", "p99")):
-            value = self.stat(tag, source)
-            out[key] = value * factor if value is not None else None
-        return out
-
-    def rate(self, tag: str) -> float | None:
-        value = self.stat(tag)
-        if value is None:
-            return None
-        unit = self.unit(tag) or ""
-        factor = _per_second(unit)
-        if factor is None:
-            self.run.problem(f"{tag}.unit", f"expected a rate per second (such as requests/sec), got {unit!r}")
-            return None
-        return value * factor
-
-    def seconds(self, tag: str) -> float | None:
-        value = self.stat(tag)
-        if value is None:
-            return None
-        unit = (self.unit(tag) or "").strip().lower()
-        factor = _TIME_TO_MS.get(unit)
-        if factor is None:
-            self.run.problem(f"{tag}.unit", f"expected a time unit (ns, us, ms, s), got {unit!r}")
-            return None
-        return value * factor / 1000
-
-
-def _iso_date(value: Any) -> dt.date | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00")).date()
-    except ValueError:
-        return None
-
-
-def _perf_export(doc: _Doc, fmt: str, run: _Run) -> _Fields:
-    d: dict[str, Any] = doc.data
-    f = _Fields(index=1, line=doc.line)
-    records = d.get("records")
-    m = _Metrics(records if isinstance(records, dict) else d, run)
-
-    count = m.stat("request_count")
-    duration = m.seconds("benchmark_duration")
-    rps = m.rate("request_throughput")
-    if rps is not None and rps > 0:
-        f.requests_per_s = rps
-    elif count is not None and duration:
-        f.requests_per_s = count / duration
-        f.notes.append("requests_per_s = request_count / benchmark_duration (the file has no request_throughput)")
-    elif rps is None and duration is None:
-        run.problem(None, "the run has neither 'benchmark_duration' nor 'request_throughput': no throughput to read")
-    else:
-        run.problem("request_throughput", "no positive request throughput in this run")
-
-    f.input_tokens = m.stat("input_sequence_length")
-    if f.input_tokens is None and count:
-        total = m.stat("total_isl")
-        f.input_tokens = total / count if total is not None else None
-    f.output_tokens = m.stat("output_sequence_length")
-    if f.output_tokens is None and count:
-        total = m.stat("total_osl")
-        f.output_tokens = total / count if total is not None else None
-    if f.input_tokens is None:
-        run.problem(None, "no measured mean input length (input_sequence_length)")
-    if f.output_tokens is None:
-        run.problem(None, "no measured mean output length (output_sequence_length)")
-
-    f.output_tokens_per_s = m.rate("output_token_throughput")
-    if f.output_tokens_per_s is not None and f.requests_per_s and f.input_tokens is not None:
-        f.total_tokens_per_s = f.output_tokens_per_s + f.requests_per_s * f.input_tokens
-        f.notes.append("total_tokens_per_s = output token throughput + request throughput x mean input length")
-
-    f.ttft = m.time_ms("time_to_first_token")
-    f.itl = m.time_ms("inter_token_latency")
-    f.e2e = m.time_ms("request_latency")
-    errors = m.stat("error_request_count")
-    if errors is not None:
-        f.failed = int(errors) if errors >= 0 and errors.is_integer() else None
-
-    raw_config = d.get("input_config")
-    config: dict[str, Any] = raw_config if isinstance(raw_config, dict) else {}
-    f.concurrency = run.num(
-        {
-            "c": _first(
-                config.get("concurrency"),
-                _dig(config, "loadgen", "concurrency"),
-                _dig(config, "perf_analyzer", "stimulus", "concurrency"),
-            )
-        },
-        "c",
-        "input_config.concurrency",
-    )
-    _rate(
-        _first(
-            config.get("request_rate"),
-            _dig(config, "loadgen", "request_rate"),
-            _dig(config, "perf_analyzer", "stimulus", "request_rate"),
-        ),
-        run,
-        f,
-    )
-    models = _first(config.get("model"), config.get("model_names"), _dig(config, "endpoint", "model_names"))
-    f.model = _a_string(models)
-    if f.model is None and isinstance(models, list) and len(models) > 1:
-        f.notes.append(f"several models benchmarked together: {', '.join(map(str, models))}")
-    if str(config.get("service_kind", "")).lower() == "triton":
-        f.engine = _engine_from_backend(config.get("backend"), f.notes)
-    f.measured = _iso_date(_first(d.get("start_time"), _dig(d, "execution_metadata", "start_time")))
-
-    gpus = []
-    for endpoint in (_dig(d, "telemetry_data", "endpoints") or {}).values():
-        for gpu in (_dig(endpoint, "gpus") or {}).values():
-            if isinstance(gpu, dict) and isinstance(gpu.get("gpu_name"), str):
-                gpus.append(gpu["gpu_name"])
-    if gpus:
-        names = sorted(set(gpus))
-        f.notes.append(
-            f"GPU telemetry saw {len(gpus)} GPU(s): {', '.join(names)} "
-            "(not used as the record's GPU; say which GPU ran it)"
-        )
-    return f
-
-
-# --------------------------------------------------------------------------------------------
-# GuideLLM: benchmarks[] with metric distributions per request status.
-
-
-def _distribution(metrics: Any, key: str, status: str = "successful") -> Mapping[str, Any] | None:
-    value = _dig(metrics, key)
-    if not isinstance(value, Mapping):
-        return None
-    summary = value.get(status) if status in value else value
-    return summary if isinstance(summary, Mapping) else None
-
-
-def _guidellm_strategy(bench: Mapping[str, Any], f: _Fields, run: _Run) -> None:
-    strategy = _first(
-        _dig(bench, "config", "strategy"),
-        _dig(bench, "args", "strategy"),
-        _dig(bench, "scheduler", "strategy"),
-        _dig(bench, "strategy"),
-    )
-    if not isinstance(strategy, Mapping):
-        return
-    kind = str(_first(strategy.get("type_"), strategy.get("type"), "")).lower()
-    max_concurrency = run.num(strategy, "max_concurrency", "strategy.max_concurrency")
-    if kind == "synchronous":
-        f.concurrency = 1
-    elif kind == "concurrent":
-        f.concurrency = run.num(strategy, "streams", "strategy.streams")
-    elif kind == "throughput":
-        f.rate_infinite = True
-        f.concurrency = max_concurrency
-    elif kind in ("constant", "poisson", "async_constant", "async_poisson", "async"):
-        rate = run.num(strategy, "rate", "strategy.rate")
-        if rate is not None and math.isinf(rate):
-            f.rate_infinite = True
-        elif rate is not None:
-            f.request_rate = rate
-        f.concurrency = max_concurrency
-    if kind:
-        f.notes.append(f"GuideLLM strategy {kind}")
-
-
-def _guidellm(doc: _Doc, run_for: Callable[[int, int | None], _Run]) -> list[_Fields]:
-    report: dict[str, Any] = doc.data
-    benchmarks = report["benchmarks"]
-    lines = doc.item_lines("benchmarks")
-    if not benchmarks:
-        run_for(0, None).problem("benchmarks", "the report holds no benchmark")
-        return []
-    model = _first(
-        _a_string(_dig(report, "config", "model")),
-        _a_string(_dig(report, "config", "spec", "backend", "model")),
-        _a_string(_dig(report, "args", "model")),
-    )
-    out = []
-    for i, bench in enumerate(benchmarks, start=1):
-        line = lines[i - 1] if i - 1 < len(lines) else None
-        run = run_for(i, line)
-        f = _Fields(index=i, line=line if line is not None else doc.line)
-        if not isinstance(bench, Mapping):
-            run.problem(None, f"expected a benchmark object, got {_kind(bench)}")
-            continue
-        metrics = bench.get("metrics")
-        if not isinstance(metrics, Mapping):
-            run.problem("metrics", "the benchmark has no metrics")
-            continue
-
-        def mean(key: str, summary_key: str = "mean", *, run: _Run = run, metrics: Any = metrics) -> float | None:
-            summary = _distribution(metrics, key)
-            return run.num(summary, summary_key, f"metrics.{key}.successful.{summary_key}") if summary else None
-
-        def latency(
-            key: str, factor: float = 1.0, *, run: _Run = run, metrics: Any = metrics
-        ) -> dict[str, float | None]:
-            summary = _distribution(metrics, key)
-            if summary is None:
-                return {}
-            pct = summary.get("percentiles") if isinstance(summary.get("percentiles"), Mapping) else {}
-            label = f"metrics.{key}.successful"
-            values = {
-                "mean": run.num(summary, "mean", f"{label}.mean"),
-                "p50": _first(run.num(pct, "p50", f"{label}.percentiles.p50"), run.num(summary, "median")),
-                "p90": run.num(pct, "p90", f"{label}.percentiles.p90"),
-                "p95": run.num(pct, "p95", f"{label}.percentiles.p95"),
-                "p99": run.num(pct, "p99", f"{label}.percentiles.p99"),
-            }
-            return {k: v * factor if v is not None else None for k, v in values.items()}
-
-        totals = _first(
-            _dig(metrics, "request_totals"),
-            _dig(bench, "request_totals"),
-            _dig(bench, "scheduler_metrics", "requests_made"),
-        )
-        completed = run.num(totals, "successful", "request_totals.successful")
-        f.failed = run.count(totals, "errored", "request_totals.errored")
-        duration = run.num(bench, "duration")
-        if duration is None:
-            times = bench if "start_time" in bench else _dig(bench, "run_stats")
-            start, end = run.num(times, "start_time"), run.num(times, "end_time")
-            duration = end - start if start is not None and end is not None else None
-        rps = mean("requests_per_second")
-        if rps is not None and rps > 0:
-            f.requests_per_s = rps
-        elif completed and duration:
-            f.requests_per_s = completed / duration
-            f.notes.append("requests_per_s = successful requests / duration")
-        elif rps is None and duration is None:
-            run.problem(None, "the benchmark has neither 'duration' nor requests_per_second: no throughput to read")
-        else:
-            run.problem(None, "no positive request throughput in this benchmark")
-
-        f.input_tokens = mean("prompt_token_count")
-        f.output_tokens = mean("output_token_count")
-        if f.input_tokens is None:
-            run.problem(None, "no measured mean input length (metrics.prompt_token_count)")
-        if f.output_tokens is None:
-            run.problem(None, "no measured mean output length (metrics.output_token_count)")
-        f.output_tokens_per_s = mean("output_tokens_per_second")
-        f.total_tokens_per_s = mean("tokens_per_second")
-        f.ttft = latency("time_to_first_token_ms")
-        f.itl = latency("inter_token_latency_ms")
-        f.e2e = latency("request_latency", 1000.0)  # GuideLLM reports request latency in seconds
-        _guidellm_strategy(bench, f, run)
-        f.model = _first(model, _a_string(_dig(bench, "config", "backend", "model")))
-        start_time = run.num(bench, "start_time")
-        if start_time is not None and start_time > 0:
-            f.measured = dt.datetime.fromtimestamp(start_time, tz=dt.UTC).date()
-        out.append(f)
-    version = _dig(report, "metadata", "guidellm_version")
-    if isinstance(version, str):
-        for f in out:
-            f.notes.append(f"guidellm {version}")
-    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -1011,7 +363,7 @@ def _id_stem(display: str, path: Path | None) -> str:
     return _slug(stem)
 
 
-def _record_id(stem: str, f: _Fields) -> str:
+def _record_id(stem: str, f: Fields) -> str:
     suffix = f"-{f.index}" + (f"-{f.load_label}" if f.load_label else "")
     return f"{stem[: _SLUG_MAX - len(suffix)].rstrip('-._') or 'import'}{suffix}"
 
@@ -1067,37 +419,62 @@ def import_file(
     fmt = _detect_docs(docs, display, problems)
     tool = TOOLS[fmt]
 
-    runs: list[tuple[_Fields, _Run]] = []
-    if fmt == "guidellm":
-        made: dict[int, _Run] = {}
+    if fmt == "records":
+        if len(docs) > 1:
+            raise DataFileError([f"{display}:{docs[1].line}: a records file holds one document, found more"])
+        overrides = {
+            "model": model.strip() if model else None,
+            "gpu": user_gpu,
+            "gpu_count": gpu_count,
+            "precision": user_precision,
+            "engine": engine.strip() if engine else None,
+            "engine_version": engine_version,
+        }
+        return own_records(docs[0], display, overrides)
 
-        def run_for(i: int, line: int | None) -> _Run:
-            made[i] = _Run(display, docs[0], problems, where=f"benchmarks[{i - 1}]: " if i else "", line=line)
+    runs: list[tuple[Fields, Run]] = []
+    skipped: list[str] = []
+    if fmt == "guidellm":
+        made: dict[int, Run] = {}
+
+        def run_for(i: int, line: int | None) -> Run:
+            made[i] = Run(display, docs[0], problems, where=f"benchmarks[{i - 1}]: " if i else "", line=line)
             return made[i]
 
-        for f in _guidellm(docs[0], run_for):
+        for f in read_guidellm(docs[0], run_for):
             runs.append((f, made[f.index]))
     elif fmt in ("genai-perf", "aiperf"):
         if len(docs) > 1:
             raise DataFileError([f"{display}:{docs[1].line}: a {tool} export holds one JSON object, found more"])
-        run = _Run(display, docs[0], problems)
-        runs.append((_perf_export(docs[0], fmt, run), run))
+        run = Run(display, docs[0], problems)
+        runs.append((read_perf_export(docs[0], fmt, run), run))
     else:
         for i, doc in enumerate(docs, start=1):
-            run = _Run(display, doc, problems)
+            run = Run(display, doc, problems, where=f"[{doc.index}]: " if doc.index is not None else "")
             detected = _detect(doc.data)
             if detected is not None and detected != fmt:
                 run.problem(None, f"this run looks like {TOOLS[detected]} output, the file's first like {tool}")
                 continue
-            runs.append((_flat(doc, fmt, i, run), run))
+            if fmt == "vllm-nightly":
+                kind = nightly_kind(doc.data)
+                if kind != "serving":
+                    skipped.append(f"{doc.data.get('Test name') or f'[{doc.index}]'} ({kind})")
+                    continue
+                runs.append((read_nightly(doc, i, run), run))
+            else:
+                runs.append((read_flat(doc, fmt, i, run), run))
+        if fmt == "vllm-nightly" and not runs and not problems:
+            raise DataFileError([f"{display}:{docs[0].line}: the summary holds no serving test, only offline tests"])
 
     document = Path(name).name if name else file_path.name
     stem = _id_stem(document, source_path)
     today = dt.date.today()
     records: list[ThroughputRecord] = []
     for f, run in runs:
-        where = f"{run.where}line {f.line}" if fmt != "guidellm" else f"{run.where.rstrip(': ')} (line {f.line})"
+        where = f"{run.where}line {f.line}" if not run.where else f"{run.where.rstrip(': ')} (line {f.line})"
         notes = list(f.notes)
+        if skipped:
+            notes.append(f"offline tests in the summary not read (no serving shape): {', '.join(skipped)}")
         if f.engine is None and engine is None:
             notes.append("engine not stated in the file; say which engine ran it")
         fields: dict[str, Any] = {
@@ -1112,17 +489,27 @@ def import_file(
             "input_tokens": f.input_tokens,
             "output_tokens": f.output_tokens,
             "concurrency": f.concurrency,
-            "request_rate": _finite_positive(f.request_rate),
+            "request_rate": finite_positive(f.request_rate),
             "requests_per_s": f.requests_per_s,
-            "output_tokens_per_s": _finite_positive(f.output_tokens_per_s),
-            "total_tokens_per_s": _finite_positive(f.total_tokens_per_s),
-            "ttft_ms": _latency(f.ttft, run, "ttft"),
-            "itl_ms": _latency(f.itl, run, "itl"),
-            "e2e_ms": _latency(f.e2e, run, "e2e latency"),
+            "output_tokens_per_s": finite_positive(f.output_tokens_per_s),
+            "total_tokens_per_s": finite_positive(f.total_tokens_per_s),
+            "ttft_ms": to_latency(f.ttft, run, "ttft"),
+            "itl_ms": to_latency(f.itl, run, "itl"),
+            "e2e_ms": to_latency(f.e2e, run, "e2e latency"),
             "failed": f.failed,
             "measured": f.measured,
             "source": Source(document=document, read=today, note=f"{tool} result, {where}"),
             "notes": "; ".join(notes) or None,
+            "mismatches": tuple(
+                mismatches(
+                    requests_per_s=f.requests_per_s,
+                    output_tokens=f.output_tokens,
+                    output_tokens_per_s=f.output_tokens_per_s,
+                    completed=f.completed,
+                    duration_s=f.duration_s,
+                )
+            )
+            or None,
         }
         if any(v is None for v in (f.requests_per_s, f.input_tokens, f.output_tokens)):
             continue  # already reported

@@ -22,7 +22,8 @@ Measurements (uploaded benchmark result files):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -44,7 +45,9 @@ from calculator.scenario.inputs import LatencyTarget
 __all__ = [
     "MEMORY_PARTS",
     "ChartGroup",
+    "FileFacts",
     "ImportOutcome",
+    "ImportedFile",
     "busiest_by_engine",
     "calibration_frame",
     "comparable_groups",
@@ -61,6 +64,7 @@ __all__ = [
     "throughput_chart",
     "ttft_chart",
     "ttft_percentile",
+    "upload_key",
 ]
 
 WIDTH = 560
@@ -399,11 +403,46 @@ NOT_SET = "not set"
 """A load setting the run did not use: a fixed-concurrency run has no request rate, and the other way round."""
 
 
+@dataclass(frozen=True)
+class FileFacts:
+    """What the user says about the setup one result file measured (None: not said for this file)."""
+
+    model: str | None = None
+    gpu: str | None = None
+    gpu_count: int | None = None
+    precision: str | None = None
+
+    def over(self, default: FileFacts) -> FileFacts:
+        """These facts, each one not said taken from ``default`` (what was said for every file)."""
+        return FileFacts(
+            model=self.model or default.model,
+            gpu=self.gpu or default.gpu,
+            gpu_count=self.gpu_count or default.gpu_count,
+            precision=self.precision or default.precision,
+        )
+
+
+def upload_key(data: bytes) -> str:
+    """A file's identity by content: the same file uploaded twice (under any name) has one key."""
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+@dataclass
+class ImportedFile:
+    name: str
+    key: str
+    records: list[ThroughputRecord]
+
+
 @dataclass
 class ImportOutcome:
     records: list[ThroughputRecord] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     """Every problem, one ``file:line: what is wrong`` per line; a broken file adds no records."""
+    files: list[ImportedFile] = field(default_factory=list)
+    """Each distinct file read, in upload order, with its records."""
+    duplicates: list[tuple[str, str]] = field(default_factory=list)
+    """(name, name of the first upload with the same content) for every file uploaded again: read once."""
 
 
 def import_uploads(
@@ -413,23 +452,45 @@ def import_uploads(
     gpu: str | None = None,
     gpu_count: int | None = None,
     precision: str | None = None,
+    per_file: Mapping[str, FileFacts] | None = None,
 ) -> ImportOutcome:
-    """Uploaded result files (name, content) into records, with what the user said about the setup."""
+    """Uploaded result files (name, content) into records, with what the user said about the setup.
+
+    ``model`` .. ``precision`` hold for every file; ``per_file`` (by :func:`upload_key`) says them for one
+    file and wins over those. A file uploaded twice, under any name, is read once.
+    """
     out = ImportOutcome()
+    default = FileFacts(model=model, gpu=gpu, gpu_count=gpu_count, precision=precision)
+    seen: dict[str, str] = {}
     for name, data in files:
+        key = upload_key(data)
+        if key in seen:
+            out.duplicates.append((name, seen[key]))
+            continue
+        seen[key] = name
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
             out.problems.append(f"{name}: not a UTF-8 text file")
             continue
+        facts = (per_file or {}).get(key, FileFacts()).over(default)
         try:
-            out.records.extend(
-                import_file(name, text=text, name=name, model=model, gpu=gpu, gpu_count=gpu_count, precision=precision)
+            records = import_file(
+                name,
+                text=text,
+                name=name,
+                model=facts.model,
+                gpu=facts.gpu,
+                gpu_count=facts.gpu_count,
+                precision=facts.precision,
             )
         except DataFileError as exc:
             out.problems.extend(exc.lines)
         except InputError as exc:
-            out.problems.append(f"{USER_FIELDS.get(exc.field, exc.field)}: {exc.message}")
+            out.problems.append(f"{name}: {USER_FIELDS.get(exc.field, exc.field)}: {exc.message}")
+        else:
+            out.records.extend(records)
+            out.files.append(ImportedFile(name, key, records))
     return out
 
 
@@ -456,6 +517,7 @@ def records_frame(records: Sequence[ThroughputRecord]) -> pd.DataFrame:
                 "Requests/s": round(r.requests_per_s, 3),
                 "Output tok/s": round(output_tokens_per_s(r), 1),
                 "TTFT held": ", ".join(r.ttft_ms.available) or "none",
+                "File's figures": "; ".join(r.mismatches) if r.mismatches else "agree",
                 "Source": r.source.note or r.source.label,
             }
         )
