@@ -71,6 +71,7 @@ MESSAGE_COLUMNS = ("messages", "conversations", "conversation", "prompt", "text"
 TIMESTAMP_COLUMNS = ("timestamp", "created", "time", "request_time")
 OUTPUT_COLUMNS = ("usage", "output_tokens", "output_length")
 """Kept from a Parquet row when present: the output tokens the request formats read."""
+_SNIFF = 64 * 1024
 _GLOB = re.compile(r"[*?\[]")
 _URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 
@@ -321,7 +322,7 @@ def _json_lines(fh: Any, name: str, malformed: Malformed, max_chars: int | None)
 def _text_records(raw: IO[bytes], name: str, malformed: Malformed, max_chars: int | None) -> Iterator[tuple[int, Any]]:
     with open_text(raw, name) as fh:
         head = ""
-        while True:  # sniff: the first character that is not whitespace
+        while len(head) < _SNIFF:  # the first character that is not whitespace (blank lines are JSON Lines')
             chunk = fh.read(4096)
             head += chunk
             stripped = head.lstrip(" \t\r\n\ufeff")
