@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from calculator.catalog.datafile import DataFileError
-from calculator.catalog.textfile import Malformed, unpacked_size
+from calculator.catalog.textfile import Malformed, unpacked_length
 from calculator.cli import main
 from calculator.traffic.logsource import Columns, LogPart, open_log, part_records
 from calculator.traffic.prefix import CacheConfig, LogReader, PrefixReport, analyse_log, match_per_request
@@ -349,11 +349,15 @@ def test_a_bomb_stops_at_the_limit(kind: str, limit: int) -> None:
         list(LogReader(io.BytesIO(bomb), name="bomb", max_chars=limit))
 
 
-def test_the_size_an_archive_unpacks_to_is_known_before_reading_it() -> None:
+def test_what_an_archive_unpacks_to_is_counted_up_to_the_limit_only() -> None:
     data = b'{"prompt": "x"}\n' * 50_000
-    for packed in (gzip.compress(data), zstandard.ZstdCompressor().compress(data)):
-        assert unpacked_size(io.BytesIO(packed)) == len(data)
-    assert unpacked_size(io.BytesIO(data)) == len(data)
+    for packed in (data, gzip.compress(data), zstandard.ZstdCompressor().compress(data)):
+        handle = io.BytesIO(packed)
+        assert unpacked_length(handle, "log", 10**9) == len(data)
+        assert unpacked_length(handle, "log", 1_000) <= 1_000 + 2**20  # stops within a chunk of the limit
+        assert handle.tell() == 0 and not handle.closed
+    with pytest.raises(DataFileError, match="cut.gz: the compressed file is cut short"):
+        unpacked_length(io.BytesIO(gzip.compress(data)[:-9]), "cut.gz", 10**9)
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

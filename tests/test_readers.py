@@ -17,9 +17,9 @@ import math
 import random
 import time
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pytest
 from hypothesis import given, settings
@@ -194,13 +194,17 @@ def test_a_line_without_end_stops_the_read(tmp_path: Path, monkeypatch: pytest.M
             read(path)
 
 
-def test_the_app_stops_reading_an_upload_at_its_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_app_stops_reading_an_upload_at_its_limit() -> None:
     from calculator.present import prefix_charts
 
-    monkeypatch.setattr(prefix_charts, "APP_MAX_CHARS", 50_000)
     bomb = gzip.compress(b"\n".join(_line(i).encode() for i in range(10_000)))  # 1 MB unpacked from 30 kB
+
+    @contextlib.contextmanager
+    def opener() -> Iterator[tuple[IO[bytes], int]]:
+        yield io.BytesIO(bomb), len(bomb)
+
     with pytest.raises(DataFileError, match="more than 50,000 characters unpacked"):
-        list(prefix_charts.stream_lines(io.BytesIO(bomb), len(bomb), "bomb.jsonl.gz"))
+        prefix_charts.read_log(opener, "bomb.jsonl.gz", max_chars=50_000)
     with pytest.raises(DataFileError, match="more than 50,000 characters unpacked"):
         list(LogReader(gzip.decompress(bomb).splitlines(keepends=True), max_chars=50_000))
 

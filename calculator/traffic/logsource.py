@@ -36,6 +36,7 @@ from calculator.catalog.textfile import (
     READ_ERRORS,
     LineError,
     Malformed,
+    TooLarge,
     check_readable,
     json_array_items,
     open_text,
@@ -409,7 +410,7 @@ def _parquet_records(raw: IO[bytes], name: str, columns: Columns, max_chars: int
             if max_chars is not None:
                 read += batch.nbytes
                 if read > max_chars:
-                    raise DataFileError([f"{name}: more than {max_chars:,} characters unpacked; the limit here"])
+                    raise TooLarge(name, max_chars)
             for row in batch.to_pylist():
                 number += 1
                 record = _prompt_record(_plain(row[message]), message)
