@@ -321,6 +321,23 @@ def test_an_archive_that_unpacks_past_the_limit_is_refused_before_reading() -> N
     assert calls == []  # not a byte of it analysed
 
 
+def test_read_log_reads_a_parquet_or_sharegpt_upload_from_memory(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [json.loads(line) for line in _chat_log(30).splitlines()]
+    pq.write_table(pa.table({"messages": [r["messages"] for r in rows]}), tmp_path / "log.parquet", row_group_size=7)
+    sharegpt = json.dumps(
+        [{"conversations": [{"from": "human", "value": m["messages"][1]["content"]}]} for m in rows]
+    ).encode()
+    for name, data in (("log.parquet", (tmp_path / "log.parquet").read_bytes()), ("log.json", sharegpt)):
+
+        def opener(data: bytes = data) -> contextlib.AbstractContextManager[tuple[IO[bytes], int]]:
+            return _opened(data)
+
+        assert len(pc.read_log(opener, name).requests) == 30, name
+
+
 def test_the_command_for_a_large_log_carries_the_page_settings() -> None:
     config = CacheConfig(capacity_tokens=4_000_000, ttl_seconds=300, replicas=4, routing="prefix_aware", balance=0.5)
     command = pc.cli_command("my logs.jsonl.gz", config, format="openai", block_size=32, tokenizer="tokenizer.json")
