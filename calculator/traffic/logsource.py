@@ -134,6 +134,14 @@ def _store_error(shown: str, exc: BaseException) -> DataFileError:
         )
     if isinstance(exc, DataFileError):
         return exc
+    if "Credentials" in type(exc).__name__:  # botocore's NoCredentialsError, google-auth's DefaultCredentialsError
+        return DataFileError(
+            [
+                f"{shown}: no credentials found in the store's standard chain (S3: AWS_ACCESS_KEY_ID and "
+                "AWS_SECRET_ACCESS_KEY, ~/.aws/credentials or an instance role; Google Cloud: application "
+                "default credentials)"
+            ]
+        )
     return DataFileError([f"{shown}: cannot read it ({type(exc).__name__})"])
 
 
@@ -234,7 +242,11 @@ def open_log(spec: str | Path) -> LogInput:
 
 def _local(text: str) -> LogInput:
     path = Path(text).expanduser()
-    if _GLOB.search(text) and not path.exists():
+    try:
+        exists, folder = path.exists(), path.is_dir()
+    except OSError as exc:  # a name longer than the file system takes
+        raise DataFileError([f"{text}: cannot read file: {exc.strerror or exc}"]) from None
+    if _GLOB.search(text) and not exists:
         try:
             matched = globbing.glob(str(path), recursive=True)
         except (ValueError, OSError) as exc:  # a pattern the glob module refuses
@@ -245,12 +257,15 @@ def _local(text: str) -> LogInput:
                 [f"{text}: no file matches the pattern (* any name, ? one character, [ab] a set, ** any folders)"]
             )
         return LogInput(text, text, tuple(LogPart(f, f) for f in sorted(files, key=_natural)))
-    if path.is_dir():
-        files = [
-            str(p)
-            for p in path.rglob("*")
-            if p.is_file() and _is_log(p.name) and not any(x.startswith(".") for x in p.relative_to(path).parts)
-        ]
+    if folder:
+        try:
+            files = [
+                str(p)
+                for p in path.rglob("*")
+                if p.is_file() and _is_log(p.name) and not any(x.startswith(".") for x in p.relative_to(path).parts)
+            ]
+        except OSError as exc:
+            raise DataFileError([f"{text}: cannot read the folder: {exc.strerror or exc}"]) from None
         if not files:
             raise DataFileError([f"{text}: a folder with no log in it; it may hold {_allowed_files()}"])
         return LogInput(text, text, tuple(LogPart(f, f) for f in sorted(files, key=_natural)))
