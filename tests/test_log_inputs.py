@@ -423,3 +423,17 @@ def test_a_part_is_read_alone_for_sharding(tmp_path: Path) -> None:
     counts = [len(list(part_records(part, Malformed(part.name)))) for part in log.parts]
     assert counts == [10, 10]
     assert [n for n, _ in part_records(LogPart(log.parts[1].location, "p1"), Malformed("p1"))][:3] == [1, 2, 3]
+
+
+def test_a_parquet_text_column_with_a_time_type_gives_unix_seconds(tmp_path: Path) -> None:
+    import datetime as dt
+
+    times = [dt.datetime(2026, 11, 1, 9, 0, s, tzinfo=dt.UTC) for s in (0, 5, 30)]
+    path = tmp_path / "prompts.parquet"
+    pq.write_table(
+        pa.table({"text": ["hello there", "hello again", "bye"], "timestamp": pa.array(times, pa.timestamp("ms"))}),
+        path,
+    )
+    reader = LogReader(path)
+    assert [r.timestamp for r in reader] == [t.timestamp() for t in times]
+    assert reader.format == "prompt"

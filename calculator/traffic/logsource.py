@@ -366,7 +366,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _prompt_record(value: Any, column: str) -> dict[str, Any]:
+def _prompt_record(value: Any) -> dict[str, Any]:
     """A Parquet prompt cell as a request record: chat messages, a ShareGPT conversation or a prompt."""
     if isinstance(value, str) and value.lstrip().startswith(("[", "{")):
         with contextlib.suppress(LineError):
@@ -377,9 +377,7 @@ def _prompt_record(value: Any, column: str) -> dict[str, Any]:
         return {"conversations": value}
     if isinstance(value, list) and value and isinstance(value[0], dict):
         return {"messages": value}
-    if column in ("text", "text_input"):
-        return {"text": value}
-    return {"prompt": value}
+    return {"prompt": value}  # a text column too: its times are the table's own (seconds or a time type)
 
 
 def _parquet_records(raw: IO[bytes], name: str, columns: Columns, max_chars: int | None) -> Iterator[tuple[int, Any]]:
@@ -428,7 +426,7 @@ def _parquet_records(raw: IO[bytes], name: str, columns: Columns, max_chars: int
                     raise TooLarge(name, max_chars)
             for row in batch.to_pylist():
                 number += 1
-                record = _prompt_record(_plain(row[message]), message)
+                record = _prompt_record(_plain(row[message]))
                 if stamp is not None and row.get(stamp) is not None:
                     record = {**record, "timestamp": _plain(row[stamp])}
                 for column in extra:
