@@ -437,3 +437,32 @@ def test_a_parquet_text_column_with_a_time_type_gives_unix_seconds(tmp_path: Pat
     reader = LogReader(path)
     assert [r.timestamp for r in reader] == [t.timestamp() for t in times]
     assert reader.format == "prompt"
+
+
+@pytest.fixture(scope="module")
+def small_parquet(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("pq") / "log.parquet"
+    _parquet(_requests(10), path)
+    return path
+
+
+@settings(max_examples=25, deadline=None)
+@given(column=st.text(min_size=1, max_size=30).filter(lambda c: c not in ("messages", "timestamp", "usage")))
+def test_a_wrong_parquet_column_names_the_file_and_its_columns(small_parquet: Path, column: str) -> None:
+    with pytest.raises(DataFileError) as info:
+        analyse_log(small_parquet, columns=Columns(timestamp=column))
+    assert info.value.lines == [
+        f"{small_parquet}: no column {column!r} (--timestamp-column); its columns are: messages, timestamp, usage"
+    ]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(pattern=st.from_regex(r"[a-z*?\[\]!-]{1,12}", fullmatch=True).filter(lambda p: any(c in p for c in "*?[")))
+def test_a_glob_matching_nothing_says_how_globs_are_written(tmp_path: Path, pattern: str) -> None:
+    folder = tmp_path / "none-here"
+    folder.mkdir(exist_ok=True)
+    with pytest.raises(DataFileError) as info:
+        open_log(str(folder / pattern))
+    assert info.value.lines == [
+        f"{folder / pattern}: no file matches the pattern (* any name, ? one character, [ab] a set, ** any folders)"
+    ]
