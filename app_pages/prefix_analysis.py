@@ -229,8 +229,9 @@ if source == UPLOAD:
             "of the example traces."
         )
         st.stop()
-    # by content: the same log uploaded again (in any session) is not read again
-    name, run_id = upload.name, ("upload", hashlib.sha256(upload.getvalue()).hexdigest(), upload.name)
+    # by content: the same log uploaded again (in any session) is not read again; hashed in place (a 1 GB
+    # upload is not copied for it)
+    name, run_id = upload.name, ("upload", hashlib.sha256(upload.getbuffer()).hexdigest(), upload.name)
     file = upload
 
     @contextlib.contextmanager
