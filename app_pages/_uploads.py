@@ -14,8 +14,14 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from calculator.catalog.textfile import APP_MAX_CHARS
+
 MAX_MB = 5
-"""Largest upload in MB for logs, result files and scenarios (the app's config lets a tokenizer.json be larger)."""
+"""Largest upload in MB for result files and scenarios (a tokenizer.json and a request log may be larger)."""
+LOG_MAX_MB = APP_MAX_CHARS // 1_000_000
+"""Largest request log uploaded for prefix analysis, in MB: the app analyses up to 1 GB of text (unpacked;
+the one size rule, :data:`calculator.catalog.textfile.APP_MAX_CHARS`), and past that shows the command,
+which streams any size. ``server.maxUploadSize`` in .streamlit/config.toml is at least this."""
 STEM_CHARS = 64
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 

@@ -22,11 +22,12 @@ from app_pages import _link, _state, _words
 from app_pages._chart import altair_chart
 from app_pages._data import catalogs, presets
 from app_pages._params import NumberParam, check_params
-from app_pages._uploads import MAX_MB, upload_copy
+from app_pages._uploads import LOG_MAX_MB, upload_copy
 from app_pages._widgets import bound_number, bound_quantity, stop_if_unread
 from calculator.capacity.memory import WEIGHT_BYTES, fit
-from calculator.catalog import limits
+from calculator.catalog import limits, textfile
 from calculator.catalog.datafile import DATA_DIR, DataFileError
+from calculator.catalog.textfile import TooLarge
 from calculator.errors import InputError
 from calculator.present import prefix_charts as pc
 from calculator.pricing.compare import Catalogs, Comparison, compare, without_unpriceable
@@ -126,17 +127,18 @@ with st.sidebar:
         "p_src",
         sources[0],
         "One of the two Mooncake example traces (Kimi's serving traces, block hashes only), or your own log "
-        "(JSON Lines: one request per line).",
+        "(JSON Lines, a JSON array or Parquet; up to 1 GB unpacked).",
     )
     upload = None
     if source == UPLOAD:
         upload = st.file_uploader(
-            "Request log (JSON Lines)",
-            type=["jsonl", "json", "gz"],
+            "Request log",
+            type=["jsonl", "ndjson", "json", "gz", "zst", "parquet"],
             key="p_log",
-            max_upload_size=MAX_MB,
-            help="OpenAI chat-completions request bodies (or Batch API lines), plain prompts, or a Mooncake "
-            "trace; one JSON object per line, optionally gzip-compressed. Read here, line by line.",
+            max_upload_size=LOG_MAX_MB,
+            help="OpenAI chat-completions request bodies (or Batch API lines), plain prompts, a Mooncake trace, a "
+            "genai-perf input file or ShareGPT conversations: JSON Lines, a JSON array or Parquet, plain, gzip or "
+            "zstd. Read here as a stream, up to 1 GB unpacked; a larger log gets the command that reads any size.",
         )
     if not have_examples:
         st.caption(f"The example traces are not on this machine (looked in `{TRACES}`); upload a log instead.")
@@ -146,7 +148,8 @@ with st.sidebar:
             "p_fmt",
             "auto",
             "auto: detected from the first request. openai: chat-completions request bodies; prompt: plain "
-            "prompts (text or token ids); mooncake: a Mooncake trace (block hash ids).",
+            "prompts (text or token ids); mooncake: a Mooncake trace (block hash ids); sharegpt: conversations "
+            "(one request per user turn, with the conversation so far); genai-perf: its input files ('text').",
         )
         block_size = int(
             number(
@@ -221,10 +224,14 @@ stop_if_unread()
 run_id: tuple[Any, ...]
 if source == UPLOAD:
     if upload is None:
-        st.info("Upload a request log in the sidebar (.jsonl, .json or .gz), or pick one of the example traces.")
+        st.info(
+            "Upload a request log in the sidebar (.jsonl, .json, .parquet, or .gz and .zst compressed), or pick one "
+            "of the example traces."
+        )
         st.stop()
-    # by content: the same log uploaded again (in any session) is not read again
-    name, run_id = upload.name, ("upload", hashlib.sha256(upload.getvalue()).hexdigest(), upload.name)
+    # by content: the same log uploaded again (in any session) is not read again; hashed in place (a 1 GB
+    # upload is not copied for it)
+    name, run_id = upload.name, ("upload", hashlib.sha256(upload.getbuffer()).hexdigest(), upload.name)
     file = upload
 
     @contextlib.contextmanager
@@ -289,18 +296,44 @@ if key not in runs:
             log = logs.get(log_key)
             if log is None:
                 log = pc.read_log(
-                    opener, name, format=fmt, block_size=block_size or None, tokenizer=tokenizer, progress=show
+                    opener,
+                    name,
+                    format=fmt,
+                    block_size=block_size or None,
+                    tokenizer=tokenizer,
+                    progress=show,
+                    max_chars=textfile.APP_MAX_CHARS,
                 )
                 logs[log_key] = log
                 while len(logs) > LOGS_KEPT:
                     logs.pop(next(iter(logs)), None)
             runs[key] = pc.analysis_of(log, config)
+        except TooLarge as exc:
+            failure = exc
+            status.update(label=f"{name} is larger than the app analyses", state="error", expanded=False)
         except (DataFileError, InputError) as exc:
             failure = exc
             status.update(label=f"{name} could not be analysed", state="error", expanded=False)
         else:
             took = time.monotonic() - started
             status.update(label=f"Analysed {name} in {took:.1f} s", state="complete", expanded=False)
+    if isinstance(failure, TooLarge):  # the one rule for size: the app up to 1 GB unpacked, the command line any size
+        st.error(
+            f"{name} unpacks to more than {failure.limit:,} characters of text, more than this page analyses. The "
+            "command line streams a log of any size (a folder, a glob, Parquet or compressed files, s3:// or gs:// "
+            "as well); with the settings in the sidebar:"
+        )
+        st.code(
+            pc.cli_command(
+                name,
+                config,
+                format=fmt,
+                block_size=block_size or None,
+                tokenizer=None if tokenizer_file is None else tokenizer_file.name,
+            ),
+            language="bash",
+        )
+        st.stop()
     if isinstance(failure, DataFileError):  # shown outside the collapsed status box
         st.error(
             f"{name} could not be used (no request in it could be read):\n\n"

@@ -14,6 +14,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from calculator.catalog.datafile import DataFileError
+from calculator.catalog.textfile import TooLarge
 from calculator.present import prefix_charts as pc
 from calculator.pricing.compare import Comparison, compare
 from calculator.scenario.evidence import prefix_evidence
@@ -132,6 +133,19 @@ def test_a_corrupt_gzip_upload_is_an_error() -> None:
     errors = text_of(at.error)
     assert "cut.jsonl.gz: the compressed file is cut short" in errors  # the same words as every log reader
     assert at.status[0].state == "error"
+
+
+def test_an_upload_past_the_limit_stops_with_the_command_to_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    from calculator.catalog import textfile
+
+    monkeypatch.setattr(textfile, "APP_MAX_CHARS", 100_000)
+    at = _page()
+    _upload(at, "chats.jsonl.gz", gzip.compress(_chat_log(400)))  # about 300 kB unpacked from a few kB
+    assert "chats.jsonl.gz unpacks to more than 100,000 characters of text" in text_of(at.error)
+    assert [c.value for c in at.code] == [
+        "python -m calculator prefix chats.jsonl.gz --capacity-tokens 1000000 --replicas 4 --routing round_robin"
+    ]
+    assert at.status[0].state == "error" and not at.metric
 
 
 def test_a_gzip_upload_is_read_and_measured() -> None:
@@ -264,20 +278,74 @@ def test_apply_carries_the_logs_tokens_per_turn_and_compare_names_the_analysis()
 # --- prefix_charts --------------------------------------------------------------------------------
 
 
-def test_stream_lines_reads_plain_and_gzip_and_reports_progress() -> None:
-    raw = b"".join(b'{"prompt": "line %d"}\n' % i for i in range(1200))
-    for data in (raw, gzip.compress(raw)):
+def test_read_log_reads_plain_gzip_and_zstd_alike_and_reports_progress() -> None:
+    import zstandard
+
+    raw = _chat_log(4_000)  # about 3 MB: progress every MB read
+    counts = []
+    for data in (raw, gzip.compress(raw), zstandard.ZstdCompressor().compress(raw)):
         seen: list[float] = []
-        lines = list(pc.stream_lines(io.BytesIO(data), len(data), "log", seen.append, every=100))
-        assert b"".join(lines) == raw
-        assert seen[-1] == 1.0 and seen == sorted(seen) and len(seen) > 5
+
+        def opener(data: bytes = data) -> contextlib.AbstractContextManager[tuple[IO[bytes], int]]:
+            return _opened(data)
+
+        def progress(share: float, _: str, seen: list[float] = seen) -> None:
+            seen.append(share)
+
+        log = pc.read_log(opener, "log", progress=progress)
+        counts.append(len(log.requests))
+        assert seen[-1] == 1.0 and seen == sorted(seen)
+        if data is raw:
+            assert len(seen) >= 3
+    assert counts == [4_000] * 3
 
 
-def test_stream_lines_names_a_corrupt_gzip_file() -> None:
+def test_read_log_names_a_corrupt_gzip_file() -> None:
     data = gzip.compress(b'{"prompt": "x"}\n' * 1000)[:-40]
     with pytest.raises(DataFileError) as exc:
-        list(pc.stream_lines(io.BytesIO(data), len(data), "cut.jsonl.gz"))
+        pc.read_log(lambda: _opened(data), "cut.jsonl.gz")
     assert exc.value.lines[0].startswith("cut.jsonl.gz: the compressed file is cut short")
+
+
+def test_an_archive_that_unpacks_past_the_limit_is_refused_before_reading() -> None:
+    """A 1 MB archive of 1 GB took 110 s with no word; the gzip trailer says its size, so it is refused at once."""
+    data = gzip.compress(_chat_log(1_000))
+    calls: list[float] = []
+    with pytest.raises(TooLarge, match="bomb.jsonl.gz: more than 100,000 characters unpacked"):
+        pc.read_log(
+            lambda: _opened(data),
+            "bomb.jsonl.gz",
+            progress=lambda s, _: calls.append(s),
+            max_chars=100_000,
+        )
+    assert calls == []  # not a byte of it analysed
+
+
+def test_read_log_reads_a_parquet_or_sharegpt_upload_from_memory(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [json.loads(line) for line in _chat_log(30).splitlines()]
+    pq.write_table(pa.table({"messages": [r["messages"] for r in rows]}), tmp_path / "log.parquet", row_group_size=7)
+    sharegpt = json.dumps(
+        [{"conversations": [{"from": "human", "value": m["messages"][1]["content"]}]} for m in rows]
+    ).encode()
+    for name, data in (("log.parquet", (tmp_path / "log.parquet").read_bytes()), ("log.json", sharegpt)):
+
+        def opener(data: bytes = data) -> contextlib.AbstractContextManager[tuple[IO[bytes], int]]:
+            return _opened(data)
+
+        assert len(pc.read_log(opener, name).requests) == 30, name
+
+
+def test_the_command_for_a_large_log_carries_the_page_settings() -> None:
+    config = CacheConfig(capacity_tokens=4_000_000, ttl_seconds=300, replicas=4, routing="prefix_aware", balance=0.5)
+    command = pc.cli_command("my logs.jsonl.gz", config, format="openai", block_size=32, tokenizer="tokenizer.json")
+    assert command == (
+        "python -m calculator prefix 'my logs.jsonl.gz' --format openai --block-size 32 --tokenizer tokenizer.json "
+        "--capacity-tokens 4000000 --ttl-seconds 300 --replicas 4 --routing prefix_aware --balance 0.5"
+    )
+    assert pc.cli_command("log.jsonl", CacheConfig()) == "python -m calculator prefix log.jsonl"
 
 
 def test_curve_capacities_include_the_chosen_one() -> None:

@@ -5,8 +5,10 @@ Every command that reads the same kind of file reads it the same way, through th
 
 - A path must name a regular file or a pipe: a device (``/dev/zero``, ``/dev/urandom``) never ends, and
   a folder is not a file; both are refused by name.
-- gzip is recognised by its first two bytes, whatever the file is called. A truncated or corrupt stream
-  is one error naming the file: a log cut short would give numbers for part of it without saying so.
+- Compression is recognised by its first bytes, whatever the file is called: gzip, and zstd (with the
+  optional ``zstandard`` package). A truncated or corrupt stream is one error naming the file: a log cut
+  short would give numbers for part of it without saying so. A zip archive is refused by name (it is a
+  folder of files, not a compressed stream).
 - Text is UTF-8. Lines end at ``\\n``, ``\\r\\n`` or ``\\r``, and the last line needs no line break. A line
   longer than :data:`MAX_LINE_CHARS` ends the read: a file without line breaks is not one record a line.
 - JSON is read with two limits a real file never reaches and a hostile one cannot pass: nesting at most
@@ -38,6 +40,7 @@ from calculator.catalog.datafile import DataFileError
 
 __all__ = [
     "APP_MAX_CHARS",
+    "COMPRESSIONS",
     "MAX_INT_DIGITS",
     "MAX_JSON_DEPTH",
     "MAX_LINE_CHARS",
@@ -46,7 +49,9 @@ __all__ = [
     "LineError",
     "Malformed",
     "Source",
+    "TooLarge",
     "check_readable",
+    "compression",
     "is_utf8",
     "json_documents",
     "json_lines",
@@ -57,6 +62,8 @@ __all__ = [
     "read_error",
     "read_text",
     "text_lines",
+    "unpacked",
+    "unpacked_length",
 ]
 
 MAX_LINE_CHARS = 64 * 1024 * 1024
@@ -81,6 +88,15 @@ Source = Path | str | IO[bytes] | Iterable[str | bytes]
 """A path, a binary handle (an upload) or lines already split (str or bytes)."""
 
 
+class TooLarge(DataFileError):
+    """More text than ``max_chars`` (the app's limit): the one error a caller may answer with "use the command
+    line", which streams any size."""
+
+    def __init__(self, name: str, limit: int) -> None:
+        super().__init__([f"{name}: more than {limit:,} characters unpacked; the limit here"])
+        self.limit = limit
+
+
 class LineError(ValueError):
     """One line or value cannot be read; ``str()`` says why, without the file or line."""
 
@@ -101,28 +117,137 @@ def check_readable(path: Path, name: str | None = None) -> None:
         raise DataFileError([f"{label}: not a regular file (a device or socket); give a file or a pipe"])
 
 
+GZIP_MAGIC = b"\x1f\x8b"
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+_ZIP_MAGIC = b"PK\x03\x04"
+COMPRESSIONS = ("gzip", "zstd")
+"""Compressed streams read as the text they hold (recognised by their first bytes)."""
+_ZSTD_FEED = 512
+"""Compressed bytes given to the zstd decoder at a time: a 128 KB block can be written in 4 bytes, so this
+bounds what one call unpacks (16 MB) whatever the ratio; a bomb is then stopped by the caller's limit."""
+
+
+class _Corrupt(OSError):
+    """Compressed data the decoder refuses (zstandard's own error, kept out of the messages)."""
+
+
+def compression(head: bytes) -> str | None:
+    """``gzip`` or ``zstd`` from a file's first bytes, None for anything else."""
+    if head.startswith(GZIP_MAGIC):
+        return "gzip"
+    if head.startswith(ZSTD_MAGIC):
+        return "zstd"
+    return None
+
+
 def read_error(name: str, exc: BaseException) -> DataFileError:
-    """A failure reading ``name`` (a gzip stream cut short or corrupt, an OS error) in words, naming the file."""
+    """A failure reading ``name`` (a compressed stream cut short or corrupt, an OS error) in words, naming it."""
     if isinstance(exc, EOFError):
-        return DataFileError([f"{name}: the compressed file is cut short (it ends inside the gzip stream)"])
-    if isinstance(exc, gzip.BadGzipFile | zlib.error):  # their own text is zlib's ("Error -3 while ...")
-        return DataFileError([f"{name}: the compressed data is corrupt (not gzip data, or damaged); compress it again"])
+        return DataFileError([f"{name}: the compressed file is cut short (it ends inside the compressed stream)"])
+    if isinstance(exc, gzip.BadGzipFile | zlib.error | _Corrupt):  # their own text is the library's ("Error -3 ...")
+        return DataFileError(
+            [f"{name}: the compressed data is corrupt (not gzip or zstd data, or damaged); compress it again"]
+        )
     if isinstance(exc, OSError):
         return DataFileError([f"{name}: cannot read file: {exc.strerror or exc}"])
     return DataFileError([f"{name}: cannot read file: {exc}"])
 
 
-def _unpacked(raw: IO[bytes]) -> IO[bytes]:
-    """``raw`` gunzipped when it starts with gzip's magic bytes, else as it is."""
-    buffered: Any = raw if hasattr(raw, "peek") else io.BufferedReader(raw)
-    if buffered.peek(2)[:2] == b"\x1f\x8b":
+READ_ERRORS: tuple[type[BaseException], ...] = (OSError, EOFError, zlib.error)
+"""What reading a (compressed) stream may raise; :func:`read_error` says each in words."""
+
+
+class _Zstd(io.RawIOBase):
+    """A zstd stream unpacked as it is read, frame after frame. A stream cut inside a frame is an EOFError
+    (the zstandard package's own reader ends quietly there, which would analyse part of a log unsaid)."""
+
+    def __init__(self, raw: IO[bytes], zstd: Any) -> None:
+        self.raw = raw
+        self.zstd = zstd
+        self.frame = zstd.ZstdDecompressor().decompressobj()
+        self.out = b""
+        self.at = 0
+        self.open_frame = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while self.at >= len(self.out):
+            data = self.raw.read(_ZSTD_FEED)
+            if not data:
+                if self.open_frame:
+                    raise EOFError("the stream ends inside a zstd frame")
+                return 0
+            out = []
+            try:
+                while data:
+                    if self.frame.eof:
+                        self.frame = self.zstd.ZstdDecompressor().decompressobj()
+                    out.append(self.frame.decompress(data))
+                    self.open_frame = not self.frame.eof
+                    data = self.frame.unused_data if self.frame.eof else b""
+            except self.zstd.ZstdError as exc:
+                raise _Corrupt(str(exc)) from None
+            self.out, self.at = b"".join(out), 0
+        n = min(len(buffer), len(self.out) - self.at)
+        buffer[:n] = self.out[self.at : self.at + n]
+        self.at += n
+        return n
+
+
+def unpacked(raw: IO[bytes], name: str) -> IO[bytes]:
+    """``raw`` unpacked when it starts with gzip's or zstd's magic bytes, else as it is (buffered).
+
+    A zip archive, or zstd without the ``zstandard`` package, is a :class:`DataFileError` naming ``name``.
+    """
+    buffered: Any = raw if hasattr(raw, "peek") else io.BufferedReader(cast(Any, raw))
+    head = buffered.peek(4)[:4]
+    kind = compression(head)
+    if kind == "gzip":
         return cast(IO[bytes], gzip.GzipFile(fileobj=buffered, mode="rb"))
+    if kind == "zstd":
+        try:
+            import zstandard
+        except ImportError:
+            raise DataFileError(
+                [f"{name}: zstd-compressed; reading it needs the zstandard package (pip install zstandard)"]
+            ) from None
+        return cast(IO[bytes], io.BufferedReader(_Zstd(buffered, zstandard), 1 << 20))
+    if head.startswith(_ZIP_MAGIC):
+        raise DataFileError(
+            [f"{name}: a zip archive, not a log; unpack it, or compress the log itself with gzip or zstd (.gz, .zst)"]
+        )
     return cast(IO[bytes], buffered)
+
+
+def unpacked_length(handle: IO[bytes], name: str, limit: int) -> int:
+    """How many bytes a seekable file unpacks to, counted by unpacking it and keeping nothing (zlib and zstd
+    unpack hundreds of MB a second), stopping as soon as it passes ``limit`` (then more than ``limit`` is
+    all it says). A 1 MB archive of 1 GB is thus refused in a second or two instead of analysed for minutes;
+    a compressed header's own claim of its size is not trusted (a cut file's last bytes are any number).
+    A broken stream is a :class:`DataFileError` naming ``name``. The handle is left at its start."""
+    buffered: Any = handle if hasattr(handle, "peek") else io.BufferedReader(cast(Any, handle))
+    total = 0
+    try:
+        stream = unpacked(buffered, name)
+        while total <= limit:
+            chunk = stream.read(1 << 20)
+            if not chunk:
+                break
+            total += len(chunk)
+    except READ_ERRORS as exc:
+        raise read_error(name, exc) from None
+    finally:
+        if buffered is not handle:
+            buffered.detach()  # the caller's handle stays open
+        handle.seek(0)
+    return total
 
 
 @contextlib.contextmanager
 def open_text(source: Path | str | IO[bytes], name: str) -> Iterator[IO[str]]:
-    """A text stream over a file or binary handle: gunzipped when it is gzip, universal newlines, and
+    """A text stream over a file or binary handle: unpacked when compressed, universal newlines, and
     undecodable bytes kept as surrogates so that the line they are on is found and named (not the file).
 
     Opening and reading errors are :class:`DataFileError` naming ``name``.
@@ -134,12 +259,12 @@ def open_text(source: Path | str | IO[bytes], name: str) -> Iterator[IO[str]]:
                 raw: IO[bytes] = stack.enter_context(Path(source).open("rb"))
             else:
                 raw = source
-            text = io.TextIOWrapper(_unpacked(raw), encoding="utf-8", errors="surrogateescape", newline=None)
-        except (OSError, EOFError, zlib.error) as exc:
+            text = io.TextIOWrapper(unpacked(raw, name), encoding="utf-8", errors="surrogateescape", newline=None)
+        except READ_ERRORS as exc:
             raise read_error(name, exc) from exc
         try:
             yield text
-        except (OSError, EOFError, zlib.error) as exc:
+        except READ_ERRORS as exc:
             raise read_error(name, exc) from exc
         finally:
             if not isinstance(source, Path | str):
@@ -184,7 +309,7 @@ def raw_lines(handle: IO[AnyStr], name: str, max_chars: int | None = None) -> It
             )
         total += len(line)
         if max_chars is not None and total > max_chars:
-            raise DataFileError([f"{name}: more than {max_chars:,} characters unpacked; the limit here"])
+            raise TooLarge(name, max_chars)
         yield number, line
 
 
@@ -212,7 +337,7 @@ def text_lines(source: Source, name: str, max_chars: int | None = None) -> Itera
             )
         total += len(line) + 1
         if max_chars is not None and total > max_chars:
-            raise DataFileError([f"{name}: more than {max_chars:,} characters unpacked; the limit here"])
+            raise TooLarge(name, max_chars)
         yield number, line.removeprefix("\ufeff") if first else line
         first = False
 
@@ -793,3 +918,59 @@ def json_documents(
                 scan.rest_of_line()
                 fresh = True
     return documents, problems, len(documents) + len(problems) > 1
+
+
+class _Counted:
+    """A text stream that stops with a :class:`DataFileError` past ``max_chars`` characters read."""
+
+    def __init__(self, fh: IO[str], name: str, max_chars: int) -> None:
+        self.fh, self.name, self.max_chars, self.total = fh, name, max_chars, 0
+
+    def read(self, size: int = -1) -> str:
+        chunk = self.fh.read(size)
+        self.total += len(chunk)
+        if self.total > self.max_chars:
+            raise TooLarge(self.name, self.max_chars)
+        return chunk
+
+
+def json_array_items(fh: IO[str], name: str, max_chars: int | None = None) -> Iterator[tuple[int, Any]]:
+    """(line, item) of each item of a text stream holding one JSON array, read as a stream: memory holds one
+    item (at most :data:`MAX_LINE_CHARS` characters of it), whatever the array's length.
+
+    Anything but one array (after whitespace and a byte-order mark), an item that is not valid JSON or beyond
+    a limit, or text after the array, is a :class:`DataFileError` naming ``name``, the line and the column:
+    past a broken item there is no telling where the next one starts.
+    """
+    stream: Any = fh if max_chars is None else _Counted(fh, name, max_chars)
+    scan = _Scanner(stream, name, frozenset(), MAX_LINE_CHARS)
+
+    def fail(exc: _Invalid) -> DataFileError:
+        line, column = scan.where(exc.at)
+        return DataFileError(
+            [f"{name}:{line}: {'not valid JSON: ' if exc.syntax else ''}{exc.message} (column {column})"]
+        )
+
+    if scan.peek() == "\ufeff":
+        scan._step()
+        scan.line_start += 1
+    scan.ws()
+    if scan.peek() != "[":
+        raise DataFileError([f"{name}: not a JSON array"])
+    try:
+        scan._open(0)
+        if scan.peek() == "]":
+            scan._step()
+        else:
+            while True:
+                line = scan.line
+                scan.kept = 0  # the limit is per item, as a line's is in JSON Lines
+                item = scan.value(1)
+                yield line, item
+                if not scan._more_items("]"):
+                    break
+        scan.ws()
+        if scan.peek() != "":
+            raise scan.invalid("Extra data")
+    except _Invalid as exc:
+        raise fail(exc) from None

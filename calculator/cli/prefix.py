@@ -16,6 +16,7 @@ from calculator.cli import console, flags, folders
 from calculator.cli.scenario_args import scenario_from_args
 from calculator.errors import InputError
 from calculator.present.money import format_money
+from calculator.traffic.logsource import Columns
 from calculator.traffic.prefix import FORMATS, CacheConfig, PrefixReport, analyse_log, capacity_from_fit
 from calculator.traffic.tokens import load_tokenizer
 
@@ -37,10 +38,17 @@ def add_prefix_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.Arg
         parents=[common],
         help="measure the repeated prompt start of a request log; simulate a prefix cache",
         description="Prefix share of a request log (unlimited cache) and the hit rate of a finite cache "
-        "(LRU, TTL, replicas with routing). Formats: OpenAI chat request bodies, prompts, Mooncake traces "
-        "(JSON Lines, .gz allowed).",
+        "(LRU, TTL, replicas with routing). Formats: OpenAI chat request bodies, prompts, Mooncake traces, "
+        "genai-perf input files, ShareGPT conversations; as JSON Lines, a JSON array or Parquet, gzip or zstd "
+        "compressed or not; one file, a folder or a glob, local or s3:// and gs:// (credentials from the "
+        "store's standard chain). Any size is streamed.",
     )
-    p.add_argument("file", type=Path, help="JSON Lines request log")
+    # a string, not a Path: a Path would fold s3://bucket into s3:/bucket
+    p.add_argument(
+        "file", metavar="LOG", help="request log: a file, a folder, a glob ('logs/*.jsonl.gz') or an s3:// or gs:// URL"
+    )
+    p.add_argument("--messages-column", help="Parquet: the column holding the messages or prompt (default: messages)")
+    p.add_argument("--timestamp-column", help="Parquet: the column holding the request time (default: timestamp)")
     # GPU and model specs size the cache with --gpu/--model; all four price --preset/--scenario.
     folders.add_data_folders(p, *folders.DATA_FOLDERS)
     p.add_argument("--format", choices=["auto", *FORMATS], default="auto")
@@ -211,7 +219,8 @@ def cmd_prefix(args: argparse.Namespace) -> int:
     caps = _capacities(args)
     scenario = _config(args, caps[0] if caps else None)
     tokenizer = load_tokenizer(args.tokenizer) if args.tokenizer is not None else None
-    report = analyse_log(args.file, args.format, scenario, caps, args.block_size, tokenizer)
+    columns = Columns(messages=args.messages_column, timestamp=args.timestamp_column)
+    report = analyse_log(args.file, args.format, scenario, caps, args.block_size, tokenizer, columns=columns)
     bill = _bill(args, report)
     if args.json:
         data = report.model_dump(mode="json")

@@ -1,16 +1,16 @@
 """Tables and Altair charts for the app's Prefix analysis page (no Streamlit here).
 
-Also the two small pieces of plumbing the page needs around :mod:`calculator.traffic.prefix`: reading a
-log's bytes line by line with a progress callback (an upload is in memory, a bundled trace on disk,
-either may be gzip-compressed), and running the chosen cache with every routing policy so the page
-can show them side by side.
+Also the small pieces of plumbing the page needs around :mod:`calculator.traffic.prefix`: reading a
+log with a progress callback and the app's size limit (an upload is in memory, a bundled trace on disk;
+any format and compression the command line reads), the command that analyses a log past the limit,
+and running the chosen cache with every routing policy so the page can show them side by side.
 """
 
 from __future__ import annotations
 
-import gzip
-import zlib
-from collections.abc import Callable, Iterator
+import io
+import shlex
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from decimal import Decimal
@@ -19,7 +19,7 @@ from typing import IO, Any, cast
 import altair as alt
 import pandas as pd
 
-from calculator.catalog.textfile import APP_MAX_CHARS, raw_lines, read_error
+from calculator.catalog.textfile import APP_MAX_CHARS, TooLarge, unpacked_length
 from calculator.present.money import format_money
 from calculator.pricing.compare import OPTION_LABELS, Comparison
 from calculator.traffic.prefix import CacheConfig, CacheResult, PrefixReport, RequestLog
@@ -39,8 +39,8 @@ __all__ = [
     "read_log",
     "replica_chart",
     "replica_frame",
+    "cli_command",
     "run_analysis",
-    "stream_lines",
 ]
 
 ROUTINGS = {"round_robin": "Round robin", "random": "Random", "prefix_aware": "Prefix-aware"}
@@ -48,7 +48,6 @@ WIDTH = 560
 HEIGHT = 300
 HIST_HEIGHT = 340
 BLUE = "#1f6feb"
-GZIP_MAGIC = b"\x1f\x8b"
 
 Progress = Callable[[float, str], None]
 """Called with the share of the work done (0 to 1) and what is being done."""
@@ -57,26 +56,35 @@ Progress = Callable[[float, str], None]
 # --- reading ------------------------------------------------------------------------------------------
 
 
-def stream_lines(
-    handle: IO[bytes], size: int, name: str, progress: Callable[[float], None] | None = None, every: int = 500
-) -> Iterator[bytes]:
-    """The lines of a binary handle, gunzipped when it starts with the gzip magic bytes, one at a time.
+class _Watched(io.RawIOBase):
+    """A binary handle that reports the share of its ``size`` read so far, at most every ``every`` bytes
+    (the packed bytes: for a compressed upload that share tracks the unpacked one)."""
 
-    ``progress`` gets the share of the (compressed) bytes read so far every ``every`` lines. A corrupt
-    or truncated gzip stream raises :class:`DataFileError` naming ``name``.
-    """
-    start = handle.read(2)
-    handle.seek(0)
-    source: IO[bytes] = cast(IO[bytes], gzip.GzipFile(fileobj=handle, mode="rb")) if start == GZIP_MAGIC else handle
-    try:
-        for n, line in raw_lines(source, name, APP_MAX_CHARS):  # a gzip bomb or an endless line stops there
-            if progress is not None and n % every == 0 and size > 0:
-                progress(min(handle.tell() / size, 1.0))
-            yield line
-    except (OSError, EOFError, zlib.error) as exc:
-        raise read_error(name, exc) from exc
-    if progress is not None:
-        progress(1.0)
+    def __init__(self, handle: IO[bytes], size: int, progress: Callable[[float], None], every: int = 1 << 20) -> None:
+        self.handle, self.size, self.progress, self.every = handle, size, progress, every
+        self.shown = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return bool(self.handle.seekable())
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        return self.handle.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self.handle.tell()
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.handle.read(len(buffer))
+        n = len(data)
+        buffer[:n] = data
+        at = self.handle.tell() if self.handle.seekable() else self.shown + n
+        if at - self.shown >= self.every and self.size > 0:
+            self.shown = at
+            self.progress(min(at / self.size, 1.0))
+        return n
 
 
 def curve_capacities(chosen: int | None, lowest: int = 10_000, highest: int = 1_000_000_000) -> list[int]:
@@ -114,12 +122,54 @@ def read_log(
     block_size: int | None = None,
     tokenizer: Tokenizer | None = None,
     progress: Progress | None = None,
+    max_chars: int = APP_MAX_CHARS,
 ) -> RequestLog:
-    """The log's requests, read once and kept, so the page can try cache after cache on them."""
+    """The log's requests, read once and kept, so the page can try cache after cache on them.
+
+    At most ``max_chars`` of text, unpacked (:class:`TooLarge` past it): a file that unpacks to more is
+    refused before anything is analysed (a 1 MB archive of 1 GB, in a second or two); a stream that
+    cannot be measured first (a pipe) is stopped at the limit."""
     report = progress
-    tick = None if report is None else (lambda share: report(share, "Reading the log"))
+
+    def tick(share: float) -> None:
+        if report is not None:
+            report(share, "Reading the log")
+
     with opener() as (handle, size):
-        return RequestLog.read(stream_lines(handle, size, name, tick), format, tokenizer, block_size, name)
+        if handle.seekable() and unpacked_length(handle, name, max_chars) > max_chars:
+            raise TooLarge(name, max_chars)
+        watched = io.BufferedReader(_Watched(handle, size, tick), 1 << 20)
+        log = RequestLog.read(watched, format, tokenizer, block_size, name, max_chars)
+    tick(1.0)
+    return log
+
+
+def cli_command(
+    name: str,
+    config: CacheConfig,
+    *,
+    format: str = "auto",
+    block_size: int | None = None,
+    tokenizer: str | None = None,
+) -> str:
+    """The ``prefix`` command that analyses the log ``name`` under ``config``, for a log too large for the
+    app: the command line streams any size. Options left at their default are left out."""
+    words = ["python", "-m", "calculator", "prefix", name]
+    if format != "auto":
+        words += ["--format", format]
+    if block_size:
+        words += ["--block-size", str(block_size)]
+    if tokenizer:
+        words += ["--tokenizer", tokenizer]
+    if config.capacity_tokens is not None:
+        words += ["--capacity-tokens", str(config.capacity_tokens)]
+    if config.ttl_seconds is not None:
+        words += ["--ttl-seconds", f"{config.ttl_seconds:g}"]
+    if config.replicas > 1:
+        words += ["--replicas", str(config.replicas), "--routing", config.routing]
+        if config.routing == "prefix_aware" and config.balance != CacheConfig().balance:
+            words += ["--balance", f"{config.balance:g}"]
+    return shlex.join(words)
 
 
 def analysis_of(log: RequestLog, config: CacheConfig) -> Analysis:

@@ -22,7 +22,9 @@ here: there is no queueing model, and the blocks of running requests are not res
 from :func:`calculator.capacity.memory.fit` is therefore an upper bound for the cache.
 
 Input is read as a stream (:class:`LogReader`): OpenAI chat-completions request bodies, plain prompts,
-or Mooncake traces, as JSON Lines (optionally gzip-compressed). All cache configurations are simulated
+Mooncake traces, genai-perf input files or ShareGPT-style conversations (:mod:`.conversations`), from
+one file or many, JSON Lines, a JSON array or Parquet, plain or compressed, local or in an object store
+(:mod:`.logsource`). All cache configurations are simulated
 in one pass, so a large log is read and tokenized once and never held in memory. A hit-rate curve over
 many capacities comes from one set of stack distances (:class:`LruProfile`) wherever the routing does
 not read the caches; only prefix-aware routing over several replicas is simulated per capacity.
@@ -43,8 +45,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from calculator.catalog.datafile import DataFileError
-from calculator.catalog.textfile import MAX_REPORTED, Malformed, Source, json_lines
+from calculator.catalog.textfile import MAX_REPORTED, Malformed, Source
 from calculator.errors import InputError
+from calculator.traffic.conversations import GENAI_PERF_TEXT, genai_perf_prompt, sharegpt_turns
+from calculator.traffic.logsource import Columns, LogInput, LogPart, records, shown_location
 from calculator.traffic.tokens import ApproxTokenizer, Tokenizer, chat_tokens
 
 __all__ = [
@@ -78,7 +82,7 @@ DEFAULT_BLOCK_SIZE = 16
 """vLLM's default KV block size on GPUs."""
 MOONCAKE_BLOCK_SIZE = 512
 """Tokens per hash id in the published Mooncake traces."""
-FORMATS = ("openai", "prompt", "mooncake")
+FORMATS = ("openai", "prompt", "mooncake", "sharegpt", "genai-perf")
 MAX_REPORTED_LINES = MAX_REPORTED
 """Malformed lines listed one by one; beyond this they are only counted (as every log reader does)."""
 Routing = Literal["round_robin", "random", "prefix_aware"]
@@ -185,14 +189,19 @@ def _detect(obj: dict[str, Any]) -> str | None:
         return "mooncake"
     if "prompt" in body:
         return "prompt"
+    if "conversations" in obj or "conversation" in obj:
+        return "sharegpt"
+    if any(k in obj for k in GENAI_PERF_TEXT):
+        return "genai-perf"
     return None
 
 
 class LogReader:
     """Requests of a JSON Lines log, read lazily, line by line.
 
-    ``source`` is a path, a binary handle or an iterable of lines (an upload), read as every log is
-    (:mod:`calculator.catalog.textfile`: gzip by its magic bytes, limits on lines and JSON). Malformed
+    ``source`` is a path, folder, glob or URL, a :class:`LogInput` or one of its parts, a binary handle
+    or an iterable of lines (an upload), read as every log is (:mod:`.logsource`; compression by its magic
+    bytes, limits on lines and JSON); ``columns`` names a Parquet log's columns. Malformed
     lines are skipped, counted in ``malformed`` and described in ``problems`` (``name:line: what``,
     the first :data:`MAX_REPORTED_LINES`); once the stream is exhausted, a log with no valid request
     raises :class:`DataFileError`. ``format`` is resolved from the first usable line when "auto".
@@ -207,19 +216,22 @@ class LogReader:
 
     def __init__(
         self,
-        source: Source,
+        source: Source | LogInput | LogPart,
         format: str = "auto",
         tokenizer: Tokenizer | None = None,
         block_size: int | None = None,
         name: str | None = None,
         max_chars: int | None = None,
+        columns: Columns | None = None,
     ) -> None:
         if format not in ("auto", *FORMATS):
             raise InputError("log.format", f"unknown format {format!r}; choose auto, {', '.join(FORMATS)}")
         if block_size is not None and block_size < 1:
             raise InputError("cache.block_size", f"must be 1 or more tokens, got {block_size}")
         self.source = source
-        self.name = name or (str(source) if isinstance(source, Path | str) else "<log>")
+        shown = source.name if isinstance(source, LogInput | LogPart) else None
+        self.name = name or shown or (shown_location(str(source)) if isinstance(source, Path | str) else "<log>")
+        self.columns = columns or Columns()
         self.format = format
         self.tokenizer: Tokenizer = tokenizer or ApproxTokenizer()
         self._block_size = block_size
@@ -244,32 +256,52 @@ class LogReader:
 
     @property
     def tokenized(self) -> bool:
-        return self.format in ("openai", "prompt")
+        return self.format != "mooncake"
 
     def report(self) -> MalformedReport:
         return MalformedReport(count=self.malformed, lines=tuple(self.problems))
 
     def __iter__(self) -> Iterator[Request]:
         problem = self._malformed.add
-        for number, obj in json_lines(self.source, self.name, self._malformed, self.max_chars):
+        for _part, number, obj in records(self.source, self.name, self._malformed, self.max_chars, self.columns):
             if not isinstance(obj, dict):
                 problem(number, f"expected a JSON object (one request per line), got {type(obj).__name__}")
                 continue
             if self.format == "auto":
                 found = _detect(obj)
                 if found is None:
-                    problem(number, "not a request: no 'messages', 'prompt' or 'hash_ids'")
+                    problem(
+                        number,
+                        "not a request: no 'messages', 'prompt', 'hash_ids', 'conversations' or 'text'",
+                    )
                     continue
                 self.format = found
             try:
-                request = self._parse(obj, number)
+                found_requests = self._requests(obj, number)
             except ValueError as exc:
                 problem(number, str(exc))
                 continue
-            self.valid += 1
-            yield request
+            for request in found_requests:
+                self.valid += 1
+                yield request
+        self._malformed.name = self.name
         if self.valid == 0:
             raise self._malformed.error("no requests in the file (it is empty)")
+
+    def _requests(self, obj: dict[str, Any], number: int) -> list[Request]:
+        """The requests one record stands for: one, or a conversation's user turns (ShareGPT)."""
+        if self.format == "sharegpt":
+            out = []
+            for messages, answer in sharegpt_turns(obj):
+                tokens = chat_tokens(self.tokenizer, messages)
+                output = None if answer is None else len(self.tokenizer.encode(answer))
+                out.append(Request(block_hashes(tokens, self.block_size), len(tokens), output, None, number))
+            return out
+        if self.format == "genai-perf":
+            text, seconds, output = genai_perf_prompt(obj)
+            tokens = self.tokenizer.encode(text)
+            return [Request(block_hashes(tokens, self.block_size), len(tokens), output, seconds, number)]
+        return [self._parse(obj, number)]
 
     def _parse(self, obj: dict[str, Any], number: int) -> Request:
         if self.format == "mooncake":
@@ -1107,15 +1139,16 @@ class RequestLog:
     @classmethod
     def read(
         cls,
-        source: Path | str | Iterable[str | bytes],
+        source: Source | LogInput | LogPart,
         format: str = "auto",
         tokenizer: Tokenizer | None = None,
         block_size: int | None = None,
         name: str | None = None,
         max_chars: int | None = None,
+        columns: Columns | None = None,
     ) -> RequestLog:
         """The requests of a log (see :class:`LogReader`); :class:`DataFileError` when none is valid."""
-        reader = LogReader(source, format, tokenizer, block_size, name, max_chars)
+        reader = LogReader(source, format, tokenizer, block_size, name, max_chars, columns)
         requests = list(reader)
         return cls(
             requests,
@@ -1167,7 +1200,7 @@ class RequestLog:
 
 
 def analyse_log(
-    source: Path | str | Iterable[str | bytes],
+    source: Source | LogInput | LogPart,
     format: str = "auto",
     scenario: CacheConfig | None = None,
     capacities: Sequence[int] = (),
@@ -1175,11 +1208,12 @@ def analyse_log(
     tokenizer: Tokenizer | None = None,
     name: str | None = None,
     max_chars: int | None = None,
+    columns: Columns | None = None,
 ) -> PrefixReport:
     """:func:`analyse` over a log file (or its lines), streamed; malformed lines are reported, and the
     run fails with :class:`DataFileError` only when no valid request is left. ``max_chars`` caps the
     text read (the app's uploads)."""
-    reader = LogReader(source, format, tokenizer, block_size, name, max_chars)
+    reader = LogReader(source, format, tokenizer, block_size, name, max_chars, columns)
     # The block size is known once the format is (auto-detected on the first usable line).
     stream = iter(reader)
     first = next(stream, None)
