@@ -38,14 +38,16 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from calculator.catalog.datafile import DataFileError
 from calculator.catalog.textfile import MAX_REPORTED, Malformed, Source, json_lines
 from calculator.errors import InputError
-from calculator.traffic.tokens import ApproxTokenizer, Tokenizer, chat_tokens
+from calculator.traffic.batches import BATCH_CHARS, BATCH_REQUESTS, Pending, RequestBatch, TokenCache, build
+from calculator.traffic.hashing import chain, chained_blocks, int_lanes
+from calculator.traffic.tokens import ApproxTokenizer, Tokenizer, render_chat
 
 __all__ = [
     "DEFAULT_BLOCK_SIZE",
@@ -70,6 +72,7 @@ __all__ = [
     "chain_block_ids",
     "match_per_request",
     "request_from_tokens",
+    "requests_of",
     "simulate",
     "stack_distances_apply",
 ]
@@ -82,7 +85,6 @@ FORMATS = ("openai", "prompt", "mooncake")
 MAX_REPORTED_LINES = MAX_REPORTED
 """Malformed lines listed one by one; beyond this they are only counted (as every log reader does)."""
 Routing = Literal["round_robin", "random", "prefix_aware"]
-_ROOT = 0x5EED
 
 
 # --- requests and block hashes --------------------------------------------------------------------
@@ -101,25 +103,30 @@ class Request:
 
 
 def block_hashes(tokens: Sequence[int], block_size: int = DEFAULT_BLOCK_SIZE) -> tuple[int, ...]:
-    """Hashes of the full blocks of ``tokens``, each chained to its parent: hash((parent, block))."""
+    """Hashes of the full blocks of ``tokens``, each chained to its parent: ``hash((parent, tuple(block)))``
+    from a fixed root (computed over arrays by :mod:`calculator.traffic.hashing`, equal bit for bit)."""
     if block_size < 1:
         raise InputError("cache.block_size", f"must be 1 or more tokens, got {block_size}")
-    parent = _ROOT
-    out = []
-    for start in range(0, len(tokens) - block_size + 1, block_size):
-        parent = hash((parent, tuple(tokens[start : start + block_size])))
-        out.append(parent)
-    return tuple(out)
+    [hashes] = chained_blocks([int_lanes(tokens)], block_size)
+    return tuple(hashes.tolist())
 
 
 def chain_block_ids(ids: Iterable[int]) -> tuple[int, ...]:
-    """Chain given block ids (e.g. Mooncake ``hash_ids``) so a block matches only after the same parents."""
-    parent = _ROOT
-    out = []
-    for block_id in ids:
-        parent = hash((parent, block_id))
-        out.append(parent)
-    return tuple(out)
+    """Chain given block ids (e.g. Mooncake ``hash_ids``) so a block matches only after the same parents:
+    ``hash((parent, block_id))``."""
+    [hashes] = chain([int_lanes(list(ids))])
+    return tuple(hashes.tolist())
+
+
+def requests_of(batch: RequestBatch) -> Iterator[Request]:
+    """The requests of a batch (from :func:`calculator.traffic.batches.build`), in order."""
+    blocks = batch.blocks.tolist()
+    at = 0
+    for n, inp, out, ts, line in zip(
+        batch.block_counts, batch.input_tokens, batch.output_tokens, batch.timestamps, batch.lines, strict=True
+    ):
+        yield Request(tuple(blocks[at : at + n]), inp, out, ts, line)
+        at += n
 
 
 def request_from_tokens(
@@ -226,6 +233,7 @@ class LogReader:
         self.max_chars = max_chars
         self.valid = 0
         self._malformed = Malformed(self.name)
+        self._cache: TokenCache | None = None
 
     @property
     def malformed(self) -> int:
@@ -250,8 +258,18 @@ class LogReader:
         return MalformedReport(count=self.malformed, lines=tuple(self.problems))
 
     def __iter__(self) -> Iterator[Request]:
+        for batch in self.batches(json_lines(self.source, self.name, self._malformed, self.max_chars)):
+            yield from requests_of(batch)
+        if self.valid == 0:
+            raise self._malformed.error("no requests in the file (it is empty)")
+
+    def batches(self, records: Iterable[tuple[int, Any]]) -> Iterator[RequestBatch]:
+        """The valid requests among numbered records, tokenised and hashed a batch at a time; the others
+        are counted in :attr:`malformed`."""
         problem = self._malformed.add
-        for number, obj in json_lines(self.source, self.name, self._malformed, self.max_chars):
+        pending: list[Pending] = []
+        chars = 0
+        for number, obj in records:
             if not isinstance(obj, dict):
                 problem(number, f"expected a JSON object (one request per line), got {type(obj).__name__}")
                 continue
@@ -267,11 +285,20 @@ class LogReader:
                 problem(number, str(exc))
                 continue
             self.valid += 1
-            yield request
-        if self.valid == 0:
-            raise self._malformed.error("no requests in the file (it is empty)")
+            pending.append(request)
+            chars += request.chars
+            if len(pending) >= BATCH_REQUESTS or chars >= BATCH_CHARS:
+                yield self._build(pending)
+                pending, chars = [], 0
+        if pending:
+            yield self._build(pending)
 
-    def _parse(self, obj: dict[str, Any], number: int) -> Request:
+    def _build(self, pending: list[Pending]) -> RequestBatch:
+        if self._cache is None and self.tokenized:
+            self._cache = TokenCache(self.tokenizer)
+        return build(pending, self._cache, self.block_size)
+
+    def _parse(self, obj: dict[str, Any], number: int) -> Pending:
         if self.format == "mooncake":
             return self._mooncake(obj, number)
         body = _body(obj)
@@ -283,16 +310,13 @@ class LogReader:
             tools = body.get("tools")
             if tools is not None and not isinstance(tools, list):
                 raise ValueError("'tools' must be a list")
-            tokens = chat_tokens(self.tokenizer, body["messages"], tools)
-        else:
-            prompt = body.get("prompt")
-            if isinstance(prompt, str):
-                tokens = self.tokenizer.encode(prompt)
-            elif isinstance(prompt, list) and all(isinstance(t, int) and not isinstance(t, bool) for t in prompt):
-                tokens = prompt
-            else:
-                raise ValueError("'prompt' must be a string or a list of token ids")
-        return Request(block_hashes(tokens, self.block_size), len(tokens), output, ts, number)
+            return Pending(number, ts, output, segments=render_chat(body["messages"], tools))
+        prompt = body.get("prompt")
+        if isinstance(prompt, str):
+            return Pending(number, ts, output, segments=[prompt])
+        if isinstance(prompt, list) and all(isinstance(t, int) and not isinstance(t, bool) for t in prompt):
+            return Pending(number, ts, output, ids=prompt)
+        raise ValueError("'prompt' must be a string or a list of token ids")
 
     @staticmethod
     def _output_tokens(obj: dict[str, Any]) -> int | None:
@@ -304,7 +328,7 @@ class LogReader:
             return _count(usage, "completion_tokens", required=False)
         return _count(obj, "output_tokens", required=False)
 
-    def _mooncake(self, obj: dict[str, Any], number: int) -> Request:
+    def _mooncake(self, obj: dict[str, Any], number: int) -> Pending:
         length = _count(obj, "input_length", required=True)
         assert length is not None
         output = _count(obj, "output_length", required=False)
@@ -320,9 +344,8 @@ class LogReader:
                 f"{math.ceil(length / bs)} (is the block size {bs}?)"
             )
         # Only full blocks can match: a partial trailing block is left out.
-        return Request(
-            chain_block_ids(ids[: length // bs]), length, output, None if seconds is None else seconds / 1000, number
-        )
+        ts = None if seconds is None else seconds / 1000
+        return Pending(number, ts, output, block_ids=ids[: length // bs], input_tokens=length)
 
 
 # --- results -----------------------------------------------------------------------------------------
@@ -467,7 +490,7 @@ class _Cache:
     the replicas holding it, so a request finds its longest match without asking every replica.
     """
 
-    __slots__ = ("capacity", "entries", "holders", "replica", "ttl")
+    __slots__ = ("capacity", "entries", "holders", "kept", "replica", "ttl")
 
     def __init__(
         self, capacity_blocks: int | None, ttl: float | None, replica: int = 0, holders: _Holders | None = None
@@ -475,6 +498,10 @@ class _Cache:
         self.capacity = capacity_blocks
         self.ttl = ttl
         self.entries: OrderedDict[int, float] = OrderedDict()
+        self.kept = capacity_blocks is None and ttl is None and holders is None
+        """Nothing is ever dropped: the order of use is never read, so a plain dict (no reordering) will do."""
+        if self.kept:
+            self.entries = cast(OrderedDict[int, float], {})
         self.replica = replica
         self.holders = holders
 
@@ -508,6 +535,9 @@ class _Cache:
 
     def insert(self, blocks: tuple[int, ...], now: float) -> None:
         entries = self.entries
+        if self.kept:
+            entries.update(dict.fromkeys(blocks, now))
+            return
         holders = self.holders
         move = entries.move_to_end
         replica = self.replica
@@ -956,11 +986,13 @@ def simulate(
     """Run every cache configuration over the request stream in a single pass."""
     if block_size < 1:
         raise InputError("cache.block_size", f"must be 1 or more tokens, got {block_size}")
-    runs = [_Run(c, block_size) for c in configs]
+    # The same config twice (the default scenario is the unlimited cache) is simulated once.
+    runs = {c: _Run(c, block_size) for c in configs}
     for request in requests:
-        for run in runs:
+        for run in runs.values():
             run.feed(request)
-    return [run.result() for run in runs]
+    results = {c: run.result() for c, run in runs.items()}
+    return [results[c] for c in configs]
 
 
 def _with_rate(result: CacheResult, share: float) -> CacheResult:
@@ -1057,12 +1089,12 @@ def analyse(
     if stack_distances_apply(scenario) and curve_configs:
         # The whole curve from one pass (stack distances), beside the two simulated configs.
         profile = LruProfile(scenario, block_size)
-        runs = [_Run(CacheConfig(), block_size), _Run(scenario, block_size)]
+        runs = {c: _Run(c, block_size) for c in (CacheConfig(), scenario)}
         for request in counted():
-            for run in runs:
+            for run in runs.values():
                 run.feed(request)
             profile.feed(request)
-        unlimited, scen = (run.result() for run in runs)
+        unlimited, scen = runs[CacheConfig()].result(), runs[scenario].result()
         hit_tokens = [profile.hit_tokens(c.capacity_tokens) for c in curve_configs]
     else:
         unlimited, scen, *points = simulate(counted(), [CacheConfig(), scenario, *curve_configs], block_size)
