@@ -50,6 +50,7 @@ __all__ = [
     "is_utf8",
     "json_documents",
     "json_lines",
+    "json_values",
     "json_words",
     "open_text",
     "parse_json",
@@ -332,6 +333,11 @@ class Malformed:
         if len(self.lines) < MAX_REPORTED:
             self.lines.append(f"{self.name}:{number}: {message}")
 
+    def merge(self, other: Malformed) -> None:
+        """Add the malformed lines of a later part of the same file (read elsewhere, e.g. by a worker)."""
+        self.count += other.count
+        self.lines.extend(other.lines[: MAX_REPORTED - len(self.lines)])
+
     def error(self, empty: str) -> DataFileError:
         """The error for a file with nothing usable: its problems, or ``empty`` when it had none."""
         lines = self.lines or [f"{self.name}: {empty}"]
@@ -344,7 +350,12 @@ def json_lines(
     source: Source, name: str, malformed: Malformed, max_chars: int | None = None
 ) -> Iterator[tuple[int, Any]]:
     """(line number, value) of each non-blank line of a JSON Lines file; the others go to ``malformed``."""
-    for number, line in text_lines(source, name, max_chars):
+    return json_values(text_lines(source, name, max_chars), malformed)
+
+
+def json_values(lines: Iterable[tuple[int, str]], malformed: Malformed) -> Iterator[tuple[int, Any]]:
+    """(line number, value) of each non-blank numbered line (:func:`text_lines`); the others go to ``malformed``."""
+    for number, line in lines:
         if not line.strip():
             continue
         try:

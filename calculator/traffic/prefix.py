@@ -32,21 +32,34 @@ from __future__ import annotations
 
 import bisect
 import datetime as dt
+import functools
+import itertools
 import math
 import random
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from calculator.catalog.datafile import DataFileError
-from calculator.catalog.textfile import MAX_REPORTED, Malformed, Source, json_lines
+from calculator.catalog.textfile import (
+    MAX_REPORTED,
+    LineError,
+    Malformed,
+    Source,
+    json_lines,
+    json_values,
+    parse_json,
+    text_lines,
+)
 from calculator.errors import InputError
 from calculator.traffic.batches import BATCH_CHARS, BATCH_REQUESTS, Pending, RequestBatch, TokenCache, build
 from calculator.traffic.hashing import chain, chained_blocks, int_lanes
+from calculator.traffic.shards import Pool, dask_cluster, given, in_order, local_pool, shards, worker_state
 from calculator.traffic.tokens import ApproxTokenizer, Tokenizer, render_chat
 
 __all__ = [
@@ -210,6 +223,10 @@ class LogReader:
     Batch API lines (``{"custom_id", "body": {...}}``); a logged ``usage.completion_tokens`` (or
     ``response.body.usage``) gives the output tokens. A ``prompt`` may be a string or a list of
     token ids (already tokenized; used as they are).
+
+    ``pool`` (a context manager giving a :class:`calculator.traffic.shards.Pool`: this machine's cores or a
+    Dask cluster) tokenises and hashes the log in shards elsewhere (with ``short_here``, only once it is
+    longer than one shard); the requests, problems and counts are the same as read here, in the same order.
     """
 
     def __init__(
@@ -220,6 +237,10 @@ class LogReader:
         block_size: int | None = None,
         name: str | None = None,
         max_chars: int | None = None,
+        *,
+        pool: Callable[[Tokenizer], AbstractContextManager[Pool]] | None = None,
+        short_here: bool = True,
+        cache: TokenCache | None = None,
     ) -> None:
         if format not in ("auto", *FORMATS):
             raise InputError("log.format", f"unknown format {format!r}; choose auto, {', '.join(FORMATS)}")
@@ -233,7 +254,9 @@ class LogReader:
         self.max_chars = max_chars
         self.valid = 0
         self._malformed = Malformed(self.name)
-        self._cache: TokenCache | None = None
+        self._cache = cache
+        self._pool = pool
+        self._short_here = short_here
 
     @property
     def malformed(self) -> int:
@@ -258,10 +281,55 @@ class LogReader:
         return MalformedReport(count=self.malformed, lines=tuple(self.problems))
 
     def __iter__(self) -> Iterator[Request]:
-        for batch in self.batches(json_lines(self.source, self.name, self._malformed, self.max_chars)):
+        if self._pool is None:
+            batches = self.batches(json_lines(self.source, self.name, self._malformed, self.max_chars))
+        else:
+            batches = self._sharded(self._pool)
+        for batch in batches:
             yield from requests_of(batch)
         if self.valid == 0:
             raise self._malformed.error("no requests in the file (it is empty)")
+
+    def _sharded(self, pool: Callable[[Tokenizer], AbstractContextManager[Pool]]) -> Iterator[RequestBatch]:
+        """The batches of :meth:`batches`, from shards hashed on ``pool`` (here when there is one shard)."""
+        tasks = self._shard_tasks()
+        first = next(tasks, None)
+        second = next(tasks, None)
+        if second is None and self._short_here:  # a short log: starting workers would cost more than it saves
+            if first is not None:
+                yield from self._merge(_hash_shard(self.tokenizer, first))
+            return
+        with pool(self.tokenizer) as workers:
+            shared = workers.share(self.tokenizer)
+            started = (t for t in (first, second) if t is not None)
+            for result in in_order(workers, _hash_shard, shared, itertools.chain(started, tasks)):
+                yield from self._merge(result)
+
+    def _shard_tasks(self) -> Iterator[_ShardTask]:
+        """Shards of the log's lines to hash. While the format is unknown it is found here too (the first
+        usable line), and the shards up to it are read as "auto" so that each line is judged as here."""
+        for lines in shards(text_lines(self.source, self.name, self.max_chars)):
+            fmt = self.format
+            if fmt == "auto":
+                for _, line in lines:
+                    try:
+                        obj = parse_json(line) if line.strip() else None
+                    except LineError:
+                        continue
+                    found = _detect(obj) if isinstance(obj, dict) else None
+                    if found is not None:
+                        self.format = found
+                        break
+            yield _ShardTask(self.name, fmt, self._block_size, lines)
+
+    def _merge(self, result: _ShardResult) -> Iterator[RequestBatch]:
+        self._malformed.merge(result.malformed)
+        self.valid += result.valid
+        yield from result.batches
+
+    def read_lines(self, lines: Iterable[tuple[int, str]]) -> Iterator[RequestBatch]:
+        """:meth:`batches` of numbered lines of JSON."""
+        return self.batches(json_values(lines, self._malformed))
 
     def batches(self, records: Iterable[tuple[int, Any]]) -> Iterator[RequestBatch]:
         """The valid requests among numbered records, tokenised and hashed a batch at a time; the others
@@ -346,6 +414,32 @@ class LogReader:
         # Only full blocks can match: a partial trailing block is left out.
         ts = None if seconds is None else seconds / 1000
         return Pending(number, ts, output, block_ids=ids[: length // bs], input_tokens=length)
+
+
+@dataclass(frozen=True, slots=True)
+class _ShardTask:
+    name: str
+    format: str
+    block_size: int | None
+    lines: list[tuple[int, str]]
+
+
+@dataclass(frozen=True, slots=True)
+class _ShardResult:
+    """What a worker sends back: block hashes and counts, the malformed lines' numbers and reasons; no text."""
+
+    batches: list[RequestBatch]
+    malformed: Malformed
+    valid: int
+
+
+def _hash_shard(tokenizer: Tokenizer | None, task: _ShardTask) -> _ShardResult:
+    """Tokenise and hash one shard (in a worker; ``tokenizer`` None: the one the worker was started with)."""
+    tok: Tokenizer = tokenizer if tokenizer is not None else given()
+    cache = worker_state(tok, lambda: TokenCache(tok))
+    reader = LogReader((), task.format, tok, task.block_size, task.name, cache=cache)
+    batches = list(reader.read_lines(task.lines))
+    return _ShardResult(batches, reader._malformed, reader.valid)
 
 
 # --- results -----------------------------------------------------------------------------------------
@@ -490,7 +584,7 @@ class _Cache:
     the replicas holding it, so a request finds its longest match without asking every replica.
     """
 
-    __slots__ = ("capacity", "entries", "holders", "kept", "replica", "ttl")
+    __slots__ = ("capacity", "entries", "holders", "replica", "seen", "ttl")
 
     def __init__(
         self, capacity_blocks: int | None, ttl: float | None, replica: int = 0, holders: _Holders | None = None
@@ -498,10 +592,9 @@ class _Cache:
         self.capacity = capacity_blocks
         self.ttl = ttl
         self.entries: OrderedDict[int, float] = OrderedDict()
-        self.kept = capacity_blocks is None and ttl is None and holders is None
-        """Nothing is ever dropped: the order of use is never read, so a plain dict (no reordering) will do."""
-        if self.kept:
-            self.entries = cast(OrderedDict[int, float], {})
+        kept = capacity_blocks is None and ttl is None and holders is None
+        self.seen: set[int] | None = set() if kept else None
+        """Used instead of ``entries`` when nothing is ever dropped: the order of use is never read then."""
         self.replica = replica
         self.holders = holders
 
@@ -525,7 +618,7 @@ class _Cache:
             self._drop(oldest)
 
     def match(self, blocks: tuple[int, ...]) -> int:
-        entries = self.entries
+        entries = self.entries if self.seen is None else self.seen
         n = 0
         for h in blocks:
             if h not in entries:
@@ -534,10 +627,10 @@ class _Cache:
         return n
 
     def insert(self, blocks: tuple[int, ...], now: float) -> None:
-        entries = self.entries
-        if self.kept:
-            entries.update(dict.fromkeys(blocks, now))
+        if self.seen is not None:
+            self.seen.update(blocks)
             return
+        entries = self.entries
         holders = self.holders
         move = entries.move_to_end
         replica = self.replica
@@ -1207,11 +1300,23 @@ def analyse_log(
     tokenizer: Tokenizer | None = None,
     name: str | None = None,
     max_chars: int | None = None,
+    *,
+    workers: int = 1,
+    cluster: str | None = None,
 ) -> PrefixReport:
     """:func:`analyse` over a log file (or its lines), streamed; malformed lines are reported, and the
     run fails with :class:`DataFileError` only when no valid request is left. ``max_chars`` caps the
-    text read (the app's uploads)."""
-    reader = LogReader(source, format, tokenizer, block_size, name, max_chars)
+    text read (the app's uploads).
+
+    ``workers`` > 1 tokenises and hashes shards of the log on that many processes, ``cluster`` (a Dask
+    scheduler's address) on a cluster's workers; the cache simulation runs here over the requests in the
+    log's order, so the report is the same as from one process."""
+    pool: Callable[[Tokenizer], AbstractContextManager[Pool]] | None = None
+    if cluster is not None:
+        pool = functools.partial(_on_cluster, cluster)
+    elif workers > 1:
+        pool = functools.partial(local_pool, workers)
+    reader = LogReader(source, format, tokenizer, block_size, name, max_chars, pool=pool, short_here=cluster is None)
     # The block size is known once the format is (auto-detected on the first usable line).
     stream = iter(reader)
     first = next(stream, None)
@@ -1232,6 +1337,10 @@ def analyse_log(
         tokenizer=reader.tokenizer if reader.tokenized else None,
     )
     return report.model_copy(update={"malformed": reader.report()})
+
+
+def _on_cluster(address: str, tokenizer: Tokenizer) -> AbstractContextManager[Pool]:
+    return dask_cluster(address)
 
 
 def capacity_from_fit(max_cached_tokens: int, field: str = "cache.gpu") -> int:
