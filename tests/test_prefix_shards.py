@@ -3,6 +3,7 @@ one process: the same requests in the same order, the same malformed lines, the 
 
 from __future__ import annotations
 
+import gzip
 import json
 import subprocess
 import sys
@@ -56,6 +57,13 @@ def test_a_chat_log_on_two_processes_gives_the_report_of_one(tmp_path: Path) -> 
     two = analyse_log(log, scenario=SCENARIO, capacities=CURVE, workers=2)
     assert one.requests == 60 and one.malformed.count > 5  # the log is what the test means it to be
     assert two == one
+
+
+def test_a_compressed_log_read_here_and_hashed_on_two_processes_gives_the_report_of_one(tmp_path: Path) -> None:
+    log = _chat_log(tmp_path / "chat.jsonl")
+    packed = tmp_path / "chat.jsonl.gz"
+    packed.write_bytes(gzip.compress(log.read_bytes()))  # no byte ranges in gzip: the lines are sent instead
+    assert analyse_log(packed, scenario=SCENARIO, workers=2) == analyse_log(packed, scenario=SCENARIO)
 
 
 def test_the_format_is_found_on_the_first_request_even_after_shards_of_other_lines(tmp_path: Path) -> None:

@@ -170,10 +170,13 @@ def is_utf8(line: str) -> bool:
     return line.isascii() or _SURROGATE.search(line) is None
 
 
-def raw_lines(handle: IO[AnyStr], name: str, max_chars: int | None = None) -> Iterator[tuple[int, AnyStr]]:
-    """Numbered lines of a handle, text or binary, each with its line break, within the line limit and
-    ``max_chars`` (counted as read, unpacked): a file with no line breaks is never held whole."""
-    number = total = 0
+def raw_lines(
+    handle: IO[AnyStr], name: str, max_chars: int | None = None, first: int = 1
+) -> Iterator[tuple[int, AnyStr]]:
+    """Numbered lines (from ``first``: a handle on part of a file) of a handle, text or binary, each with its
+    line break, within the line limit and ``max_chars`` (counted as read, unpacked): a file with no line
+    breaks is never held whole."""
+    number, total = first - 1, 0
     while True:
         line = handle.readline(MAX_LINE_CHARS + 1)
         if not line:

@@ -33,8 +33,11 @@ _MINUS_TWO = np.uint64((1 << 64) - 2)
 _FOR_MINUS_ONE = np.uint64(1546275796)
 """What a tuple hash that comes out as -1 becomes."""
 _R31, _R33, _R61 = np.uint64(31), np.uint64(33), np.uint64(61)
-_NARROW = 16
-"""Below this many chains still running, the rest are walked block by block in Python."""
+_NARROW = 32
+"""Below this many chains still running, the rest are walked block by block in Python (a vector step costs
+about as much as 30 blocks walked, for tuple hashes, which mostly take the long way in :func:`_walk`)."""
+_NARROW_INTS = 128
+"""The same for chains of given ids (a Mooncake trace's), which Python walks four times as fast."""
 
 
 def _length_mix(n: int) -> np.uint64:
@@ -103,9 +106,10 @@ def _tuple_hashes(rows: Lanes) -> Lanes:
     return _finish(acc, rows.shape[1]).view(np.uint64)
 
 
-def chain(seconds: Sequence[Lanes]) -> list[npt.NDArray[np.int64]]:
+def chain(seconds: Sequence[Lanes], narrow: int = _NARROW_INTS) -> list[npt.NDArray[np.int64]]:
     """Per request, ``parent = hash((parent, x_k))`` along its ``x_k`` from :data:`ROOT`, where
-    ``seconds[r][k]`` is ``hash(x_k)``: all requests advance together, one vector step per position."""
+    ``seconds[r][k]`` is ``hash(x_k)``: all requests advance together, one vector step per position, while
+    at least ``narrow`` of them still do."""
     lengths = np.fromiter((len(s) for s in seconds), dtype=np.int64, count=len(seconds))
     out = [np.empty(n, dtype=np.int64) for n in lengths.tolist()]
     if not len(seconds) or not lengths.max(initial=0):
@@ -119,7 +123,7 @@ def chain(seconds: Sequence[Lanes]) -> list[npt.NDArray[np.int64]]:
     # running[k]: how many chains have a k-th position (the lengths are sorted from the longest).
     parents = np.full(len(seconds), ROOT, dtype=np.int64)
     k = 0
-    while k < len(running) and running[k] >= _NARROW:
+    while k < len(running) and running[k] >= narrow:
         n = int(running[k])
         at = starts[:n] + k
         parents = _pair(parents[:n], flat[at])
@@ -165,4 +169,4 @@ def chained_blocks(lanes: Iterable[Lanes], block_size: int) -> list[npt.NDArray[
         return [np.empty(0, dtype=np.int64) for _ in lanes]
     inner = _tuple_hashes(np.concatenate(rows).reshape(-1, block_size))
     cuts = np.cumsum(full)[:-1]
-    return chain(np.split(inner, cuts))
+    return chain(np.split(inner, cuts), _NARROW)

@@ -36,12 +36,13 @@ import functools
 import itertools
 import math
 import random
+import stat
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
@@ -51,6 +52,7 @@ from calculator.catalog.textfile import (
     LineError,
     Malformed,
     Source,
+    check_readable,
     json_lines,
     json_values,
     parse_json,
@@ -59,7 +61,17 @@ from calculator.catalog.textfile import (
 from calculator.errors import InputError
 from calculator.traffic.batches import BATCH_CHARS, BATCH_REQUESTS, Pending, RequestBatch, TokenCache, build
 from calculator.traffic.hashing import chain, chained_blocks, int_lanes
-from calculator.traffic.shards import Pool, dask_cluster, given, in_order, local_pool, shards, worker_state
+from calculator.traffic.shards import (
+    Pool,
+    byte_ranges,
+    dask_cluster,
+    given,
+    in_order,
+    local_pool,
+    range_lines,
+    shards,
+    worker_state,
+)
 from calculator.traffic.tokens import ApproxTokenizer, Tokenizer, render_chat
 
 __all__ = [
@@ -225,8 +237,10 @@ class LogReader:
     token ids (already tokenized; used as they are).
 
     ``pool`` (a context manager giving a :class:`calculator.traffic.shards.Pool`: this machine's cores or a
-    Dask cluster) tokenises and hashes the log in shards elsewhere (with ``short_here``, only once it is
-    longer than one shard); the requests, problems and counts are the same as read here, in the same order.
+    Dask cluster) tokenises and hashes the log in shards elsewhere; the requests, problems and counts are the
+    same as read here, in the same order. A ``local`` pool (this machine's) is started only for a log longer
+    than one shard, and its workers read their own parts of a plain file (the text never passes through
+    here); a cluster's workers are sent the lines.
     """
 
     def __init__(
@@ -239,7 +253,7 @@ class LogReader:
         max_chars: int | None = None,
         *,
         pool: Callable[[Tokenizer], AbstractContextManager[Pool]] | None = None,
-        short_here: bool = True,
+        local: bool = True,
         cache: TokenCache | None = None,
     ) -> None:
         if format not in ("auto", *FORMATS):
@@ -256,7 +270,7 @@ class LogReader:
         self._malformed = Malformed(self.name)
         self._cache = cache
         self._pool = pool
-        self._short_here = short_here
+        self._local = local
 
     @property
     def malformed(self) -> int:
@@ -292,10 +306,10 @@ class LogReader:
 
     def _sharded(self, pool: Callable[[Tokenizer], AbstractContextManager[Pool]]) -> Iterator[RequestBatch]:
         """The batches of :meth:`batches`, from shards hashed on ``pool`` (here when there is one shard)."""
-        tasks = self._shard_tasks()
+        tasks = self._range_tasks() if self._local and self._plain_file() else self._shard_tasks()
         first = next(tasks, None)
         second = next(tasks, None)
-        if second is None and self._short_here:  # a short log: starting workers would cost more than it saves
+        if second is None and self._local:  # a short log: starting workers would cost more than it saves
             if first is not None:
                 yield from self._merge(_hash_shard(self.tokenizer, first))
             return
@@ -320,7 +334,37 @@ class LogReader:
                     if found is not None:
                         self.format = found
                         break
-            yield _ShardTask(self.name, fmt, self._block_size, lines)
+            yield _ShardTask(self.name, fmt, self._block_size, lines, None)
+
+    def _plain_file(self) -> bool:
+        """Whether the source is a whole uncompressed file that workers can read in parts."""
+        if not isinstance(self.source, Path | str) or self.max_chars is not None:
+            return False
+        path = Path(self.source)
+        check_readable(path, self.name)
+        if not stat.S_ISREG(path.stat().st_mode):
+            return False
+        with path.open("rb") as fh:
+            return fh.read(2) != b"\x1f\x8b"
+
+    def _range_tasks(self) -> Iterator[_ShardTask]:
+        """Byte ranges of a plain file to hash where they are read; the format is found first, if need be
+        (the ranges up to its first usable line are read as "auto", so that each line is judged as here)."""
+        found_at = None
+        if self.format == "auto":
+            for number, line in text_lines(self.source, self.name):
+                try:
+                    obj = parse_json(line) if line.strip() else None
+                except LineError:
+                    continue
+                found = _detect(obj) if isinstance(obj, dict) else None
+                if found is not None:
+                    self.format, found_at = found, number
+                    break
+        path = Path(cast(Path | str, self.source))
+        for start, end, first in byte_ranges(path):
+            fmt = "auto" if found_at is None or first <= found_at else self.format
+            yield _ShardTask(self.name, fmt, self._block_size, None, (str(path), start, end, first))
 
     def _merge(self, result: _ShardResult) -> Iterator[RequestBatch]:
         self._malformed.merge(result.malformed)
@@ -403,7 +447,7 @@ class LogReader:
         ts = obj.get("timestamp")
         seconds = parse_timestamp(ts, "timestamp")
         ids = obj.get("hash_ids")
-        if not isinstance(ids, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
+        if not isinstance(ids, list) or not set(map(type, ids)) <= {int}:  # whole numbers, not true/false
             raise ValueError("'hash_ids' must be a list of whole numbers")
         bs = self.block_size
         if len(ids) != math.ceil(length / bs):
@@ -421,7 +465,10 @@ class _ShardTask:
     name: str
     format: str
     block_size: int | None
-    lines: list[tuple[int, str]]
+    lines: list[tuple[int, str]] | None
+    """The shard's numbered lines, or None: the worker reads ``where``."""
+    where: tuple[str, int, int, int] | None
+    """(path, start byte, end byte, first line number) of a plain file."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -438,7 +485,13 @@ def _hash_shard(tokenizer: Tokenizer | None, task: _ShardTask) -> _ShardResult:
     tok: Tokenizer = tokenizer if tokenizer is not None else given()
     cache = worker_state(tok, lambda: TokenCache(tok))
     reader = LogReader((), task.format, tok, task.block_size, task.name, cache=cache)
-    batches = list(reader.read_lines(task.lines))
+    if task.lines is not None:
+        lines: Iterable[tuple[int, str]] = task.lines
+    else:
+        assert task.where is not None
+        path, start, end, first = task.where
+        lines = range_lines(Path(path), task.name, start, end, first)
+    batches = list(reader.read_lines(lines))
     return _ShardResult(batches, reader._malformed, reader.valid)
 
 
@@ -1316,7 +1369,7 @@ def analyse_log(
         pool = functools.partial(_on_cluster, cluster)
     elif workers > 1:
         pool = functools.partial(local_pool, workers)
-    reader = LogReader(source, format, tokenizer, block_size, name, max_chars, pool=pool, short_here=cluster is None)
+    reader = LogReader(source, format, tokenizer, block_size, name, max_chars, pool=pool, local=cluster is None)
     # The block size is known once the format is (auto-detected on the first usable line).
     stream = iter(reader)
     first = next(stream, None)

@@ -13,15 +13,29 @@ from __future__ import annotations
 import collections
 import concurrent.futures
 import contextlib
+import io
 import multiprocessing
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from calculator.catalog.textfile import raw_lines
 from calculator.errors import InputError
 
-__all__ = ["SHARD_CHARS", "Pool", "dask_cluster", "default_workers", "in_order", "local_pool", "shards", "worker_state"]
+__all__ = [
+    "SHARD_CHARS",
+    "Pool",
+    "byte_ranges",
+    "dask_cluster",
+    "default_workers",
+    "in_order",
+    "local_pool",
+    "range_lines",
+    "shards",
+    "worker_state",
+]
 
 SHARD_CHARS = 4_000_000
 """Text per shard: large enough that a worker hashes wide batches, small enough that the cores stay even."""
@@ -185,3 +199,47 @@ def dask_cluster(address: str, field: str = "--cluster") -> Iterator[Pool]:
         yield _DaskPool(client)
     finally:
         client.close()  # type: ignore[no-untyped-call]
+
+
+# --- shards of a plain file, read where they are hashed ---------------------------------------------------
+
+
+def byte_ranges(path: Path, chars: int | None = None) -> Iterator[tuple[int, int, int]]:
+    """(start, end, first line number) of runs of whole lines of a plain file, about ``chars`` bytes each:
+    a worker reads its own run, so the text never passes through the reading process. Runs end after a
+    ``\\n`` (never inside ``\\r\\n``); lines are counted as :func:`text_lines` counts them (``\\n``, ``\\r\\n``
+    and ``\\r`` each end one)."""
+    chars = chars or SHARD_CHARS
+    start, line = 0, 1
+    with path.open("rb") as fh:
+        held = b""
+        while True:
+            data = fh.read(chars)
+            held = held + data if held else data
+            cut = held.rfind(b"\n") + 1
+            if data and (not cut or len(held) < chars):
+                continue  # read on to a line break (a line longer than a run makes a run of its own)
+            if not data:
+                cut = len(held)
+            if cut:
+                yield start, start + cut, line
+                line += held.count(b"\n", 0, cut)
+                if held.find(b"\r", 0, cut) >= 0:  # rare: \r alone ends a line too, \r\n only once
+                    line += held.count(b"\r", 0, cut) - held.count(b"\r\n", 0, cut)
+                start += cut
+                held = held[cut:]
+            if not data:
+                return
+
+
+def range_lines(path: Path, name: str, start: int, end: int, first: int) -> Iterator[tuple[int, str]]:
+    """The numbered lines of bytes ``start`` to ``end`` of a plain file (from :func:`byte_ranges`), as
+    :func:`text_lines` gives them: universal line breaks, undecodable bytes kept as surrogates, the byte-order
+    mark dropped at the file's start, the same limit on a line's length."""
+    with path.open("rb") as fh:
+        fh.seek(start)
+        data = fh.read(end - start)
+    text = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="surrogateescape", newline=None)
+    for number, line in raw_lines(text, name, first=first):
+        line = line.rstrip("\n")
+        yield number, line.removeprefix("\ufeff") if number == 1 else line
