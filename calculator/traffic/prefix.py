@@ -679,9 +679,10 @@ class _Cache:
             n += 1
         return n
 
-    def insert(self, blocks: tuple[int, ...], now: float) -> None:
+    def insert(self, blocks: tuple[int, ...], now: float, held: int = 0) -> None:
+        """Use ``blocks`` at ``now``; the first ``held`` of them are the request's match here."""
         if self.seen is not None:
-            self.seen.update(blocks)
+            self.seen.update(blocks[held:])  # the matched ones are held already
             return
         entries = self.entries
         holders = self.holders
@@ -854,7 +855,7 @@ class _Run:
                 cache.expire(self.now)
         r, blocks = self._route(request.blocks)
         matched = min(blocks * self.block_size, request.input_tokens)
-        self._cache(r).insert(request.blocks, self.now)
+        self._cache(r).insert(request.blocks, self.now, blocks)
         self.count += 1
         self.loads.add(r)
         self.inputs[r] = self.inputs.get(r, 0) + request.input_tokens

@@ -13,6 +13,7 @@ from __future__ import annotations
 import collections
 import concurrent.futures
 import contextlib
+import gc
 import io
 import multiprocessing
 import os
@@ -121,6 +122,8 @@ def given() -> Any:
 def _start(value: Any) -> None:
     global _given
     _given = value
+    # What the worker inherits stays as it is: the collector never walks it, so its pages stay shared.
+    gc.freeze()
 
 
 # --- engines ---------------------------------------------------------------------------------------------
