@@ -679,10 +679,10 @@ class _Cache:
             n += 1
         return n
 
-    def insert(self, blocks: tuple[int, ...], now: float, held: int = 0) -> None:
-        """Use ``blocks`` at ``now``; the first ``held`` of them are the request's match here."""
+    def insert(self, blocks: tuple[int, ...], now: float, matched: int = 0) -> None:
+        """Use ``blocks`` at ``now``; the first ``matched`` of them are the request's match here."""
         if self.seen is not None:
-            self.seen.update(blocks[held:])  # the matched ones are held already
+            self.seen.update(blocks[matched:])  # the matched ones are held already
             return
         entries = self.entries
         holders = self.holders
