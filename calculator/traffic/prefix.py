@@ -956,7 +956,13 @@ class LruProfile:
     :class:`CacheResult` (per replica, histogram) at any capacity; without it only :meth:`hit_tokens`.
     """
 
-    def __init__(self, config: CacheConfig, block_size: int = DEFAULT_BLOCK_SIZE, keep: bool = False) -> None:
+    def __init__(
+        self,
+        config: CacheConfig,
+        block_size: int = DEFAULT_BLOCK_SIZE,
+        keep: bool = False,
+        track: Sequence[int | None] = (),
+    ) -> None:
         if not stack_distances_apply(config):
             raise ValueError("stack distances need routing that does not read the caches")
         if block_size < 1:
@@ -978,6 +984,9 @@ class LruProfile:
         self.inputs: dict[int, int] = {}
         """Requests and input tokens per replica (the same at every size)."""
         self._sorted: tuple[list[int], list[int]] | None = None
+        self.tracked: dict[int | None, tuple[dict[int, int], dict[int, list[int]]]] = {cap: ({}, {}) for cap in track}
+        """Capacities (tokens; None: unlimited) whose whole results are added up as the requests come, without
+        ``keep``: (hit tokens per replica, histogram bins)."""
 
     @classmethod
     def of(
@@ -1070,11 +1079,19 @@ class LruProfile:
                 if got:
                     gain[d] = gain.get(d, 0) + got
         self._sorted = None
-        if self.keep:
+        if self.keep or self.tracked:
             self.loads[r] = self.loads.get(r, 0) + 1
             self.inputs[r] = self.inputs.get(r, 0) + inp
-            if marks:
+            if marks and self.keep:
                 self.requests.append((r, inp, tuple(marks)))
+        for capacity, (hits, bins) in self.tracked.items():
+            cap = self._blocks(capacity)
+            n = len(marks) if cap is None else bisect.bisect_right(marks, cap)
+            matched = min(n * bs, inp)
+            hits[r] = hits.get(r, 0) + matched
+            b = bins.setdefault((matched // bs).bit_length(), [0, 0])
+            b[0] += 1
+            b[1] += matched
 
     def _blocks(self, capacity_tokens: int | None) -> int | None:
         return None if capacity_tokens is None else capacity_tokens // self.block_size
@@ -1093,8 +1110,14 @@ class LruProfile:
         n = len(keys) if cap is None else bisect.bisect_right(keys, cap)
         return sums[n - 1] if n else 0
 
-    def result(self, capacity_tokens: int | None) -> CacheResult:
-        """The whole result :func:`simulate` gives for this config at this capacity (needs ``keep``)."""
+    def result(self, capacity_tokens: int | None, config: CacheConfig | None = None) -> CacheResult:
+        """The whole result :func:`simulate` gives for this config at this capacity (needs ``keep``, or the
+        capacity ``track``-ed); ``config`` names it otherwise (the unlimited cache, when one replica)."""
+        config = config or self.config.model_copy(update={"capacity_tokens": capacity_tokens})
+        if capacity_tokens in self.tracked:
+            hits_of, bins_of = self.tracked[capacity_tokens]
+            hits = dict.fromkeys(self.loads, 0) | hits_of
+            return _result(config, self.block_size, self.count, self.loads, self.inputs, hits, bins_of)
         if not self.keep:
             raise ValueError("LruProfile(keep=True) is needed for whole results")
         cap = self._blocks(capacity_tokens)
@@ -1114,7 +1137,6 @@ class LruProfile:
             b[1] += matched
         if none:
             bins.setdefault(0, [0, 0])[0] += none
-        config = self.config.model_copy(update={"capacity_tokens": capacity_tokens})
         return _result(config, bs, self.count, self.loads, self.inputs, hits, bins)
 
 
@@ -1234,14 +1256,18 @@ def analyse(
             yield request
 
     if stack_distances_apply(scenario) and curve_configs:
-        # The whole curve from one pass (stack distances), beside the two simulated configs.
-        profile = LruProfile(scenario, block_size)
-        runs = {c: _Run(c, block_size) for c in (CacheConfig(), scenario)}
+        # The whole curve and the scenario from one pass (stack distances); on one replica without a TTL the
+        # unlimited cache is that profile's too, otherwise it is simulated beside it.
+        alone = scenario.replicas == 1 and scenario.ttl_seconds is None
+        track = [scenario.capacity_tokens, *([None] if alone else [])]
+        profile = LruProfile(scenario, block_size, track=track)
+        runs = [] if alone else [_Run(CacheConfig(), block_size)]
         for request in counted():
-            for run in runs.values():
+            for run in runs:
                 run.feed(request)
             profile.feed(request)
-        unlimited, scen = runs[CacheConfig()].result(), runs[scenario].result()
+        unlimited = profile.result(None, CacheConfig()) if alone else runs[0].result()
+        scen = profile.result(scenario.capacity_tokens)
         hit_tokens = [profile.hit_tokens(c.capacity_tokens) for c in curve_configs]
     else:
         unlimited, scen, *points = simulate(counted(), [CacheConfig(), scenario, *curve_configs], block_size)
