@@ -7,14 +7,19 @@ import gzip
 import json
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from calculator.catalog.datafile import DataFileError
+from calculator.catalog.textfile import text_lines
+from calculator.cli import main
 from calculator.errors import InputError
 from calculator.traffic import shards
 from calculator.traffic.prefix import CacheConfig, analyse_log
@@ -173,3 +178,33 @@ def test_without_dask_the_cluster_flag_says_what_to_install(tmp_path: Path, monk
         InputError, match=r"needs Dask distributed \(pip install 'inference-cost-calculator\[cluster\]'"
     ):
         analyse_log(log, cluster="tcp://127.0.0.1:8786")
+
+
+line_bytes = st.lists(
+    st.sampled_from([b"a", b"bc", b"\n", b"\r", b"\r\n", b"\xff", "é".encode(), b"\xef\xbb\xbf", b"{}", b"xyz" * 9]),
+    max_size=60,
+).map(b"".join)
+
+
+@settings(max_examples=80, deadline=None)
+@given(line_bytes, st.sampled_from([1, 2, 5, 17, 1000]))
+def test_byte_ranges_read_where_they_are_give_the_lines_of_the_whole_file(data: bytes, size: int) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "log.jsonl"
+        path.write_bytes(data)
+        whole = list(text_lines(path, "log"))
+        parts = [
+            line
+            for s, e, first in shards.byte_ranges(path, size)
+            for line in shards.range_lines(path, "log", s, e, first)
+        ]
+    assert parts == whole
+
+
+@pytest.mark.parametrize(("given_workers", "said"), [("0", "0 must be 1 or more"), ("2000", "give 1 to 1,024")])
+def test_a_worker_count_out_of_range_is_named(
+    capsys: pytest.CaptureFixture[str], given_workers: str, said: str
+) -> None:
+    assert main(["prefix", str(MOONCAKE / "conversation_trace.jsonl"), "--workers", given_workers]) == 2
+    err = capsys.readouterr().err
+    assert "--workers" in err and said in err and "Traceback" not in err
