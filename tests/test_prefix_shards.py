@@ -80,7 +80,10 @@ def test_the_format_is_found_on_the_first_request_even_after_shards_of_other_lin
     assert analyse_log(log, workers=2) == one
 
 
-def test_a_mooncake_trace_and_a_prompt_log_on_two_processes_give_the_reports_of_one(tmp_path: Path) -> None:
+def test_a_mooncake_trace_and_a_prompt_log_on_two_processes_give_the_reports_of_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(shards, "SHARD_CHARS", 300_000)  # the 3 MB trace in ten shards
     trace = MOONCAKE / "conversation_trace.jsonl"
     assert analyse_log(trace, workers=2, capacities=[51_200]) == analyse_log(trace, capacities=[51_200])
     prompts = tmp_path / "prompts.jsonl"
@@ -133,10 +136,13 @@ def dask_address() -> Iterator[str]:
         yield cluster.scheduler_address
 
 
-def test_a_chat_log_hashed_on_a_dask_cluster_gives_the_report_of_one_process(tmp_path: Path, dask_address: str) -> None:
+def test_a_chat_log_hashed_on_a_dask_cluster_gives_the_report_of_one_process(
+    tmp_path: Path, dask_address: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     log = _chat_log(tmp_path / "chat.jsonl")
     local = analyse_log(log, scenario=SCENARIO, capacities=CURVE)
     assert analyse_log(log, scenario=SCENARIO, capacities=CURVE, cluster=dask_address) == local
+    monkeypatch.setattr(shards, "SHARD_CHARS", 300_000)  # the 3 MB trace in ten shards
     trace = MOONCAKE / "conversation_trace.jsonl"
     assert analyse_log(trace, cluster=dask_address) == analyse_log(trace)
 
