@@ -8,8 +8,10 @@ from decimal import Decimal
 import pandas as pd
 
 from app_pages._state import OWN_RECORD
+from calculator.catalog.fx import quote_unit, quoted
+from calculator.catalog.limits import shown
 from calculator.catalog.measurements import ThroughputRecord
-from calculator.catalog.prices import DedicatedOffer, GpuVmOffer, ServerlessOffer
+from calculator.catalog.prices import DedicatedOffer, GpuVmOffer, ServerlessOffer, price_age_days
 from calculator.present.charts import turn_currency
 from calculator.present.money import format_money, format_price, format_small
 from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison
@@ -222,7 +224,7 @@ def assumptions_frame(result: Comparison, cat: Catalogs) -> pd.DataFrame:
         _row("Scenario", "Price date (as of)", result.as_of.isoformat()),
         _row("Scenario", "Currency", s.currency),
         *(
-            _row("Scenario", "Exchange rate", f"{s.fx.usd_per(code)} USD per {code}")
+            _row("Scenario", "Exchange rate", f"{shown(quoted(code, s.fx.usd_per(code)))} {quote_unit(code)}")
             for code in dict.fromkeys(("EUR", s.currency))
             if code != "USD"
         ),
@@ -328,4 +330,10 @@ def assumptions_frame(result: Comparison, cat: Catalogs) -> pd.DataFrame:
         per_user = opt.monthly_per_user(t.users)
         if per_user is not None:
             rows.append(_row(section, "Per user a month", format_money(per_user, s.currency)))
-    return pd.DataFrame(rows, columns=COLUMNS)
+    frame = pd.DataFrame(rows, columns=COLUMNS)
+    # a price's age on the price date, by the one rule the command line and the PDF use
+    frame["Age (days)"] = [
+        str(price_age_days(dt.date.fromisoformat(read), result.as_of)) if version and read else ""
+        for version, read in zip(frame["Price version"], frame["Read"], strict=True)
+    ]
+    return frame

@@ -10,7 +10,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from app_pages._data import kept
-from calculator.present.chart_spec import vega_lite_spec
+from calculator.present.chart_spec import Spec, vega_lite_spec
 
 # Altair also checks each part of a chart against the schema as the part is built ("debug mode"); the page
 # shows charts the chart tests have checked whole, so the app process skips it.
@@ -19,7 +19,7 @@ alt.utils.schemapi.disable_debug_mode()
 Width = int | Literal["stretch", "content"] | None
 
 
-def altair_chart(chart: alt.TopLevelMixin, width: Width = None, where: DeltaGenerator | None = None) -> None:
+def altair_chart(chart: alt.TopLevelMixin | Spec, width: Width = None, where: DeltaGenerator | None = None) -> None:
     """What ``where.altair_chart(chart, width=width)`` draws, from a spec Altair does not re-check against the
     Vega-Lite schema (a third of a Compare rerun; the chart tests check the specs)."""
     (where or st).vega_lite_chart(spec=vega_lite_spec(chart), width=width)
@@ -28,7 +28,7 @@ def altair_chart(chart: alt.TopLevelMixin, width: Width = None, where: DeltaGene
 def kept_chart(
     name: str,
     key: str | None,
-    build: Callable[[], alt.TopLevelMixin],
+    build: Callable[[], alt.TopLevelMixin | Spec],
     width: Width = None,
     where: DeltaGenerator | None = None,
 ) -> None:

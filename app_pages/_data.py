@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
@@ -15,13 +16,25 @@ from calculator.scenario.model import Scenario, list_presets, load_preset
 T = TypeVar("T")
 
 
+_LOOKED: dict[tuple[str, ...], tuple[float, str]] = {}
+_LOOK_AGAIN_AFTER_S = 2.0
+"""A fingerprint is taken again after this long: listing four folders was read three times on every rerun,
+and an edited data file that shows two seconds later is as good as one that shows at once."""
+
+
 def _fingerprint(*dirs: str) -> str:
     """Sorted (name, mtime) of the data files, so editing a YAML file reloads it."""
+    now = time.monotonic()
+    seen = _LOOKED.get((str(DATA_DIR), *dirs))
+    if seen is not None and now - seen[0] < _LOOK_AGAIN_AFTER_S:
+        return seen[1]
     parts = []
     for d in dirs:
         for p in sorted((DATA_DIR / d).glob("*.yaml")):
             parts.append(f"{d}/{p.name}:{p.stat().st_mtime_ns}")
-    return "|".join(parts)
+    found = "|".join(parts)
+    _LOOKED[(str(DATA_DIR), *dirs)] = (now, found)
+    return found
 
 
 @st.cache_resource(show_spinner=False)

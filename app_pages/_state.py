@@ -11,7 +11,7 @@ import contextlib
 import datetime as dt
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, replace
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -20,7 +20,7 @@ from app_pages import _link
 from app_pages._params import check_params, echo
 from calculator.capacity.memory import WEIGHT_BYTES
 from calculator.catalog import limits
-from calculator.catalog.fx import CODES, default_rates, rate_field
+from calculator.catalog.fx import CODES, QUOTE_LIMITS, default_rates, quote_unit, quoted, rate_field, unquoted
 from calculator.catalog.limits import Limit, shown
 from calculator.catalog.measurements import RecordCatalog, ThroughputRecord
 from calculator.catalog.prices import (
@@ -64,30 +64,66 @@ _WRITTEN = "_link_written"
 """Session key: the link values this session wrote or read last, so that only a new link is adopted."""
 
 
-FX_KEYS = {"EUR": "fx", "GBP": "fx_gbp", "JPY": "fx_jpy", "INR": "fx_inr"}
-"""The exchange-rate input (and URL parameter) of each currency but the dollar: ``fx`` is the euro's, as links
-have always had it."""
+FX_KEYS = {"EUR": "fx", "GBP": "fx_gbp", "JPY": "jpy_per_usd", "INR": "inr_per_usd"}
+"""The exchange-rate input (and URL parameter) of each currency but the dollar, holding the rate as markets
+quote it (:func:`calculator.catalog.fx.quoted`): ``fx`` is the euro's, as links have always had it."""
+OLD_FX_KEYS = {"fx_jpy": "JPY", "fx_inr": "INR"}
+"""URL parameters of links made before the yen and the rupee were typed per dollar: dollars per unit."""
 
 
 def _rate_help(code: str) -> str:
     rate = default_rates()[code]
-    return f"Default: {rate.usd_per_unit} ({rate.origin}). Set your own finance team's rate."
+    return (
+        f"Default: {shown(quoted(code, rate.usd_per_unit))} {quote_unit(code)} ({rate.origin}). "
+        "Set your own finance team's rate."
+    )
 
 
-def rate_caption(code: str, usd_per_unit: float) -> str:
+def rate_caption(code: str, rate_shown: float) -> str:
     """Under a rate input: the rate the other way round, so a rate typed the wrong way shows at once, and
     the default's date."""
     rate = default_rates()[code]
-    inverse = format_small(1 / Decimal(repr(usd_per_unit)), code, figures=4) if usd_per_unit > 0 else "-"
+    if rate_shown > 0:
+        usd_per_unit = unquoted(code, Decimal(repr(rate_shown)))
+        if code in limits.UNITS_PER_USD:
+            other = f"1 {code} = {format_small(usd_per_unit, 'USD', figures=4)}"
+        else:
+            other = f"1 USD = {format_small(1 / usd_per_unit, code, figures=4)}"
+    else:
+        other = "-"
     when = f"the reference rate of {rate.date}" if rate.date else "an assumption"
-    return f"1 USD = {inverse} · default {rate.usd_per_unit}, {when}"
+    return f"{other} · default {shown(quoted(code, rate.usd_per_unit))}, {when}"
+
+
+def adopt_old_rates(state: MutableMapping[Any, Any], params: MutableMapping[str, str]) -> list[str]:
+    """An old link's yen or rupee rate (dollars per unit) moved to its input and parameter now (units per
+    dollar); one that cannot be read is named, with what it takes, and left out."""
+    problems = []
+    for old, code in OLD_FX_KEYS.items():
+        raw = params.get(old)
+        if raw is None:
+            continue
+        del params[old]
+        limit = limits.USD_PER_UNIT[code]
+        try:
+            value = Decimal(raw.strip())
+            problem = limit.problem(value, as_typed=raw)
+        except (InvalidOperation, ValueError):
+            problem = f"{echo(raw)} is not a number"
+        if problem:
+            problems.append(f"URL parameter `{old}` (USD per {code}, as older links give it): {problem}")
+        elif FX_KEYS[code] not in params:
+            # a bound input reads the address the page opened with, so the session is given the value too
+            state[FX_KEYS[code]] = float(quoted(code, value))
+            params[FX_KEYS[code]] = shown(quoted(code, value))
+    return problems
 
 
 def converted_engineer_cost(values: Mapping[str, Any], old: str, new: str) -> float:
     """The engineer's monthly cost input carried from currency ``old`` to ``new`` at the page's rates: it is
     in the chosen currency, so a switch converts it (12,500 dollars are about 1.96 million yen) rather than
     relabel it; at most what the input takes."""
-    fx = Fx(**{rate_field(code): _dec(values[key]) for code, key in FX_KEYS.items()})
+    fx = Fx(**{rate_field(code): unquoted(code, _dec(values[key])) for code, key in FX_KEYS.items()})
     converted = fx.convert(_dec(values["engcost"]), old, new).quantize(Decimal(1))
     return min(float(converted), limits.ENGINEER_MONTHLY_COST.high)
 
@@ -238,16 +274,16 @@ NUMBERS: dict[str, NumberSpec] = {
         *(
             NumberSpec(
                 FX_KEYS[code],
-                f"USD per {code}",
+                quote_unit(code),
                 float,
-                limits.USD_PER_UNIT[code].low,
-                limits.USD_PER_UNIT[code].high,
+                QUOTE_LIMITS[code].low,
+                QUOTE_LIMITS[code].high,
                 step,
-                f"US dollars per {default_rates()[code].name}: figures are shown in {code} at this rate. "
-                + _rate_help(code),
+                f"{QUOTE_LIMITS[code].unit[0].upper()}{QUOTE_LIMITS[code].unit[1:]}: figures are shown in {code} "
+                "at this rate. " + _rate_help(code),
                 fmt,
             )
-            for code, step, fmt in (("GBP", 0.01, "%.5f"), ("JPY", 0.00001, "%.8f"), ("INR", 0.0001, "%.7f"))
+            for code, step, fmt in (("GBP", 0.01, "%.5f"), ("JPY", 0.1, "%.3f"), ("INR", 0.1, "%.4f"))
         ),
         NumberSpec(
             "own_rps",
@@ -649,7 +685,7 @@ def scenario_to_state(s: Scenario, cat: Catalogs) -> dict[str, Any]:
         "vm": offer_key(s.gpu_vm.provider, s.gpu_vm.offer) if s.gpu_vm else NONE,
         "rec": s.self_hosting.record,
         "cur": s.currency,
-        **{key: float(s.fx.usd_per(code)) for code, key in FX_KEYS.items()},
+        **{key: float(quoted(code, s.fx.usd_per(code))) for code, key in FX_KEYS.items()},
         "asof": s.as_of,
         "in": int(s.workload.input_tokens),
         "pfx": float(s.workload.prefix_share),
@@ -733,7 +769,9 @@ def state_to_scenario(base: Scenario, v: dict[str, Any], today: dt.date, cat: Ca
     data = base.model_dump(mode="python")
     data["as_of"] = v.get("asof") or today
     data["currency"] = v["cur"]
-    data["fx"].update({rate_field(code): _dec(v[key]) for code, key in FX_KEYS.items() if v.get(key) is not None})
+    data["fx"].update(
+        {rate_field(code): unquoted(code, _dec(v[key])) for code, key in FX_KEYS.items() if v.get(key) is not None}
+    )
     data["workload"].update(
         input_tokens=int(v["in"]), prefix_share=_dec(v["pfx"]), hit_rate=_dec(v["hit"]), output_tokens=int(v["out"])
     )
@@ -923,6 +961,11 @@ def offer_label(cat: Catalogs, key: str) -> str:
     for sheet, offer in cat.prices.offers():
         if sheet.provider == provider and offer.id == offer_id:
             region = f" · {offer.region}" if offer.region else ""
+            if offer.retired is not None:  # the mark a retired offer is always shown with
+                end = offer.retired
+                verb = "RETIRED on" if end.date <= dt.date.today() else "retires on"
+                region += f" · {verb} {end.date.isoformat()}"
+                region += f" ({end.successor_text})" if end.successor_text else ""
             if isinstance(offer, ServerlessOffer):
                 weights = "open weights" if offer.open_weights else "closed"
                 return f"{sheet.name}: {offer.model}{region} · {weights}"

@@ -42,6 +42,8 @@ FIELDS: dict[str, str] = {
     "fx.usd_per_gbp": "USD per GBP",
     "fx.usd_per_jpy": "USD per JPY",
     "fx.usd_per_inr": "USD per INR",
+    "price_list.source": "Price list",
+    "price_list.read_on": "Date the price list was read",
     "currency": "Currency",
     "traffic.users": "Users (seats)",
     "serverless.provider": "Serverless API",

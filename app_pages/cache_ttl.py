@@ -12,10 +12,11 @@ from typing import Literal
 
 import pandas as pd
 import streamlit as st
+from pydantic import ValidationError
 
 from app_pages import _state, _words
 from app_pages._chart import altair_chart
-from app_pages._data import catalogs
+from app_pages._data import catalogs, presets
 from app_pages._params import NumberParam, check_params
 from app_pages._uploads import MAX_MB
 from app_pages._widgets import bound_quantity, stop_if_unread, url_bind
@@ -26,6 +27,7 @@ from calculator.catalog.textfile import APP_MAX_CHARS
 from calculator.errors import InputError
 from calculator.present import charts
 from calculator.present.money import format_money, format_price, format_small
+from calculator.present.shown_currency import ttl_advice_in
 from calculator.pricing.ttl import (
     DEFAULT_SESSIONS_PER_MONTH,
     EmpiricalGaps,
@@ -38,6 +40,7 @@ from calculator.pricing.ttl import (
     parse_gap_list,
     read_session_log,
 )
+from calculator.scenario.model import Scenario
 
 BIND: Literal["query-params"] = "query-params"
 DEFAULT_OFFER = "anthropic/claude-sonnet-4-5"
@@ -125,13 +128,38 @@ offers = _offers()
 CHOICES["t_offer"] = offers
 
 
+def _compare_scenario() -> Scenario | None:
+    """The Compare page's scenario, whose offer, prefix, volume and currency this page starts from; None when
+    its inputs do not make one (that page says why)."""
+    try:
+        return _state.current_compare_scenario(ss, cat, presets(), today)[0]
+    except (InputError, ValidationError):
+        return None
+
+
+scenario = _compare_scenario()
+DEFAULTS = {key: spec[5] for key, spec in NUMBERS.items()}
+default_offer = DEFAULT_OFFER
+if scenario is not None:
+    DEFAULTS["t_pfx"] = max(
+        int(limits.CONTEXT.low), round(scenario.workload.input_tokens * float(scenario.workload.prefix_share))
+    )
+    DEFAULTS["t_sess"] = min(
+        max(scenario.traffic.turns_per_month / DEFAULTS["t_turns"], limits.SESSIONS_PER_MONTH.low),
+        limits.SESSIONS_PER_MONTH.high,
+    )
+    chosen = _state.serverless_key(scenario, cat)
+    default_offer = chosen if chosen in offers else default_offer
+
+
 def _check_params() -> list[str]:
     bounds = {key: NumberParam(*spec[:4], typed=key in TYPED) for key, spec in NUMBERS.items()}
     return check_params({k: st.query_params[k] for k in st.query_params}, bounds, CHOICES)
 
 
 def number(key: str, container: st.delta_generator.DeltaGenerator | None = None, disabled: bool = False) -> float:
-    label, kind, lo, hi, step, default, fmt, help = NUMBERS[key]
+    label, kind, lo, hi, step, _, fmt, help = NUMBERS[key]
+    default = DEFAULTS[key]
     if key in TYPED:
         spec = NumberParam(label, kind, lo, hi, typed=True)
         return bound_quantity(key, spec, default, help, TYPED[key], container, disabled)
@@ -160,7 +188,7 @@ with st.sidebar:
     offer_key = st.selectbox(
         "Serverless offer",
         offers,
-        index=offers.index(DEFAULT_OFFER) if DEFAULT_OFFER in offers else 0,
+        index=offers.index(default_offer) if default_offer in offers else 0,
         key="t_offer",
         bind=BIND,
         help="Offers that sell prompt caching with a write fee by cache lifetime (explicit caching). Offers "
@@ -224,6 +252,14 @@ st.caption(
     "one, but a turn that comes after the lifetime ran out rewrites the prefix. The gaps between your turns "
     "decide which is cheaper. The address bar is a link to these inputs."
 )
+if scenario is not None:
+    w = scenario.workload
+    st.caption(
+        f"Starts from the Compare page's scenario **{scenario.name}**: its serverless offer where it sells cache "
+        f"lifetimes, a prefix of {w.input_tokens:,} x {float(w.prefix_share):g} = {DEFAULTS['t_pfx']:,} tokens, "
+        f"{scenario.traffic.turns_per_month:,} turns a month as sessions of {DEFAULTS['t_turns']:g} turns, and "
+        f"its currency ({scenario.currency}). Change any of them here."
+    )
 for problem in url_problems:
     st.error(problem)
 stop_if_unread()
@@ -235,17 +271,17 @@ def _read_log(data: bytes, name: str) -> LogGaps:
     return read_session_log(io.BytesIO(data), name=name, max_chars=APP_MAX_CHARS)
 
 
-turns = float(ss.get("t_turns") or NUMBERS["t_turns"][5])
+turns = float(ss.get("t_turns") or DEFAULTS["t_turns"])
 per_month = float(given_sessions)
 per_month_source = "given"
 gaps: GapDistribution
 try:
     if source == MEDIAN:
-        median_s = float(ss.get("t_med") or NUMBERS["t_med"][5]) * 60
+        median_s = float(ss.get("t_med") or DEFAULTS["t_med"]) * 60
         if ss.get("t_shape", "lognormal") == "exponential":
             gaps = ExponentialGaps(median_s)
         else:
-            gaps = LognormalGaps(median_s, float(ss.get("t_sigma") or NUMBERS["t_sigma"][5]))
+            gaps = LognormalGaps(median_s, float(ss.get("t_sigma") or DEFAULTS["t_sigma"]))
     elif source == LIST:
         gaps = EmpiricalGaps(parse_gap_list(str(ss.get("t_gaps") or "")))
     else:
@@ -284,7 +320,8 @@ except DataFileError as exc:
     st.error("The log could not be read:\n\n" + "\n".join(f"- `{line}`" for line in exc.lines))
     st.stop()
 
-cur = sheet.currency
+cur, advice = ttl_advice_in(advice, scenario)  # shown in the scenario's currency, as Compare shows it
+rate = scenario.fx.factor(sheet.currency, cur) if scenario is not None else 1.0  # for the chart's sweep
 best = advice.cheapest
 by_ttl = {o.ttl: o for o in advice.outcomes}
 
@@ -371,7 +408,7 @@ def _sweep(
 gaps_key = repr(gaps) if not isinstance(gaps, EmpiricalGaps) else f"list:{hash(gaps.gaps)}"
 sweep = _sweep(offer_key, today, advice.prefix_tokens, gaps_key, gaps, advice.turns_per_session)
 altair_chart(
-    charts.ttl_chart(sweep, charts.gap_median(gaps), today_costs, cur),
+    charts.ttl_chart(sweep.assign(cost=sweep["cost"] * rate), charts.gap_median(gaps), today_costs, cur),
     width="stretch",
 )
 st.caption(

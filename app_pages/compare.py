@@ -23,7 +23,14 @@ from calculator.catalog.quantity import plain
 from calculator.errors import InputError
 from calculator.present import charts
 from calculator.present.money import format_money, format_small
-from calculator.present.report import answer_sentences, price_changes_frame, repricing_sentences, summary_pdf
+from calculator.present.report import (
+    answer_sentences,
+    price_age_line,
+    price_changes_frame,
+    repricing_sentences,
+    stale_price_warnings,
+    summary_pdf,
+)
 from calculator.pricing.billing import DAYS_PER_MONTH
 from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison, compare, curves
 from calculator.pricing.pinning import Repricing, pin_prices, reprice
@@ -57,6 +64,7 @@ ss = st.session_state
 # --- values read from the URL are checked before any widget uses them ------------------------------
 # a link's scenario (from another page) or evidence first: its records are choices of the inputs below
 url_problems = _state.read_links(ss, st.query_params, cat, preset_map, today)
+url_problems += _state.adopt_old_rates(ss, st.query_params)
 allowed = _state.choices(cat, preset_names, _state.session_evidence(ss, ss.get("uploaded")))
 region_list = _state.regions(cat)
 url = {k: st.query_params[k] for k in st.query_params if k not in ("region", _state.SC, _state.EV)}
@@ -203,7 +211,10 @@ def offer_filter(key: str) -> list[str]:
     keep = []
     wanted_regions = set(ss.get("region") or [])
     weights = ss.get("weights", "all")
+    price_date = ss.get("asof") or today
     for sheet, offer in cat.prices.offers({"sl": "serverless", "ded": "dedicated", "vm": "gpu_vm"}[key]):
+        if offer.retired_on(price_date):  # listed only when a link or file chose it, with its caption's mark
+            continue
         if wanted_regions and offer.region not in wanted_regions:
             continue
         open_w = getattr(offer, "open_weights", True)
@@ -317,8 +328,8 @@ def _on_currency_change() -> None:
 
 
 def currency_inputs() -> None:
-    """The currency every figure is shown in, and the rate it is shown at (US dollars per unit, as links and
-    scenario files hold it); the euro's rate stays for sheets priced in euros."""
+    """The currency every figure is shown in, and the rate it is shown at, typed as markets quote it (yen and
+    rupees per dollar, dollars per euro or pound); the euro's rate stays for sheets priced in euros."""
     chosen = st.segmented_control(
         "Currency",
         list(CODES),
@@ -594,10 +605,7 @@ except InputError as exc:
 
 cur = scenario.currency
 volume = scenario.traffic.turns_per_month
-picks.caption(
-    f"Prices in force on {result.as_of.isoformat()}: "
-    + "; ".join(f"{o.provider} {o.offer}: version of {o.prices[0].effective.isoformat()}" for o in result.options)
-)
+picks.caption(price_age_line(result, today))
 
 # --- answers first ----------------------------------------------------------------------------------
 st.subheader("Monthly cost")
@@ -709,61 +717,76 @@ sentences = answer_sentences(result, charts.cheapest_switch(sweep_pfx))
 st.markdown("\n".join(f"- {s}" for s in sentences))
 for warning in result.warnings:
     st.warning(_words.warning(warning))
+stale_prices = stale_price_warnings(result, today)
+if stale_prices:
+    st.warning("\n".join(f"- {line}" for line in stale_prices))
 for opt in result.options:
     for note in opt.notes:
         if "minimum" in note or "estimate" in note.lower():
             st.info(f"{OPTION_LABELS[opt.option]}: {note}")
 
-# --- charts -------------------------------------------------------------------------------------------
-cost_by_volume = curves(result.resolution)
-left, right = st.columns(2)
-with left:
-    if result.turn is not None:
-        turn = result.turn
-        kept_chart("compare.turn_chart", priced, lambda: charts.turn_parts_chart(turn, scenario))
-    kept_chart("compare.volume_chart", priced, lambda: charts.volume_chart(cost_by_volume, float(volume), result, cur))
-with right:
-    picked = st.segmented_control(
-        "Sweep", ["prefix share", "hit rate"], default="prefix share", required=True, key="sweep", bind=BIND
-    )
-    variable = "hit_rate" if picked == "hit rate" else "prefix_share"
-    sweep = (
-        sweep_pfx
-        if variable == "prefix_share"
-        else kept(f"compare.sweep.{variable}", priced, lambda: charts.share_sweep_frame(scenario, work_cat, variable))
-    )
-    current = float(getattr(scenario.workload, variable))
-    kept_chart(
-        f"compare.sweep_chart.{variable}", priced, lambda: charts.share_sweep_chart(sweep, variable, current, cur)
-    )
-    util_df = kept("compare.utilisation", priced, lambda: charts.utilisation_frame(result, work_cat))
-    if (
-        not util_df.empty
-        and len(util_df["option"].unique()) > 1
-        or any(o.option != "serverless" for o in result.options)
-    ):
-        now: dict[str, float] = {o.option: o.utilisation for o in result.options if o.utilisation is not None}
-        kept_chart("compare.utilisation_chart", priced, lambda: charts.utilisation_chart(util_df, cur, now))
-        st.caption("GPU hours only (no engineer, no spares); the flat line is the serverless reused-prefix turn.")
-if result.cheapest:
-    cheapest = result.cheapest
-    sens, base_cost = kept(
-        "compare.sensitivity", priced, lambda: charts.sensitivity_frame(scenario, work_cat, cheapest)
-    )
-    kept_chart(
-        "compare.sensitivity_chart",
-        priced,
-        lambda: charts.sensitivity_chart(sens, base_cost, cur, OPTION_LABELS[cheapest]),
-    )
-    flips = sens[
-        (sens["cheapest_low"] != OPTION_LABELS[result.cheapest])
-        | (sens["cheapest_high"] != OPTION_LABELS[result.cheapest])
-    ]
-    for _, row in flips.iterrows():
-        st.caption(
-            f"{row['input']}: at {row['low_label']} the cheapest is {row['cheapest_low']}; "
-            f"at {row['high_label']} it is {row['cheapest_high']}."
+# --- the why: one view at a time, and only the open one is worked out -------------------------------
+VIEWS = ["Cost by volume", "Prefix share and hit rate", "GPU load", "What moves the answer"]
+by_volume, by_share, gpu_load, what_moves = st.tabs(VIEWS, key="why", on_change="rerun", bind=BIND)
+if by_volume.open:
+    with by_volume:
+        cost_by_volume = curves(result.resolution)
+        left, right = st.columns(2)
+        if result.turn is not None:
+            turn = result.turn
+            kept_chart("compare.turn_chart", priced, lambda: charts.turn_parts_chart(turn, scenario), where=left)
+        kept_chart(
+            "compare.volume_chart",
+            priced,
+            lambda: charts.volume_chart(cost_by_volume, float(volume), result, cur),
+            where=right if result.turn is not None else left,
         )
+if by_share.open:
+    with by_share:
+        picked = st.segmented_control(
+            "Sweep", ["prefix share", "hit rate"], default="prefix share", required=True, key="sweep", bind=BIND
+        )
+        variable = "hit_rate" if picked == "hit rate" else "prefix_share"
+        sweep = (
+            sweep_pfx
+            if variable == "prefix_share"
+            else kept(
+                f"compare.sweep.{variable}", priced, lambda: charts.share_sweep_frame(scenario, work_cat, variable)
+            )
+        )
+        current = float(getattr(scenario.workload, variable))
+        kept_chart(
+            f"compare.sweep_chart.{variable}", priced, lambda: charts.share_sweep_chart(sweep, variable, current, cur)
+        )
+if gpu_load.open:
+    with gpu_load:
+        if all(o.option == "serverless" for o in result.options):
+            st.info("GPU load applies to a dedicated endpoint or GPU machines: choose one in the sidebar.")
+        else:
+            util_df = kept("compare.utilisation", priced, lambda: charts.utilisation_frame(result, work_cat))
+            now: dict[str, float] = {o.option: o.utilisation for o in result.options if o.utilisation is not None}
+            kept_chart("compare.utilisation_chart", priced, lambda: charts.utilisation_chart(util_df, cur, now))
+            st.caption("GPU hours only (no engineer, no spares); the flat line is the serverless reused-prefix turn.")
+if what_moves.open:
+    with what_moves:
+        if result.cheapest:
+            cheapest = result.cheapest
+            sens, base_cost = kept(
+                "compare.sensitivity", priced, lambda: charts.sensitivity_frame(scenario, work_cat, cheapest)
+            )
+            kept_chart(
+                "compare.sensitivity_chart",
+                priced,
+                lambda: charts.sensitivity_chart(sens, base_cost, cur, OPTION_LABELS[cheapest]),
+            )
+            flips = sens[
+                (sens["cheapest_low"] != OPTION_LABELS[cheapest]) | (sens["cheapest_high"] != OPTION_LABELS[cheapest])
+            ]
+            for _, row in flips.iterrows():
+                st.caption(
+                    f"{row['input']}: at {row['low_label']} the cheapest is {row['cheapest_low']}; "
+                    f"at {row['high_label']} it is {row['cheapest_high']}."
+                )
 
 # --- assumptions and sharing ----------------------------------------------------------------------
 st.subheader("Assumptions and price versions")
@@ -778,9 +801,15 @@ d1.download_button(
     on_click="ignore",
     key="dl_csv",
 )
+
+
+def _scenario_yaml() -> str:  # written when asked for, as the PDF is: not on every rerun
+    return dump_scenario(pin_prices(_state.shareable(scenario, work_cat), work_cat, result))
+
+
 d2.download_button(
     "Scenario (YAML)",
-    data=dump_scenario(pin_prices(_state.shareable(scenario, work_cat), work_cat, result)),
+    data=_scenario_yaml,
     file_name=f"{preset_now if not ss.get('uploaded') else 'scenario'}.yaml",
     mime="application/x-yaml",
     on_click="ignore",

@@ -15,7 +15,15 @@ import streamlit as st
 from app_pages._chart import altair_chart
 from app_pages._data import catalogs
 from app_pages._params import check_params
-from calculator.catalog.prices import DedicatedOffer, GpuVmOffer, ServerlessOffer
+from calculator.catalog.prices import (
+    STALE_AFTER_DAYS,
+    DedicatedOffer,
+    GpuVmOffer,
+    ServerlessOffer,
+    is_stale,
+    price_age_days,
+    price_age_text,
+)
 from calculator.present import charts
 from calculator.present.money import format_price
 
@@ -55,6 +63,7 @@ def version_prices(version: object) -> dict[str, Decimal]:
 
 
 cat = catalogs()
+today = dt.date.today()
 st.title("Price sheets")
 st.caption(
     "Every offer in `price_sheets/`, with its dated price versions. The Compare page picks the version in "
@@ -77,6 +86,7 @@ for sheet, offer in cat.prices.offers():
             "Provider": sheet.name,
             "Kind": KIND_LABELS[offer.kind],
             "Offer": offer.model if isinstance(offer, ServerlessOffer) else offer.id,
+            "Status": offer.retired.describe() if offer.retired is not None and offer.retired_on(today) else "",
             "GPUs": gpus,
             "Region": offer.region or "",
             "Weights": ("open" if offer.open_weights else "closed") if isinstance(offer, ServerlessOffer) else "",
@@ -84,6 +94,8 @@ for sheet, offer in cat.prices.offers():
             "Currency": sheet.currency,
             "Versions": len(offer.versions),
             "Latest from": latest.effective,
+            "Read": latest.source.read,
+            "Age (days)": price_age_days(latest.source.read, today),
         }
     )
 offers = pd.DataFrame(rows)
@@ -128,7 +140,12 @@ st.dataframe(
     shown.drop(columns=["key"]),
     hide_index=True,
     width="stretch",
-    column_config={"Latest from": st.column_config.DateColumn(format="YYYY-MM-DD")},
+    column_config={
+        "Latest from": st.column_config.DateColumn(format="YYYY-MM-DD"),
+        "Read": st.column_config.DateColumn(format="YYYY-MM-DD", help="When the latest price was read at its source."),
+        "Age (days)": st.column_config.NumberColumn(help=f"Days since it was read; past {STALE_AFTER_DAYS}, check it."),
+        "Status": st.column_config.TextColumn(help="A retired offer stays listed for its history; not priced."),
+    },
 )
 st.caption(f"{len(shown)} of {len(offers)} offers.")
 
@@ -151,6 +168,18 @@ if choice is None:  # an index into non-empty options always selects one
 st.caption(labels[choice])
 provider, kind, offer_id = choice.split("/", 2)
 sheet, offer = cat.prices.offer(provider, offer_id, kind)
+newest = offer.versions[-1]
+st.caption(f"Latest price (version of {newest.effective}): {price_age_text(newest.source.read, today, today)}.")
+if offer.retired is not None and offer.retired_on(today):
+    st.error(
+        f"{labels[choice]} was {offer.retired.describe()}: listed for its history, it cannot be priced on or "
+        "after that date."
+    )
+elif is_stale(newest.source.read, today):
+    st.warning(
+        f"The latest price of {labels[choice]} was {price_age_text(newest.source.read, today, today)}, more than "
+        f"{STALE_AFTER_DAYS} days: check the provider's current price before relying on it."
+    )
 
 history = []
 for version in offer.versions:
@@ -158,9 +187,11 @@ for version in offer.versions:
     for part, value in version_prices(version).items():
         history.append({"effective": version.effective, "part": part, "price": float(value), "source": source})
 # carry each price on to today (or its last date) so the last step is drawn as a line, not a dot
-last = max(dt.date.today(), offer.versions[-1].effective)
+ended = offer.retired.date if offer.retired is not None and offer.retired_on(today) else None
+last = ended or max(today, offer.versions[-1].effective)
 for part, value in version_prices(offer.versions[-1]).items():
-    history.append({"effective": last, "part": part, "price": float(value), "source": "(still in force)"})
+    still = f"(retired on {ended})" if ended else "(still in force)"
+    history.append({"effective": last, "part": part, "price": float(value), "source": still})
 unit = f"{sheet.currency} per 1M tokens" if kind == "serverless" else f"{sheet.currency} per hour"
 altair_chart(charts.price_history_chart(pd.DataFrame(history), unit, f"{labels[choice]} ({unit})"))
 

@@ -201,6 +201,13 @@ def downloads(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
     yield _Keeping.files
 
 
+def _saved(downloads: dict[str, Any], name: str) -> bytes:
+    """A download's bytes: the page writes the scenario file when it is asked for, as a browser's click does."""
+    data = downloads[name]
+    data = data() if callable(data) else data
+    return data.encode() if isinstance(data, str) else bytes(data)
+
+
 def _pdf_text(make: Any, monkeypatch: pytest.MonkeyPatch) -> str:
     cells = record_pdf(monkeypatch, charts=False)
     assert make().startswith(b"%PDF")
@@ -218,7 +225,7 @@ def test_a_renamed_scenario_heads_the_page_and_is_in_the_link_the_yaml_and_the_p
     assert at.title[0].value == name
     assert about in text_of(at.markdown)
 
-    saved_text = downloads["coding-agent.yaml"].decode()
+    saved_text = _saved(downloads, "coding-agent.yaml").decode()
     saved = load_scenario_text(saved_text)
     assert saved.name == name and saved.description == about
     assert f"name: {name}" in saved_text
@@ -231,7 +238,7 @@ def test_a_renamed_scenario_heads_the_page_and_is_in_the_link_the_yaml_and_the_p
 
     # a file opened on the Compare page brings its own name back
     reopened = _app(preset="rag-chatbot")
-    reopened.file_uploader(key="upload").set_value(("acme.yaml", downloads["coding-agent.yaml"], "text/yaml"))
+    reopened.file_uploader(key="upload").set_value(("acme.yaml", _saved(downloads, "coding-agent.yaml"), "text/yaml"))
     reopened.run()
     assert not reopened.exception and not reopened.error, [e.value for e in reopened.error]
     assert reopened.title[0].value == name and reopened.text_input(key="name").value == name
@@ -240,7 +247,7 @@ def test_a_renamed_scenario_heads_the_page_and_is_in_the_link_the_yaml_and_the_p
 def test_own_figures_travel_in_the_yaml_as_a_record_and_come_back_as_the_inputs(downloads: dict[str, Any]) -> None:
     at = _app(preset="coding-agent", own="true", own_rps="0.5", own_gpus="2")
     assert not at.exception and not at.error, [e.value for e in at.error]
-    saved_bytes = downloads["coding-agent.yaml"]
+    saved_bytes = _saved(downloads, "coding-agent.yaml")
     saved = load_scenario_text(saved_bytes.decode())
     assert [r.id for r in saved.evidence.records] == [_state.OWN_RECORD]
     assert saved.evidence.records[0].requests_per_s == 0.5

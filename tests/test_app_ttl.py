@@ -78,3 +78,22 @@ def test_bad_inputs_are_named() -> None:
     assert "'soon' is not a number" in " ".join(e.value for e in at.error)
     at = _page(t_offer=SONNET, t_pfx="500")  # below Sonnet's minimum cacheable prompt
     assert "minimum cacheable" in " ".join(e.value for e in at.error)
+
+
+def test_the_page_starts_from_the_compare_scenario_and_shows_its_currency() -> None:
+    """The seed's 20,000-token turn with 90% repeated, shown in euros at 1.25 dollars a euro on Compare: this
+    page starts from an 18,000-token prefix and shows the same sessions' costs in euros."""
+    seed = {"preset": "coding-agent", "in": "20000", "pfx": "0.9", "out": "500"}
+    gaps = {"t_offer": SONNET, "t_src": "gap list", "t_gaps": ",".join(["1800"] * 9), "t_sess": "10000"}
+    at = open_page("compare", 120, **seed, **gaps, cur="EUR", fx="1.25")
+    at.switch_page("app_pages/cache_ttl.py").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.text_input(key="t_pfx").value == "18000"
+    assert any("Compare page's scenario" in c.value and "18,000 tokens" in c.value for c in at.caption)
+    # 18,000 tokens x (1 write x $6 + 9 reads x $0.30) per 1M = $0.1566 a session, x 10,000 = $1,566.00;
+    # no cache: 10 turns x 18,000 x $3 per 1M = $0.54 a session, $5,400.00; at 1.25 dollars a euro
+    metrics = _metrics(at)
+    assert metrics["1h cache, per month"] == "€1,252.80"
+    assert metrics["No cache, per month"] == "€4,320.00"
+    specs = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
+    assert "Cost per session (€)" in json.dumps(specs, ensure_ascii=False)  # the chart's axis too

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -684,3 +685,20 @@ def test_ctrl_c_keeps_the_finished_levels(
     assert "interrupted: 1 finished level(s) kept" in stderr
     assert [r.concurrency for r in load_records(tmp_path).records] == [2]
     assert not [p for p in tmp_path.iterdir() if p.suffix == ".tmp"]
+
+
+@pytest.mark.parametrize(
+    ("url", "words"),
+    [
+        ("http://127.0.0.1:99999/v1", "no valid port (1 to 65535)"),
+        ("http://127.0.0.1:http/v1", "no valid port"),
+        ("ftp://127.0.0.1/v1", "not an http(s) URL"),
+    ],
+)
+def test_a_base_url_that_cannot_be_reached_is_named_before_any_request(url: str, words: str) -> None:
+    from calculator.errors import InputError
+    from calculator.measure.bench import chat_url
+
+    with pytest.raises(InputError, match=re.escape(words)) as caught:
+        chat_url(url)
+    assert caught.value.field == "replay.base_url"

@@ -13,6 +13,7 @@ from calculator.present import charts
 from calculator.present.report import answer_sentences, summary_pdf
 from calculator.pricing.compare import Catalogs, Comparison, compare, cost_curves
 from calculator.scenario.model import Scenario
+from tests.chart_rows import chart_rows
 
 SEED_DATE = dt.date(2026, 10, 30)
 
@@ -34,7 +35,7 @@ def seed(catalogs: Catalogs) -> tuple[Scenario, Comparison]:
 
 
 def _datasets(spec: dict[str, Any]) -> list[dict[str, Any]]:
-    return [row for rows in spec.get("datasets", {}).values() for row in rows]
+    return chart_rows(spec)
 
 
 def test_volumes_read_in_words() -> None:  # money formats: tests/test_money.py

@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from streamlit.testing.v1 import AppTest
 
 from calculator.catalog.datafile import DataFileError
-from calculator.catalog.fx import CODES, FX_FILE, default_rate, default_rates, load_rates
+from calculator.catalog.fx import CODES, FX_FILE, default_rate, default_rates, load_rates, quote_unit, unquoted
 from calculator.cli import main
 from calculator.errors import InputError
 from calculator.present import charts, report
@@ -29,6 +29,7 @@ from calculator.present.money import axis_format, format_money, format_small
 from calculator.pricing.compare import Catalogs, compare
 from calculator.scenario.inputs import Fx
 from calculator.scenario.model import Scenario, dump_scenario, in_currency, load_scenario_text
+from tests.chart_rows import chart_rows
 
 from .apptest import APP, metrics, open_page
 from .pdf_cells import record_pdf
@@ -45,15 +46,15 @@ SEED_AT = {
     # 0.0302 / 1.6 = 0.018875; 0.00968 / 1.6 = 0.00605; x 1,000 = 6.05 and 18.875 -> 18.88
     "GBP": ("fx_gbp", "1.6", "£0.0189", "£0.00605", "£6.05 vs £18.88"),
     # 125 yen a dollar: 0.0302 x 125 = 3.775 -> 3.78; 0.00968 x 125 = 1.21; x 1,000 = 1,210 and 3,775 (no sen)
-    "JPY": ("fx_jpy", "0.008", "¥3.78", "¥1.21", "¥1,210 vs ¥3,775"),
+    "JPY": ("jpy_per_usd", "125", "¥3.78", "¥1.21", "¥1,210 vs ¥3,775"),
     # 80 rupees a dollar: 0.0302 x 80 = 2.416; 0.00968 x 80 = 0.7744; x 1,000 = 774.40 and 2,416.00
-    "INR": ("fx_inr", "0.0125", "₹2.42", "₹0.774", "₹774.40 vs ₹2,416.00"),
+    "INR": ("inr_per_usd", "80", "₹2.42", "₹0.774", "₹774.40 vs ₹2,416.00"),
 }
 SYMBOLS = {"USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥", "INR": "₹"}
 
 
 def _seed(currency: str, rate: str | None) -> Scenario:
-    fx = {} if rate is None else {f"usd_per_{currency.lower()}": rate}
+    fx = {} if rate is None else {f"usd_per_{currency.lower()}": str(unquoted(currency, Decimal(rate)))}
     return Scenario.model_validate(
         {
             "name": f"seed in {currency}",
@@ -236,7 +237,7 @@ def test_the_seed_turn_in_each_currency_matches_a_hand_conversion(currency: str,
     assert format_small(convert(result.turn.reused.cost_per_turn), code) == reused
     spec = charts.turn_parts_chart(result.turn, scenario).to_dict()
     assert spec["encoding"]["x"]["title"] == f"Cost per turn ({SYMBOLS[currency]})"
-    rows = [row for rows in spec["datasets"].values() for row in rows]
+    rows = chart_rows(spec)
     assert {r["case"]: r["total_label"] for r in rows} == {"No reuse": no_reuse, "Reused prefix": reused}
 
 
@@ -292,7 +293,7 @@ def test_the_page_shows_the_seed_turn_in_each_currency_as_the_pdf_does(currency:
     values = dict(zip(table["Assumption"], table["Value"], strict=False))
     assert values["Currency"] == currency and values["Engineer monthly cost"].startswith(SYMBOLS[currency])
     if rate is not None:
-        assert f"{rate} USD per {currency}" in set(table["Value"])
+        assert f"{rate} {quote_unit(currency)}" in set(table["Value"])
     money_titles = [t for t in titles if isinstance(t, str) and ("cost" in t.lower() or "per 1m" in t.lower())]
     assert money_titles and all(f"({SYMBOLS[currency]}" in t for t in money_titles), money_titles
 
@@ -322,8 +323,21 @@ def test_switching_currency_on_the_page_converts_the_engineer_cost() -> None:
     assert not [w.value for w in at.warning if "Session State" in w.value]
     expected = round(Decimal(str(dollars)) / default_rate("JPY"))
     assert at.number_input(key="engcost").value == pytest.approx(float(expected), abs=1)
-    assert at.number_input(key="fx_jpy").value == pytest.approx(float(default_rate("JPY")))
-    assert any("1 USD = ¥156.8" in c.value for c in at.caption)
+    assert at.number_input(key="jpy_per_usd").value == pytest.approx(1 / float(default_rate("JPY")), rel=1e-5)
+    assert any("1 JPY = $0.006379" in c.value for c in at.caption)
+
+
+def test_the_yen_is_typed_as_markets_quote_it_and_an_old_link_in_dollars_per_yen_still_opens() -> None:
+    """156.8 yen a dollar is what a finance team reads off a screen; links made before held 1/156.8."""
+    typed = open_page("compare", 60, **SEED_URL, cur="JPY")
+    typed.number_input(key="jpy_per_usd").set_value(125.0).run()
+    assert not typed.exception and not typed.error, [e.value for e in typed.error]
+    old = open_page("compare", 60, **SEED_URL, cur="JPY", fx_jpy="0.008")
+    assert not old.error, [e.value for e in old.error]
+    for at in (typed, old):  # 125 yen a dollar: 0.0302 x 125 = 3.775 -> 3.78
+        assert metrics(at)["No-reuse turn"] == "¥3.78"
+        assert at.number_input(key="jpy_per_usd").value == 125.0
+    assert old.query_params.get("jpy_per_usd") == "125" and "fx_jpy" not in old.query_params
 
 
 def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -358,9 +372,10 @@ def test_usd_per_eur_and_fx_eur_are_the_same_rate(capsys: pytest.CaptureFixture[
 @pytest.mark.parametrize(
     ("value", "words"),
     [
-        ("JPY", "should be CUR=RATE, RATE in US dollars per unit of CUR"),
+        ("JPY", "should be CUR=RATE, RATE as markets quote it"),
         ("CHF=1.1", "CUR one of EUR, GBP, JPY, INR"),
-        ("JPY=156", "not yen per dollar"),
+        ("JPY=0.0064", "give yen per dollar, about 150"),
+        ("INR=0.0106", "give rupees per dollar, about 90"),
         ("GBP=lots", "GBP"),
         ("=1", "should be CUR=RATE"),
     ],

@@ -124,8 +124,13 @@ NAMES: dict[str, list[str]] = {
     # Only this machine, nothing listening (port 9, discard) or malformed: never any other host.
     "base_url": ["http://127.0.0.1:9/v1", "http://127.0.0.1:9", "127.0.0.1:9", "ftp://127.0.0.1:9/v1",
                  "http://127.0.0.1:99999/v1", "http:///v1", "http://[::1]:9/v1", "http://user:pw@127.0.0.1:9/v1"],
+    # sheets refresh --from: the recorded lists, this machine's closed port, malformed URLs, odd files
+    "from_list": [str(ROOT / "tests/fixtures/price_lists/litellm_model_prices.json"),
+                  str(ROOT / "tests/fixtures/price_lists/genai_prices_data.json"), "http://127.0.0.1:9/data.json",
+                  "ftp://127.0.0.1:9/data.json", "http:///data.json", "/dev/zero", "/", "no-such-file.json",
+                  str(ROOT / "calculator/data/price_sheets/openai.yaml")],
 }  # fmt: skip
-NETWORK = {"base_url"}
+NETWORK = {"base_url", "from_list"}
 """Flags whose value is a URL: drawn only from NAMES, never from the hostile text (no other host is contacted)."""
 FILES = {"file", "scenario", "profile", "log", "prompts", "tokenizer"}
 WRITES = {"save", "out"}

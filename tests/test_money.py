@@ -18,6 +18,7 @@ from calculator.present.money import format_money, format_price, format_small, m
 from calculator.pricing.compare import Catalogs, compare, cost_curves
 from calculator.pricing.turn import TurnShape, compare_turn
 from calculator.scenario.model import Scenario
+from tests.chart_rows import chart_rows
 
 from .apptest import metrics, open_page
 
@@ -172,7 +173,7 @@ def test_turn_chart_of_a_euro_scenario_is_in_euros(euro_seed: Scenario, catalogs
     assert result.turn is not None and result.turn.price.currency == "USD"  # the sheet is in dollars
     spec = charts.turn_parts_chart(result.turn, euro_seed).to_dict()
     assert spec["encoding"]["x"]["title"] == "Cost per turn (€)"
-    rows = [row for rows in spec["datasets"].values() for row in rows]
+    rows = chart_rows(spec)
     # $0.0302 and $0.00968 at 1.25 dollars a euro
     assert {r["case"]: r["total_label"] for r in rows} == {"No reuse": "€0.0242", "Reused prefix": "€0.00774"}
     volume = charts.volume_chart(cost_curves(euro_seed, catalogs), 1e6, result, "EUR").to_dict()

@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict
 
+from calculator.capacity.memo import by_identity
 from calculator.capacity.memory import WEIGHT_BYTES, default_kv_dtype, fit
 from calculator.capacity.roofline import (
     DEFAULT_ASSUMPTIONS,
@@ -73,6 +74,7 @@ def _setup(record: ThroughputRecord) -> tuple[str, int, int]:
     )
 
 
+@by_identity()
 def record_speed(
     record: ThroughputRecord,
     gpu: GpuSpec,
@@ -211,6 +213,7 @@ def _sequence_tokens(input_tokens: float, output_tokens: float) -> int:
     return tokens
 
 
+@by_identity()
 def _scenario_batch(
     record: ThroughputRecord, model: ModelSpec, gpu: GpuSpec, input_tokens: float, output_tokens: float
 ) -> int:

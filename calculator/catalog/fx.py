@@ -5,6 +5,8 @@ One convention everywhere a rate is given: US dollars per unit of the currency, 
 converts to every display currency through the dollar, so one rate per currency is all a scenario holds.
 The data file states each default as its source publishes it (the ECB: units per euro) and this module
 turns it into dollars per unit, so the file can be checked against the source figure by figure.
+The app's rate fields are the one exception, because people type a rate as they read it: the yen and
+the rupee per dollar, as markets quote them (:func:`quoted` and :func:`unquoted` turn them at that edge).
 """
 
 from __future__ import annotations
@@ -27,9 +29,13 @@ __all__ = [
     "RATE_LIMITS",
     "CurrencyCode",
     "DefaultRate",
+    "QUOTE_LIMITS",
     "default_rate",
     "default_rates",
+    "quote_unit",
+    "quoted",
     "rate_field",
+    "unquoted",
 ]
 
 CurrencyCode = Literal["USD", "EUR", "GBP", "JPY", "INR"]
@@ -42,6 +48,33 @@ FIGURES = Context(prec=6)
 RATE_LIMITS: dict[str, Limit] = limits.USD_PER_UNIT
 """The range each currency's rate (US dollars per unit) may take, on every path."""
 assert set(RATE_LIMITS) == set(CODES) - {"USD"}, "every currency but the dollar needs its rate's limit"
+
+
+INVERSE = Context(prec=12)
+"""A typed rate turned into dollars keeps twelve significant figures: at 156.8 yen a dollar, a million dollars
+is 156,800,000 yen, not 125 yen off, and the rate shown again is 156.8."""
+QUOTE_LIMITS: dict[str, Limit] = {code: limits.UNITS_PER_USD.get(code, limit) for code, limit in RATE_LIMITS.items()}
+"""The range of each rate as :func:`quoted` gives it."""
+
+
+def quoted(code: str, usd_per_unit: Decimal) -> Decimal:
+    """A rate the way markets and finance teams quote it, as the app's rate fields take it: units per dollar
+    for the yen and the rupee (156.8 yen a dollar), dollars per unit for the euro and the pound (1.18)."""
+    if code not in limits.UNITS_PER_USD:
+        return usd_per_unit
+    # six figures, as the ECB states its rates: 156.764 yen, not 156.763891632 from a rounded dollar rate
+    value = FIGURES.divide(Decimal(1), usd_per_unit)
+    return value.quantize(Decimal(1)) if value == value.to_integral_value() else value.normalize()
+
+
+def unquoted(code: str, rate: Decimal) -> Decimal:
+    """A rate as :func:`quoted` gives it, back in US dollars per unit (the scenario's convention)."""
+    return INVERSE.divide(Decimal(1), rate) if code in limits.UNITS_PER_USD else rate
+
+
+def quote_unit(code: str) -> str:
+    """How :func:`quoted` states ``code``'s rate: ``JPY per USD``, ``USD per EUR``."""
+    return f"{code} per USD" if code in limits.UNITS_PER_USD else f"USD per {code}"
 
 
 def rate_field(code: str) -> str:
@@ -120,12 +153,25 @@ class DefaultRate(_Frozen):
 def _usd_per_unit(entry: _RateEntry, usd_per_eur: Decimal | None) -> Decimal:
     if entry.usd_per_unit is not None:
         return entry.usd_per_unit
+    if entry.code in limits.UNITS_PER_USD:
+        # a rate typed per dollar is its six-figure quote turned into dollars: the default held the same way,
+        # so that the page's default field (156.764 yen) prices exactly as the command line's default
+        return INVERSE.divide(Decimal(1), _units_per_usd(entry, usd_per_eur))
     if entry.units_per_usd is not None:
         return FIGURES.divide(Decimal(1), entry.units_per_usd)
     assert entry.units_per_eur is not None
     if usd_per_eur is None:
         raise ValueError(f"{entry.code}: units_per_eur needs the euro's own rate in the file")
     return FIGURES.divide(usd_per_eur, entry.units_per_eur)
+
+
+def _units_per_usd(entry: _RateEntry, usd_per_eur: Decimal | None) -> Decimal:
+    if entry.units_per_usd is not None:
+        return FIGURES.plus(entry.units_per_usd)
+    assert entry.units_per_eur is not None
+    if usd_per_eur is None:
+        raise ValueError(f"{entry.code}: units_per_eur needs the euro's own rate in the file")
+    return FIGURES.divide(entry.units_per_eur, usd_per_eur)
 
 
 def load_rates(path: Path) -> dict[str, DefaultRate]:

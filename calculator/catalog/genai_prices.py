@@ -93,14 +93,25 @@ BATCH_ROUNDING = Decimal("0.025")
 
 @dataclass(frozen=True)
 class GenaiData:
-    """The package's bundled providers and its version."""
+    """A price list as genai-prices models it: by default the package's bundled providers and its version;
+    ``sheets refresh`` also builds one from a downloaded ``data.json`` or LiteLLM's cost map
+    (:mod:`calculator.catalog.price_lists`), which then names itself and the date it was read."""
 
     version: str
     providers: tuple[Provider, ...]
+    list_name: str = "genai-prices"
+    """How notes and reasons name the list."""
+    source_document: str | None = None
+    """The document each proposal cites; default: the installed package's data."""
+    source_url: str | None = None
+    read: dt.date | None = None
+    """When the list was read; default: the date genai-prices' comments say a price was checked, else today."""
+    batch_prices_partial: bool = False
+    """A batch price the list leaves out is unknown, not the standard price: its part keeps ours (LiteLLM)."""
 
     @property
     def document(self) -> str:
-        return f"genai-prices {self.version} package data"
+        return self.source_document or f"genai-prices {self.version} package data"
 
     def provider(self, provider_id: str) -> Provider | None:
         wanted = PROVIDER_ALIASES.get(provider_id, provider_id)
@@ -140,6 +151,11 @@ class Proposal:
     """Fields copied from our version because genai-prices does not give them."""
     ignored: tuple[str, ...] = ()
     """genai-prices price keys with no place in our sheets (web searches, audio, images ...)."""
+
+
+def _of(name: str) -> str:
+    """The list's name as a possessive: genai-prices', LiteLLM's."""
+    return name + ("'" if name.endswith("s") else "'s")
 
 
 def _dec(value: Decimal) -> Decimal:
@@ -214,21 +230,35 @@ def _resolve(model: ModelInfo, as_of: dt.date) -> tuple[ModelPrice, dt.date | No
     return chosen, start, notes
 
 
-def _batch(
-    model: ModelInfo, standard: ModelPrice, as_of: dt.date
-) -> tuple[Decimal | None, tuple[str, ...], list[str]] | None:
-    """(discount, parts, notes) from genai-prices' batch variant; None when it has no batch prices on as_of."""
-    variants = [v for v in model.price_variants or () if v.when == {"processing": "batch"}]
+def _batch_keys(model: ModelInfo, as_of: dt.date) -> set[str] | None:
+    """The token price keys the batch variants in force on ``as_of`` give; None without any."""
+    noon = dt.datetime.combine(as_of, dt.time(12, 0), tzinfo=dt.UTC)
+    variants = [
+        v
+        for v in model.price_variants or ()
+        if v.when == {"processing": "batch"} and (v.constraint is None or v.constraint.active(noon))
+    ]
     if not variants:
         return None
-    noon = dt.datetime.combine(as_of, dt.time(12, 0), tzinfo=dt.UTC)
-    if not any(v.constraint is None or v.constraint.active(noon) for v in variants):
+    return {k for v in variants for k in TOKEN_KEYS if getattr(v.prices, k, None) is not None}
+
+
+def _batch(
+    model: ModelInfo, standard: ModelPrice, as_of: dt.date, name: str = "genai-prices", given_only: bool = False
+) -> tuple[Decimal | None, tuple[str, ...], list[str]] | None:
+    """(discount, parts, notes) from genai-prices' batch variant; None when it has no batch prices on as_of.
+
+    A key the variant leaves out is billed at the standard price (genai-prices' rule), unless ``given_only``:
+    then it is left out of the comparison (LiteLLM leaves out batch prices it does not know)."""
+    given = _batch_keys(model, as_of)
+    if given is None:
         return None
+    noon = dt.datetime.combine(as_of, dt.time(12, 0), tzinfo=dt.UTC)
     batch = model.get_prices(noon, {"processing": "batch"})
     shares: dict[str, set[Decimal]] = {}
     for key in TOKEN_KEYS:
         std, cut = _as_tiers(getattr(standard, key)), _as_tiers(getattr(batch, key))
-        if std is None or cut is None:
+        if std is None or cut is None or (given_only and key not in given):
             continue
         for threshold in [None, *sorted({s for s, _ in std[1]} | {s for s, _ in cut[1]})]:
             full, reduced = _at(std, threshold), _at(cut, threshold)
@@ -236,10 +266,10 @@ def _batch(
                 shares.setdefault(_PART_OF_KEY[key], set()).add((1 - reduced / full).quantize(_QUANTUM))
     discounted = {part: s for part, s in shares.items() if s != {Decimal(0)}}
     if "input" not in discounted or len(discounted["input"]) != 1:
-        return None, (), ["genai-prices' batch prices do not take one share off input; batch discount not set"]
+        return None, (), [f"{_of(name)} batch prices do not take one share off input; batch discount not set"]
     (discount,) = discounted["input"]
     if not (0 < discount < 1):
-        return None, (), [f"genai-prices' batch discount {discount} is outside 0..1; not set"]
+        return None, (), [f"{_of(name)} batch discount {discount} is outside 0..1; not set"]
     notes, parts = [], []
     for part in ("input", "cached_input", "cache_write", "output"):
         if part not in discounted:
@@ -248,19 +278,23 @@ def _batch(
             parts.append(part)
             if discounted[part] != {discount}:
                 listed = ", ".join(str(x.normalize()) for x in sorted(discounted[part]))
-                notes.append(f"genai-prices' batch {part} price is rounded ({listed} off)")
+                notes.append(f"{_of(name)} batch {part} price is rounded ({listed} off)")
         else:
-            notes.append(f"genai-prices' batch {part} price is not {discount} off; left out of batch_applies_to")
+            notes.append(f"{_of(name)} batch {part} price is not {discount} off; left out of batch_applies_to")
     return discount.normalize(), tuple(parts), notes
 
 
 def _write_ttls(ours: ServerlessPriceVersion | None, has_1h: bool) -> tuple[str, ...]:
-    """The lifetime(s) genai-prices' plain ``cache_write_mtok`` stands for in our sheet."""
+    """The lifetime genai-prices' plain ``cache_write_mtok`` stands for in our sheet: the shortest we sell
+    (other than the 1h it prices apart). Our other lifetimes are kept, never given the short one's price
+    (Anthropic's 1h write costs 2x input, its 5m write 1.25x)."""
     sold = sorted((ours.prices.cache_write or {}) if ours else {}, key=ttl_minutes)
-    if has_1h:
-        short = [t for t in sold if t != "1h"]
-        return (short[0] if short else "5m",)
-    return tuple(sold) or ("5m",)
+    short = [t for t in sold if not (has_1h and t == "1h")]
+    return (short[0] if short else "5m",)
+
+
+def _by_ttl(prices: dict[str, Decimal]) -> dict[str, Decimal]:
+    return dict(sorted(prices.items(), key=lambda kv: ttl_minutes(kv[0])))
 
 
 def propose(
@@ -280,6 +314,7 @@ def propose(
     single cache-write price stands for.
     """
     today = today or dt.date.today()
+    name = data.list_name
     price, start, notes = _resolve(model, as_of)
     tiers = {key: _as_tiers(getattr(price, key)) for key in TOKEN_KEYS}
     if tiers["input_mtok"] is None or tiers["output_mtok"] is None:
@@ -289,10 +324,6 @@ def propose(
     )
     kept: list[str] = []
     write_ttls = _write_ttls(ours, tiers["cache_write_1h_mtok"] is not None)
-    if tiers["cache_write_mtok"] is not None and tiers["cache_write_1h_mtok"] is None and len(write_ttls) > 1:
-        notes.append(
-            f"genai-prices gives one cache-write price; used for each lifetime we list ({', '.join(write_ttls)})"
-        )
 
     def level(threshold: int | None) -> dict[str, Any]:
         def get(key: str) -> Decimal | None:
@@ -311,7 +342,7 @@ def propose(
         if long_write is not None:
             write["1h"] = long_write
         if write:
-            prices["cache_write"] = dict(sorted(write.items(), key=lambda kv: ttl_minutes(kv[0])))
+            prices["cache_write"] = _by_ttl(write)
         return prices
 
     base = level(None)
@@ -326,6 +357,11 @@ def propose(
         if "cache_write" not in base and our_prices.cache_write:
             base["cache_write"] = dict(our_prices.cache_write)
             kept.append("cache_write")
+        elif "cache_write" in base and our_prices.cache_write:
+            unpriced = {ttl: v for ttl, v in our_prices.cache_write.items() if ttl not in base["cache_write"]}
+            if unpriced:
+                base["cache_write"] = _by_ttl({**base["cache_write"], **unpriced})
+                kept.extend(f"cache_write.{ttl}" for ttl in unpriced)
         if our_prices.cache_storage_per_hour is not None:
             base["cache_storage_per_hour"] = our_prices.cache_storage_per_hour
             kept.append("cache_storage_per_hour")
@@ -333,19 +369,27 @@ def propose(
             for mine, theirs in zip(ours.long_context, long_context, strict=True):
                 if "cached_input" not in theirs and mine.cached_input is not None:
                     theirs["cached_input"] = mine.cached_input
-                if "cache_write" not in theirs and mine.cache_write:
-                    theirs["cache_write"] = dict(mine.cache_write)
+                if mine.cache_write:
+                    theirs["cache_write"] = _by_ttl({**mine.cache_write, **theirs.get("cache_write", {})})
                 if mine.cache_storage_per_hour is not None:
                     theirs["cache_storage_per_hour"] = mine.cache_storage_per_hour
 
     version: dict[str, Any] = {"prices": base}
     if long_context:
         version["long_context"] = long_context
-    batch = _batch(model, price, as_of)
+    batch = _batch(model, price, as_of, name, given_only=data.batch_prices_partial)
     if batch is not None:
         discount, parts, batch_notes = batch
         notes.extend(batch_notes)
         if discount is not None:
+            if data.batch_prices_partial and ours is not None and ours.batch_discount is not None:
+                given = {_PART_OF_KEY[k] for k in _batch_keys(model, as_of) or ()}
+                unknown = [p for p in ours.batch_applies_to if p not in given and p not in parts]
+                if unknown:
+                    parts = tuple(
+                        p for p in ("input", "cached_input", "cache_write", "output") if p in {*parts, *unknown}
+                    )
+                    kept.append(f"batch_applies_to ({', '.join(unknown)})")
             version["batch_discount"] = discount
             version["batch_applies_to"] = parts
     elif ours is not None and ours.batch_discount is not None:
@@ -354,26 +398,26 @@ def propose(
         kept.append("batch_discount")
 
     checked = _checked_date(model.price_comments, provider_comments)
-    read = checked or today
+    read = data.read or checked or today
     where = f" (checked {checked.isoformat()} per its comments)" if checked else ""
     effective = start or as_of
     lines = [f"Proposal imported from {data.document}, model {model.id!r}{where}; not checked by hand."]
     if start is None:
-        lines.append(f"genai-prices gives no start date for this price: effective is the import date {as_of}.")
+        lines.append(f"{name} gives no start date for this price: effective is the import date {as_of}.")
     else:
-        lines.append(f"genai-prices dates this price from {start.isoformat()}.")
+        lines.append(f"{name} dates this price from {start.isoformat()}.")
     if kept:
-        lines.append(f"Kept from our previous version (genai-prices does not give them): {', '.join(kept)}.")
+        lines.append(f"Kept from our previous version ({name} does not give them): {', '.join(kept)}.")
     lines.extend(n if n.endswith(".") else n + "." for n in notes)
     source_note = "Proposal, not a reviewed source."
     if pricing_url:
-        source_note += f" genai-prices cites {pricing_url}."
+        source_note += f" {name} cites {pricing_url}."
     if model.price_comments:
         source_note += f" Its comment: {model.price_comments.strip()}"
     version.update(
         effective=effective,
         note=" ".join(lines),
-        source={"document": data.document, "read": read, "note": source_note},
+        source={"url": data.source_url, "document": data.document, "read": read, "note": source_note},
     )
     return Proposal(
         provider=provider_id,
@@ -501,7 +545,7 @@ def diff_sheets(
                             "missing",
                             offer.model,
                             offer_id=offer.id,
-                            reason=f"genai-prices has no provider {provider_id!r}",
+                            reason=f"{data.list_name} has no provider {provider_id!r}",
                         )
                     )
             continue
@@ -520,7 +564,7 @@ def diff_sheets(
                         "missing",
                         offer.model,
                         offer_id=offer.id,
-                        reason=f"genai-prices' {provider_id} has no model matching {offer.model!r}",
+                        reason=f"{_of(data.list_name)} {provider_id} has no model matching {offer.model!r}",
                     )
                 )
                 continue
@@ -547,7 +591,7 @@ def diff_sheets(
                         offer.model,
                         offer_id=offer.id,
                         genai_id=model.id,
-                        reason=f"genai-prices' {model.id!r} has no input and output token prices on {as_of}",
+                        reason=f"{_of(data.list_name)} {model.id!r} has no input and output token prices on {as_of}",
                     )
                 )
                 continue
@@ -828,11 +872,11 @@ def _check_additions(
 def write_proposals(report: ImportReport, sheets_dir: Path | None = None) -> list[WriteResult]:
     """Append every writable changed entry as a new version and every writable new entry as a new offer.
 
-    One sheet at a time: the edited text goes to a temporary ``<provider>.yaml`` beside the sheet, is
-    validated with :func:`~calculator.catalog.prices.load_price_sheet` (and checked to keep every existing
-    version), then written over the sheet by :func:`~calculator.catalog.datafile.write_atomically` (which
-    keeps its permissions). Every sheet is checked writable before the first is changed. Entries that
-    cannot be written are left out (see ``reason``).
+    Every sheet's edited text is made and checked before the first is written: it goes to a temporary
+    ``<provider>.yaml`` beside the sheet, is validated with :func:`~calculator.catalog.prices.load_price_sheet`
+    and checked to keep every existing version; only then is each written over its sheet by
+    :func:`~calculator.catalog.datafile.write_atomically` (which keeps its permissions), so a proposal that
+    fails its check leaves every sheet as it was. Entries that cannot be written are left out (see ``reason``).
     """
     sheets_dir = sheets_dir or DEFAULT_SHEETS_DIR
     by_provider: dict[str, list[DiffEntry]] = {}
@@ -844,7 +888,7 @@ def write_proposals(report: ImportReport, sheets_dir: Path | None = None) -> lis
             check_writable(sheets_dir / f"{provider}.yaml")
         except OSError as exc:
             raise DataFileError([f"{sheets_dir / f'{provider}.yaml'}: cannot write: {exc.strerror or exc}"]) from None
-    results = []
+    edited: list[tuple[Path, str, WriteResult]] = []
     for provider, entries in by_provider.items():
         path = sheets_dir / f"{provider}.yaml"
         old_sheet = load_price_sheet(path)
@@ -855,13 +899,17 @@ def write_proposals(report: ImportReport, sheets_dir: Path | None = None) -> lis
             tmp.write_text(new_text, encoding="utf-8")
             new_sheet = load_price_sheet(tmp)
             _check_sheet(old_sheet, new_sheet, path)
-            write_atomically(path, new_text)
         except OSError as exc:
             raise DataFileError([f"{path}: cannot write: {exc.strerror or exc}"]) from None
         finally:
             shutil.rmtree(tmp_dir, ignore_errors=True)
-        results.append(result)
-    return results
+        edited.append((path, new_text, result))
+    for path, new_text, _ in edited:
+        try:
+            write_atomically(path, new_text)
+        except OSError as exc:
+            raise DataFileError([f"{path}: cannot write: {exc.strerror or exc}"]) from None
+    return [result for _, _, result in edited]
 
 
 def _check_sheet(old: PriceSheet, new: PriceSheet, path: Path) -> None:

@@ -60,6 +60,9 @@ __all__ = [
     "USD_PER_INR",
     "USD_PER_JPY",
     "USD_PER_UNIT",
+    "UNITS_PER_USD",
+    "JPY_PER_USD",
+    "INR_PER_USD",
     "UTILISATION",
     "Description",
     "Limit",
@@ -324,6 +327,22 @@ USD_PER_INR = Limit(
     why_low="that is more than 10,000 rupees to the dollar; the most since 1971 was under 100",
 )
 USD_PER_UNIT: dict[str, Limit] = {"EUR": USD_PER_EUR, "GBP": USD_PER_GBP, "JPY": USD_PER_JPY, "INR": USD_PER_INR}
+JPY_PER_USD = Limit(
+    1,
+    10_000,
+    "yen per US dollar",
+    "that is a yen worth a hundredth of a cent; the most since 1971 was 360 to the dollar",
+    why_low="a yen has never cost a dollar (75 to 360 yen a dollar since 1971): give yen per dollar, about 150",
+)
+INR_PER_USD = Limit(
+    1,
+    10_000,
+    "rupees per US dollar",
+    "that is a rupee worth a hundredth of a cent; the most since 1971 was under 100 to the dollar",
+    why_low="a rupee has never cost a dollar (7 to 100 rupees a dollar since 1971): give rupees per dollar, about 90",
+)
+UNITS_PER_USD: dict[str, Limit] = {"JPY": JPY_PER_USD, "INR": INR_PER_USD}
+"""The rates markets quote as units per dollar (USD/JPY 156.8), by code: the page takes these that way round."""
 """Each currency's exchange rate, US dollars per unit, by code (the dollar itself is 1)."""
 SPEC_COUNT = Limit(
     1,

@@ -10,12 +10,17 @@ matching how inference is bought::
 
 Each offer holds its price versions in date order; ``version_at(D)`` returns the version in
 force on D, and a date before the first version is an error that names the dates that exist.
+An offer may end (``retired``: end of sale or retirement, with the provider's successor): pricing it
+on or after that date is an error naming the successor, while lists still show it, marked retired.
+Every price is as old as the day its source was read: :func:`price_age_days` is the one rule for
+that age, :data:`STALE_AFTER_DAYS` the age past which a front end warns.
 Money is Decimal from the YAML on, so monthly totals can be exact to the cent.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from collections.abc import Iterator
 from decimal import Decimal
@@ -39,6 +44,9 @@ __all__ = [
     "GpuVmOffer",
     "LongContextTier",
     "Offer",
+    "OfferEnd",
+    "RetiredOfferError",
+    "STALE_AFTER_DAYS",
     "PriceCatalog",
     "PriceSheet",
     "ServerlessOffer",
@@ -46,7 +54,10 @@ __all__ = [
     "Source",
     "TokenPrices",
     "DEFAULT_SHEETS_DIR",
+    "is_stale",
     "load_price_sheets",
+    "price_age_days",
+    "price_age_text",
 ]
 
 DEFAULT_SHEETS_DIR = DATA_DIR / "price_sheets"
@@ -84,6 +95,35 @@ class Source(_Frozen):
     @property
     def label(self) -> str:
         return f"{self.url or self.document} (read {self.read.isoformat()})"
+
+
+STALE_AFTER_DAYS = 60
+"""A price read longer ago than this is shown with a warning: sheets are re-read by hand, and list
+prices at the providers here changed every few months in 2025 and 2026."""
+
+
+def price_age_days(read: dt.date, on: dt.date) -> int:
+    """How many days old a price read on ``read`` is on ``on`` (today, or the price date asked for).
+
+    0 when it was read on or after that day: a price read later than the date it is used for is as
+    fresh as a price can be for that date.
+    """
+    return max(0, (on - read).days)
+
+
+def is_stale(read: dt.date, on: dt.date) -> bool:
+    """Whether a price read on ``read`` is older than :data:`STALE_AFTER_DAYS` on ``on``."""
+    return price_age_days(read, on) > STALE_AFTER_DAYS
+
+
+def price_age_text(read: dt.date, on: dt.date, today: dt.date) -> str:
+    """``read 41 days ago`` (``on`` is today), else ``read 41 days before 2026-10-01``."""
+    days = price_age_days(read, on)
+    if on == today:
+        return "read today" if days == 0 else f"read {days} day{'s' if days != 1 else ''} ago"
+    if days == 0:
+        return f"read on or after {on.isoformat()}"
+    return f"read {days} day{'s' if days != 1 else ''} before {on.isoformat()}"
 
 
 def ttl_minutes(ttl: str) -> int:
@@ -188,6 +228,35 @@ class DedicatedPriceVersion(_Version):
         return v
 
 
+class OfferEnd(_Frozen):
+    """The day an offer stops being sold (end of sale or retirement), and what the provider offers instead."""
+
+    date: dt.date
+    """The first day the offer can no longer be bought (requests fail or go to another model)."""
+    successor: Slug | None = None
+    """The offer of the same kind in this sheet that replaces it, when the sheet lists one."""
+    successor_model: str | None = None
+    """The provider's recommended replacement, by the provider's name, when this sheet does not list it."""
+    source: Source
+    note: str | None = None
+
+    def describe(self) -> str:
+        """``retired on 2026-07-24 (successor: deepseek-v4-flash)``."""
+        return f"retired on {self.date.isoformat()}" + (f" ({self.successor_text})" if self.successor_text else "")
+
+    @property
+    def successor_text(self) -> str:
+        if self.successor:
+            return f"successor: {self.successor}"
+        if self.successor_model:
+            return f"the provider's replacement: {self.successor_model}, not in this sheet"
+        return ""
+
+
+class RetiredOfferError(InputError):
+    """An offer priced on or after the day it stopped being sold."""
+
+
 def _check_versions_ordered(versions: tuple[_Version, ...]) -> None:
     for before, after in zip(versions, versions[1:], strict=False):
         if after.effective <= before.effective:
@@ -203,10 +272,41 @@ class _OfferBase(_Frozen):
     region: str | None = None
     """Where the provider says it serves this offer (EU, US, global ...)."""
     notes: str | None = None
+    retired: OfferEnd | None = None
+    """Set when the provider stopped selling the offer: prices stay for dates before it."""
 
     versions: tuple[_Version, ...]
 
+    @model_validator(mode="after")
+    def _ends_after_it_starts(self) -> _OfferBase:
+        if self.retired is not None:
+            if self.retired.date <= self.versions[0].effective:
+                raise ValueError(
+                    f"retired.date {self.retired.date} must come after the first price version "
+                    f"({self.versions[0].effective})"
+                )
+            if self.retired.successor == self.id:
+                raise ValueError("retired.successor names the offer itself; give the offer that replaces it")
+        return self
+
+    def retired_on(self, when: dt.date) -> bool:
+        """Whether the offer is no longer sold on ``when``."""
+        return self.retired is not None and when >= self.retired.date
+
     def version_at(self, when: dt.date) -> _Version:
+        """The version in force on ``when``; an error on or after the offer's end, naming its successor."""
+        if self.retired is not None and self.retired_on(when):
+            raise RetiredOfferError(
+                "as_of",
+                f"{self.label} was {self.retired.describe()}, so it cannot be priced on {when.isoformat()}: "
+                f"choose another offer, or a price date before {self.retired.date.isoformat()}",
+                code="retired_offer",
+            )
+        return self.listed_version(when)
+
+    def listed_version(self, when: dt.date) -> _Version:
+        """The last version in effect on ``when``, also after the offer's end: what a list shows, marked
+        retired; pricing goes through :meth:`version_at`, which refuses a retired offer."""
         in_force = [v for v in self.versions if v.effective <= when]
         if not in_force:
             dates = ", ".join(v.effective.isoformat() for v in self.versions)
@@ -335,6 +435,7 @@ class GpuVmOffer(_OfferBase):
 Offer = Annotated[ServerlessOffer | DedicatedOffer | GpuVmOffer, Field(discriminator="kind")]
 
 
+@functools.lru_cache(maxsize=4096)  # a sweep asks for the same few names a thousand times
 def canonical_model(name: str) -> str:
     """A model's name reduced for comparison: case, vendor prefix and serving suffixes dropped."""
     base = name.strip().lower().split("/")[-1]
@@ -365,6 +466,13 @@ class PriceSheet(_Frozen):
             if key in seen:
                 raise ValueError(f"two {offer.kind} offers share the id {offer.id!r}; ids must be unique")
             seen.add(key)
+        for offer in v:
+            successor = offer.retired.successor if offer.retired else None
+            if successor is not None and (offer.kind, successor) not in seen:
+                raise ValueError(
+                    f"offer {offer.id!r}: retired.successor {successor!r} is not a {offer.kind} offer of this sheet; "
+                    "give one of its ids, or name the model in retired.successor_model"
+                )
         return v
 
 

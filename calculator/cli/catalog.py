@@ -22,6 +22,7 @@ from calculator.catalog.prices import (
     ServerlessPriceVersion,
     TokenPrices,
     load_price_sheets,
+    price_age_days,
 )
 from calculator.cli import console, flags, folders
 from calculator.errors import InputError
@@ -52,11 +53,17 @@ def _serverless_version_json(version: ServerlessPriceVersion) -> dict[str, Any]:
         "prices": _prices_json(version.prices),
         "long_context": [{"above_tokens": t.above_tokens, **_prices_json(t)} for t in version.long_context],
         "batch_discount": console.num(version.batch_discount),
+        "batch_applies_to": list(version.batch_applies_to) if version.batch_discount is not None else [],
         "source": version.source.url or version.source.document,
         "read": version.source.read.isoformat(),
         "note": version.note,
     }
     return data
+
+
+def _with_age(entries: list[dict[str, Any]], as_of: dt.date) -> list[dict[str, Any]]:
+    """Each history entry with ``age_days`` on the date asked for."""
+    return [{**e, "age_days": price_age_days(dt.date.fromisoformat(e["read"]), as_of)} for e in entries]
 
 
 def _offer_json(sheet: PriceSheet, offer: Any, as_of: dt.date, history: bool) -> dict[str, Any]:
@@ -68,15 +75,32 @@ def _offer_json(sheet: PriceSheet, offer: Any, as_of: dt.date, history: bool) ->
         "region": offer.region,
     }
     try:
-        version = offer.version_at(as_of)
+        version = offer.listed_version(as_of)  # a retired offer is listed with its mark, not priced
     except InputError:
         version = None  # not yet priced on that date; history still lists it
+    if offer.retired is not None:
+        end = offer.retired
+        data["retired"] = {
+            "date": end.date.isoformat(),
+            "in_force": offer.retired_on(as_of),
+            "successor": end.successor,
+            "successor_model": end.successor_model,
+            "source": end.source.url or end.source.document,
+            "read": end.source.read.isoformat(),
+        }
     if isinstance(offer, ServerlessOffer):
-        data.update(model=offer.model, open_weights=offer.open_weights)
+        data.update(
+            model=offer.model,
+            open_weights=offer.open_weights,
+            min_cacheable_tokens=offer.min_cacheable_tokens,
+            cache_increment_tokens=offer.cache_increment_tokens,
+        )
         if version is not None:
-            data["prices"] = _prices_json(version.prices)
-            data["long_context"] = _serverless_version_json(version)["long_context"]
-            data["batch_discount"] = console.num(version.batch_discount)
+            listed = _serverless_version_json(version)
+            data["prices"] = listed["prices"]
+            data["long_context"] = listed["long_context"]
+            data["batch_discount"] = listed["batch_discount"]
+            data["batch_applies_to"] = listed["batch_applies_to"]
         if history:
             data["history"] = [_serverless_version_json(v) for v in offer.versions]
     else:
@@ -107,8 +131,11 @@ def _offer_json(sheet: PriceSheet, offer: Any, as_of: dt.date, history: bool) ->
             effective=version.effective.isoformat(),
             source=version.source.url or version.source.document,
             read=version.source.read.isoformat(),
+            age_days=price_age_days(version.source.read, as_of),
             note=version.note,
         )
+    if history:
+        data["history"] = _with_age(data["history"], as_of)
     return data
 
 
@@ -129,13 +156,30 @@ def _price_text(prices: dict[str, Any], currency: str) -> str:
     return f"{money(prices.get('per_replica_hour'))} per replica-hour"
 
 
+def _retired_text(retired: dict[str, Any]) -> str:
+    text = f"retired on {retired['date']}"
+    if retired.get("successor"):
+        return text + f" (successor: {retired['successor']})"
+    if retired.get("successor_model"):
+        return text + f" (the provider's replacement: {retired['successor_model']}, not in this sheet)"
+    return text
+
+
 def cmd_sheets(args: argparse.Namespace) -> int:
+    if (args.action == "refresh") != (args.from_list is not None) or (args.read_on and args.action != "refresh"):
+        raise flags.UsageError("sheets: refresh needs --from FILE|URL, and --from and --read-on go with refresh")
+    if args.action == "refresh":
+        from calculator.cli.refresh import run_refresh
+
+        if args.kind or args.history:
+            raise flags.UsageError("sheets refresh: --kind and --history are not read (a refresh lists its own diff)")
+        return run_refresh(args)
     if args.action == "import-genai-prices":
         from calculator.cli.extras import run_genai_import
 
         return run_genai_import(args)
     if args.write or args.model:
-        raise flags.UsageError("sheets: --write and --model go with the action import-genai-prices")
+        raise flags.UsageError("sheets: --write and --model go with the actions import-genai-prices and refresh")
     catalog = load_price_sheets(args.sheets)
     as_of = args.as_of or dt.date.today()
     if args.provider:
@@ -152,16 +196,28 @@ def cmd_sheets(args: argparse.Namespace) -> int:
     for r in rows:
         price = _price_text(r["prices"], r["currency"]) if "prices" in r else "-"
         what = r.get("model") or r.get("gpu") or ""
+        retired = r.get("retired") or {}
+        offer_id = r["id"] + (" (retired)" if retired.get("in_force") else "")
+        age = f"{r['age_days']} d" if "age_days" in r else "-"
         table.append(
-            [r["kind"], r["provider"], r["id"], what, r["currency"], price, r.get("effective", "not yet priced")]
+            [r["kind"], r["provider"], offer_id, what, r["currency"], price, r.get("effective", "not yet priced"), age]
         )
         if args.history:
             for h in r["history"]:
                 table.append(
-                    ["", "", "", "", "", "  " + _price_text(h.get("prices") or h, r["currency"]), h["effective"]]
+                    [
+                        *([""] * 5),
+                        "  " + _price_text(h.get("prices") or h, r["currency"]),
+                        h["effective"],
+                        f"{h['age_days']} d",
+                    ]
                 )
-    print(console.table(table, ["Kind", "Provider", "Offer", "Model/GPU", "Cur", "Prices", "Effective"]))
+    headers = ["Kind", "Provider", "Offer", "Model/GPU", "Cur", "Prices", "Effective", "Read ago"]
+    print(console.table(table, headers))
     print(f"\n{len(rows)} offers, prices in force on {as_of.isoformat()}. Sources: --json.")
+    for r in rows:
+        if (r.get("retired") or {}).get("in_force"):
+            print(f"{r['provider']}/{r['id']}: {_retired_text(r['retired'])}; listed, not priced.")
     return 0
 
 
@@ -333,10 +389,25 @@ def add_catalog_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     sheets = sub.add_parser("sheets", parents=[common], help="list offers and their prices")
     folders.add_data_folders(sheets, "sheets")
     sheets.add_argument(
-        "action", nargs="?", choices=["import-genai-prices"], help="propose prices from the genai-prices package"
+        "action",
+        nargs="?",
+        choices=["import-genai-prices", "refresh"],
+        help="propose prices from the genai-prices package, or refresh from a price list (--from)",
     )
-    sheets.add_argument("--write", action="store_true", help="with import-genai-prices: append the proposals")
-    sheets.add_argument("--model", action="append", help="with import-genai-prices --write: only these models")
+    sheets.add_argument(
+        "--from",
+        dest="from_list",
+        metavar="FILE|URL",
+        help="with refresh: genai-prices' data.json or LiteLLM's model_prices_and_context_window.json",
+    )
+    sheets.add_argument(
+        "--read-on",
+        type=flags.iso_date,
+        metavar="DATE",
+        help="with refresh: the date the list was read (default: the file's modification time, or the HTTP Date)",
+    )
+    sheets.add_argument("--write", action="store_true", help="with import-genai-prices or refresh: write the proposals")
+    sheets.add_argument("--model", action="append", help="with import-genai-prices or refresh: only these models")
     sheets.add_argument("--kind", choices=["serverless", "dedicated", "gpu_vm"])
     sheets.add_argument("--provider")
     sheets.add_argument("--as-of", type=flags.iso_date, help="show prices in force on this date (default today)")

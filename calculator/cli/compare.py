@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import datetime as dt
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from calculator.catalog.fx import CODES, rate_field
+from calculator.catalog.prices import STALE_AFTER_DAYS, is_stale, price_age_text
 from calculator.cli import console, flags, folders, words
 from calculator.cli.scenario_args import scenario_from_args
 from calculator.cli.turn import turn_json
@@ -133,7 +135,9 @@ def _comparison_json(result: Comparison) -> dict[str, Any]:
                 "utilisation": o.utilisation,
                 "capacity_requests_per_s": o.capacity.requests_per_s if o.capacity else None,
                 "capacity_method": o.capacity.method if o.capacity else None,
-                "price_versions": [p.model_dump(mode="json") for p in o.prices],
+                "price_versions": [
+                    {**p.model_dump(mode="json"), "age_days": p.age_days(result.as_of)} for p in o.prices
+                ],
                 "notes": list(o.notes),
             }
             for o in result.options
@@ -179,6 +183,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
                         "effective_after": c.effective_after.isoformat(),
                     }
                     for c in repricing.changes
+                ],
+                "retired": [
+                    {
+                        "option": r.option,
+                        "offer": f"{r.provider}/{r.offer}",
+                        "date": r.date.isoformat(),
+                        "successor": r.successor or None,
+                        "effective_before": r.effective_before.isoformat(),
+                    }
+                    for r in repricing.retired
                 ],
             }
         if by_share is not None:
@@ -244,7 +258,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     print("\nPrice versions used:")
     for o in result.options:
         for p in o.prices:
-            print(f"  {o.option}: {p.provider}/{p.offer} effective {p.effective} - {p.source} (read {p.read})")
+            age = price_age_text(p.read, result.as_of, dt.date.today())
+            print(f"  {o.option}: {p.provider}/{p.offer} effective {p.effective} - {p.source} ({age}, on {p.read})")
+            if is_stale(p.read, result.as_of):
+                print(f"    older than {STALE_AFTER_DAYS} days: check the provider's current price")
         for note in o.notes:
             print(f"    {note}")
     if repricing is not None:
@@ -256,7 +273,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             print(f"  {plain(line)}")
         for _, row in price_changes_frame(repricing, scenario).iterrows():
             print(f"  {row['Offer']} {row['Price']}: {row['Then']} -> {row['Now']} ({row['Change']})")
-        if not repricing.changes:
+        if not repricing.changes and not repricing.retired:
             print("  no price it used has changed")
     for w in result.warnings:
         print(f"\nWarning: {words.warning(w)}")

@@ -289,21 +289,28 @@ def usd_per_eur(text: str) -> float:
     return limited(limits.USD_PER_EUR)(text)
 
 
-FX_FORM = "CUR=RATE, RATE in US dollars per unit of CUR (EUR=1.18, GBP=1.36, JPY=0.0064, INR=0.0106)"
-"""What ``--fx`` takes, as its help and its error say it."""
+FX_FORM = (
+    "CUR=RATE, RATE as markets quote it: US dollars per unit of EUR or GBP (EUR=1.18, GBP=1.36), units of JPY "
+    "or INR per US dollar (JPY=156.8, INR=94.5)"
+)
+"""What ``--fx`` takes, as its help and its error say it: the app's rate fields take the same."""
 
 
 def fx_rate(text: str) -> tuple[str, float]:
-    """``CUR=RATE``: a currency's exchange rate in US dollars per unit, as ``--usd-per-eur`` takes the euro's."""
+    """``CUR=RATE``: a currency's exchange rate as markets quote it (:func:`calculator.catalog.fx.quoted`),
+    given back in US dollars per unit, as ``--usd-per-eur`` takes the euro's."""
+    from calculator.catalog.fx import QUOTE_LIMITS, unquoted  # only `compare` reads rates: not on `turn`'s path
+
     code, sep, rate = text.partition("=")
     code = code.strip().upper()
-    if not sep or code not in limits.USD_PER_UNIT:
-        codes = ", ".join(limits.USD_PER_UNIT)
+    if not sep or code not in QUOTE_LIMITS:
+        codes = ", ".join(QUOTE_LIMITS)
         raise argparse.ArgumentTypeError(f"{echo(text)} should be {FX_FORM}; CUR one of {codes}")
     try:
-        return code, limited(limits.USD_PER_UNIT[code])(rate)
+        quoted = limited(QUOTE_LIMITS[code])(rate)
     except argparse.ArgumentTypeError as exc:
         raise argparse.ArgumentTypeError(f"{code}: {exc}") from None
+    return code, float(unquoted(code, Decimal(repr(quoted))))
 
 
 def engineer_share(text: str) -> float:

@@ -9,9 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from calculator.catalog.prices import (
-    load_price_sheets,
-)
+from calculator.catalog.prices import STALE_AFTER_DAYS, is_stale, load_price_sheets, price_age_text
 from calculator.cli import console, flags, folders, words
 from calculator.present.money import format_money, format_small
 from calculator.pricing.cents import cents
@@ -72,6 +70,7 @@ def cmd_turn(args: argparse.Namespace) -> int:
                     "effective": ref.effective.isoformat(),
                     "source": ref.source,
                     "read": ref.read.isoformat(),
+                    "age_days": ref.age_days(as_of),
                     "note": ref.note,
                 },
             }
@@ -99,7 +98,10 @@ def cmd_turn(args: argparse.Namespace) -> int:
     )
     print(f"\nReuse saves {float(result.saving_share):.0%} per turn.")
     print(f"Price version: effective {result.price.effective.isoformat()}, source {result.price.source}")
-    print(f"  (read {result.price.read.isoformat()})")
+    age = price_age_text(result.price.read, as_of, dt.date.today())
+    print(f"  ({age}, on {result.price.read.isoformat()})")
+    if is_stale(result.price.read, as_of):
+        print(f"  older than {STALE_AFTER_DAYS} days: check the provider's current price")
     return 0
 
 

@@ -86,6 +86,9 @@ FLAGS: dict[str, str] = {
     "measurement.precision": "--precision",
     "measurement.model": "--model",
     "measurement.engine": "--engine",
+    # sheets refresh
+    "price_list.source": "--from",
+    "price_list.read_on": "--read-on",
 }
 """Core field -> the flag that sets it (fields without a flag are printed as they are)."""
 

@@ -210,6 +210,12 @@ def chat_url(base_url: str) -> str:
     parts = urlsplit(base_url.strip())
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise InputError("replay.base_url", f"{base_url!r} is not an http(s) URL, e.g. http://127.0.0.1:8000/v1")
+    try:
+        parts.port  # noqa: B018 - urlsplit checks the port only when asked: 99999 raised later, mid-run
+    except ValueError:
+        raise InputError(
+            "replay.base_url", f"{base_url!r} has no valid port (1 to 65535), e.g. http://127.0.0.1:8000/v1"
+        ) from None
     path = parts.path.rstrip("/")
     if path.endswith("/chat/completions"):
         path = path[: -len("/chat/completions")]

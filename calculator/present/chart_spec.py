@@ -1,4 +1,5 @@
-"""An Altair chart as the Vega-Lite spec a page draws, built without re-checking it against the schema.
+"""An Altair chart as the Vega-Lite spec a page draws, built without re-checking it against the schema; and
+:class:`Spec`, a chart written as that spec directly.
 
 Altair checks every spec against the Vega-Lite JSON schema when it is turned into a dict; on the Compare
 page that was about a third of each rerun. The chart builders' tests call ``chart.to_dict()``, which
@@ -6,22 +7,32 @@ still checks, so a malformed chart fails there rather than on every render. The 
 into the spec's ``datasets`` as they are (a page sends them as Arrow, as ``st.altair_chart`` would),
 not through Altair's JSON conversion of every row.
 
+The two charts every Compare rerun draws (the turn and the volume curve) are written as Vega-Lite dicts
+with their rows inline (:class:`Spec`): building them through Altair's objects, turning those into a
+dict and sending their frames as Arrow was a quarter of a rerun. Their tests check them against the
+schema, as Altair would.
+
 No streamlit import here: a page passes the result to ``st.vega_lite_chart``.
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
+import json
+import math
 import pickle
 import threading
+from collections.abc import Iterable, Sequence
 from contextlib import nullcontext
+from dataclasses import dataclass
 from typing import Any
 
 import altair as alt
 import pandas as pd
 from altair.utils.schemapi import UndefinedType
 
-__all__ = ["ALTAIR_GLOBALS", "vega_lite_spec"]
+__all__ = ["ALTAIR_GLOBALS", "Spec", "layer", "rows", "vega_lite_spec"]
 
 ALTAIR_GLOBALS = threading.Lock()
 """Altair's data transformer and theme are settings of the whole process; whoever changes them for one
@@ -41,8 +52,52 @@ def _named_frames(data: Any, frames: dict[str, Any]) -> dict[str, str]:
 alt.data_transformers.register("named_frames", _named_frames)
 
 
-def vega_lite_spec(chart: alt.TopLevelMixin) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Spec:
+    """A Vega-Lite chart written as its JSON dict, used where an Altair chart would be: ``properties`` sets
+    top-level keys (the PDF's sizes), ``to_dict`` checks it against the schema as Altair's does, and
+    ``to_json`` is what the PDF renders."""
+
+    spec: dict[str, Any]
+
+    def properties(self, **props: Any) -> Spec:
+        return Spec({**self.spec, **props})
+
+    def to_dict(self, validate: bool = True) -> dict[str, Any]:
+        if validate:
+            from altair.utils.schemapi import validate_jsonschema
+            from altair.vegalite.v6.schema import load_schema
+
+            validate_jsonschema(self.spec, load_schema())
+        return copy.deepcopy(self.spec)
+
+    def to_json(self, **kwargs: Any) -> str:
+        return json.dumps(self.spec, **kwargs)
+
+
+def rows(columns: dict[str, Sequence[Any] | Any], length: int | None = None) -> list[dict[str, Any]]:
+    """A chart's inline rows from columns (a list each, or one value for every row); a number that is not
+    finite is left empty (JSON has no NaN, and a chart leaves out what it cannot draw)."""
+    n = length if length is not None else max(len(v) for v in columns.values() if isinstance(v, list | tuple))
+    listed = {k: v if isinstance(v, list | tuple) else [v] * n for k, v in columns.items()}
+    return [{k: _json_value(v[i]) for k, v in listed.items()} for i in range(n)]
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def layer(data: Iterable[dict[str, Any]], mark: dict[str, Any], encoding: dict[str, Any]) -> dict[str, Any]:
+    """One layer of a :class:`Spec` with its rows inline."""
+    return {"data": {"values": list(data)}, "mark": mark, "encoding": encoding}
+
+
+def vega_lite_spec(chart: alt.TopLevelMixin | Spec) -> dict[str, Any]:
     """The chart's Vega-Lite spec with its data frames under ``datasets``, not validated."""
+    if isinstance(chart, Spec):
+        return dict(chart.spec)  # a page may add to the top level; the rows are not copied
     frames: dict[str, Any] = {}
     with ALTAIR_GLOBALS:
         # Altair's default theme only adds a 300x300 default view size that every chart here overrides

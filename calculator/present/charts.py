@@ -23,6 +23,7 @@ from typing import Any, Literal, cast
 
 import altair as alt
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 from altair.utils.schemapi import Undefined, UndefinedType
 
@@ -36,7 +37,8 @@ from calculator.catalog.prices import (
     TokenPrices,
 )
 from calculator.errors import InputError
-from calculator.present.money import axis_format, format_money, format_small, money_title
+from calculator.present.chart_spec import Spec, layer, rows
+from calculator.present.money import amount_format, axis_format, format_money, format_small, money_title
 from calculator.present.shown_currency import turn_currency
 from calculator.pricing.billing import hourly_price_per_replica
 from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison, CostFn, cost_curves, curves
@@ -143,48 +145,68 @@ def turn_parts_frame(turn: TurnComparison, scenario: Scenario | None = None) -> 
     return pd.DataFrame(rows)
 
 
-def turn_parts_chart(turn: TurnComparison, scenario: Scenario | None = None) -> alt.Chart:
+def turn_parts_chart(turn: TurnComparison, scenario: Scenario | None = None) -> Spec:
     """The reused-prefix turn beside the no-reuse turn, stacked by billed part, in the scenario's currency
     (the sheet's without one)."""
     currency, _ = turn_currency(turn, scenario)
     df = turn_parts_frame(turn, scenario)
-    df["cost_label"] = [format_small(v, currency) for v in df["cost"]]
-    df["total_label"] = [format_small(v, currency) for v in df["total"]]
-    chart: alt.Chart = (
-        alt.Chart(df, title=f"Cost of one turn ({turn.price.provider} {turn.price.model}, {turn.price.effective})")
-        .mark_bar()
-        .encode(
-            x=alt.X(
-                "cost:Q",
-                title=money_title("Cost per turn", currency),
-                stack="zero",
-                axis=alt.Axis(format=axis_format(df["total"].max(), currency)),
-            ),
-            y=alt.Y("case:N", title=None, sort=["No reuse", "Reused prefix"]),
-            color=alt.Color(
-                "part:N",
-                title="Billed part",
-                scale=alt.Scale(domain=list(PART_LABELS.values()), range=PART_COLORS),
-                legend=alt.Legend(orient="bottom"),
-            ),
-            order=alt.Order("order:Q"),
-            tooltip=[
-                alt.Tooltip("case:N", title="Turn"),
-                alt.Tooltip("part:N", title="Part"),
-                alt.Tooltip("cost_label:N", title="Cost"),
-                alt.Tooltip("total_label:N", title="Turn total"),
-            ],
-        )
-        .properties(width=WIDTH, height=230)
+    costs, totals = df["cost"].tolist(), df["total"].tolist()
+    data = rows(
+        {
+            "case": df["case"].tolist(),
+            "part": df["part"].tolist(),
+            "order": df["order"].tolist(),
+            "cost": costs,
+            "total": totals,
+            "cost_label": [format_small(v, currency) for v in costs],
+            "total_label": [format_small(v, currency) for v in totals],
+        }
     )
-    return chart
+    return Spec(
+        {
+            "$schema": alt.SCHEMA_URL,
+            "data": {"values": data},
+            "mark": {"type": "bar"},
+            "encoding": {
+                "x": {
+                    "field": "cost",
+                    "type": "quantitative",
+                    "title": money_title("Cost per turn", currency),
+                    "stack": "zero",
+                    "axis": {"format": axis_format(max(totals), currency)},
+                },
+                "y": {"field": "case", "type": "nominal", "title": None, "sort": ["No reuse", "Reused prefix"]},
+                "color": {
+                    "field": "part",
+                    "type": "nominal",
+                    "title": "Billed part",
+                    "scale": {"domain": list(PART_LABELS.values()), "range": PART_COLORS},
+                    "legend": {"orient": "bottom"},
+                },
+                "order": {"field": "order", "type": "quantitative"},
+                "tooltip": [
+                    {"field": "case", "type": "nominal", "title": "Turn"},
+                    {"field": "part", "type": "nominal", "title": "Part"},
+                    {"field": "cost_label", "type": "nominal", "title": "Cost"},
+                    {"field": "total_label", "type": "nominal", "title": "Turn total"},
+                ],
+            },
+            "title": f"Cost of one turn ({turn.price.provider} {turn.price.model}, {turn.price.effective})",
+            "width": WIDTH,
+            "height": 230,
+        }
+    )
 
 
 # --- monthly cost against volume -----------------------------------------------------------------
 
 
+def _volume_grid(lo: float, hi: float, points: int) -> npt.NDArray[np.float64]:
+    return np.geomspace(lo, hi, points)
+
+
 def volume_frame(curves: dict[str, CostFn], lo: float = 1e4, hi: float = 1e9, points: int = 241) -> pd.DataFrame:
-    grid = np.geomspace(lo, hi, points)
+    grid = _volume_grid(lo, hi, points)
     frames = []
     for name, fn in curves.items():
         frames.append(pd.DataFrame({"option": OPTION_LABELS[name], "key": name, "turns": grid, "monthly": fn(grid)}))
@@ -202,69 +224,92 @@ def _volume_range(today: float, comparison: Comparison | None) -> tuple[float, f
 
 
 def volume_chart(
-    curves: dict[str, CostFn], today: float, comparison: Comparison | None = None, currency: str = "USD"
-) -> alt.LayerChart:
+    curves: dict[str, CostFn],
+    today: float,
+    comparison: Comparison | None = None,
+    currency: str = "USD",
+    points: int = 241,
+) -> Spec:
     """Monthly cost of every option against turns per month, with today's volume and the crossings."""
     lo, hi = _volume_range(today, comparison)
     options = list(curves)
-    x = alt.X("turns:Q", title="Turns per month (log scale)", scale=alt.Scale(type="log"))
-    y = alt.Y("monthly:Q", title=money_title("Monthly cost", currency, "log scale"), scale=alt.Scale(type="log"))
-    color = alt.Color("option:N", title="Option", scale=option_color_scale(options), legend=alt.Legend(orient="bottom"))
+    x = {"field": "turns", "type": "quantitative", "title": "Turns per month (log scale)", "scale": {"type": "log"}}
+    y = {
+        "field": "monthly",
+        "type": "quantitative",
+        "title": money_title("Monthly cost", currency, "log scale"),
+        "scale": {"type": "log"},
+    }
+    color = {
+        "field": "option",
+        "type": "nominal",
+        "title": "Option",
+        "scale": {"domain": [OPTION_LABELS[o] for o in options], "range": [OPTION_COLORS[o] for o in options]},
+        "legend": {"orient": "bottom"},
+    }
     tooltip = [
-        alt.Tooltip("option:N", title="Option"),
-        alt.Tooltip("turns_label:N", title="Turns / month"),
-        alt.Tooltip("monthly_label:N", title="Monthly cost"),
+        {"field": "option", "type": "nominal", "title": "Option"},
+        {"field": "turns", "type": "quantitative", "title": "Turns / month", "format": ",.0f"},
+        {
+            "field": "monthly",
+            "type": "quantitative",
+            "title": money_title("Monthly cost", currency),
+            "format": amount_format(currency),
+        },
     ]
-    layers: list[Any] = []
-    turns_label = None
+    grid = _volume_grid(lo, hi, points)
+    turns = grid.tolist()
+    layers: list[dict[str, Any]] = []
     for name in options:
-        # each option's rows made apart (volume_frame's, labelled), not cut back out of one joined frame
-        part = volume_frame({name: curves[name]}, lo, hi)
-        part["monthly_label"] = [format_money(v, currency) for v in part["monthly"].tolist()]
-        turns_label = turns_label or [f"{t:,.0f}" for t in part["turns"].tolist()]
-        part["turns_label"] = turns_label
-        interpolate: Literal["linear", "step-after"] = "linear" if name == "serverless" else "step-after"
-        layers.append(
-            alt.Chart(part)
-            .mark_line(interpolate=interpolate, strokeWidth=2.5)
-            .encode(x=x, y=y, color=color, tooltip=tooltip)
-        )
-    today_df = pd.DataFrame({"turns": [today], "label": [f"Today: {today:,.0f} turns/month"]})
+        data = rows({"option": OPTION_LABELS[name], "turns": turns, "monthly": curves[name](grid).tolist()})
+        mark = {"type": "line", "interpolate": "linear" if name == "serverless" else "step-after", "strokeWidth": 2.5}
+        layers.append(layer(data, mark, {"x": x, "y": y, "color": color, "tooltip": tooltip}))
     layers.append(
-        alt.Chart(today_df)
-        .mark_rule(strokeDash=[6, 4], color="#6e7781")
-        .encode(x=alt.X("turns:Q"), tooltip=[alt.Tooltip("label:N", title="Volume")])
+        layer(
+            rows({"turns": [today], "label": [f"Today: {today:,.0f} turns/month"]}),
+            {"type": "rule", "color": "#6e7781", "strokeDash": [6, 4]},
+            {
+                "x": {"field": "turns", "type": "quantitative"},
+                "tooltip": [{"field": "label", "type": "nominal", "title": "Volume"}],
+            },
+        )
     )
-    if comparison is not None and comparison.crossings:
-        rows = []
-        for c in comparison.crossings:
-            if not lo <= c.turns_per_month <= hi:
-                continue
-            value = float(curves[c.cheaper_above](np.array([c.turns_per_month]))[0])
-            rows.append(
+    crossings = [c for c in (comparison.crossings if comparison is not None else ()) if lo <= c.turns_per_month <= hi]
+    if crossings:
+        points_at = [
+            {
+                "turns": c.turns_per_month,
+                "monthly": float(curves[c.cheaper_above](np.array([c.turns_per_month]))[0]),
+                "label": f"{OPTION_LABELS[c.a]} = {OPTION_LABELS[c.b]}",
+                "turns_label": f"{c.turns_per_month:,.0f}",
+                "cheaper": OPTION_LABELS[c.cheaper_above],
+            }
+            for c in crossings
+        ]
+        layers.append(
+            layer(
+                rows({k: [p[k] for p in points_at] for k in points_at[0]}),
+                {"type": "point", "color": "#cf222e", "filled": True, "shape": "diamond", "size": 140},
                 {
-                    "turns": c.turns_per_month,
-                    "monthly": value,
-                    "label": f"{OPTION_LABELS[c.a]} = {OPTION_LABELS[c.b]}",
-                    "turns_label": f"{c.turns_per_month:,.0f}",
-                    "cheaper": OPTION_LABELS[c.cheaper_above],
-                }
-            )
-        if rows:
-            layers.append(
-                alt.Chart(pd.DataFrame(rows))
-                .mark_point(shape="diamond", size=140, filled=True, color="#cf222e")
-                .encode(
-                    x=alt.X("turns:Q"),
-                    y=alt.Y("monthly:Q"),
-                    tooltip=[
-                        alt.Tooltip("label:N", title="Break-even"),
-                        alt.Tooltip("turns_label:N", title="Turns / month"),
-                        alt.Tooltip("cheaper:N", title="Cheaper above"),
+                    "x": {"field": "turns", "type": "quantitative"},
+                    "y": {"field": "monthly", "type": "quantitative"},
+                    "tooltip": [
+                        {"field": "label", "type": "nominal", "title": "Break-even"},
+                        {"field": "turns_label", "type": "nominal", "title": "Turns / month"},
+                        {"field": "cheaper", "type": "nominal", "title": "Cheaper above"},
                     ],
-                )
+                },
             )
-    return _layered(*layers, title="Monthly cost against monthly volume", width=WIDTH, height=HEIGHT)
+        )
+    return Spec(
+        {
+            "$schema": alt.SCHEMA_URL,
+            "layer": layers,
+            "title": "Monthly cost against monthly volume",
+            "width": WIDTH,
+            "height": HEIGHT,
+        }
+    )
 
 
 # --- sweeps -------------------------------------------------------------------------------------
@@ -273,8 +318,6 @@ def volume_chart(
 def share_sweep_chart(df: pd.DataFrame, variable: str, current: float, currency: str = "USD") -> alt.LayerChart:
     """Monthly cost against hit rate or prefix share; ``df`` has ``value``, ``option``, ``monthly``."""
     label = {"hit_rate": "Cache hit rate", "prefix_share": "Prefix share"}.get(variable, variable)
-    df = df.copy()
-    df["monthly_label"] = [format_money(v, currency) for v in df["monthly"]]
     options = [k for k, v in OPTION_LABELS.items() if v in set(df["option"])]
     lines = (
         alt.Chart(df)
@@ -288,7 +331,7 @@ def share_sweep_chart(df: pd.DataFrame, variable: str, current: float, currency:
             tooltip=[
                 alt.Tooltip("option:N", title="Option"),
                 alt.Tooltip("value:Q", title=label, format=".0%"),
-                alt.Tooltip("monthly_label:N", title="Monthly cost"),
+                alt.Tooltip("monthly:Q", title=money_title("Monthly cost", currency), format=amount_format(currency)),
             ],
         )
     )

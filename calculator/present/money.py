@@ -119,6 +119,13 @@ def money_title(label: str, currency: str, note: str = "") -> str:
     return f"{label} ({symbol}{', ' + note if note else ''})"
 
 
+def amount_format(currency: str) -> str:
+    """A chart tooltip's number format (d3) for a monthly amount: the currency's minor unit, with thousands
+    separators, as :func:`format_money` writes it (``,.2f``; ``,.0f`` for the yen). The symbol goes in the
+    tooltip's title (:func:`money_title`): a chart of 700 points formats them in the browser, not here."""
+    return f",.{currency_of(currency).decimals}f"
+
+
 def axis_format(largest: Decimal | float, currency: str, figures: int = 3) -> str:
     """A chart axis's number format (d3) that shows ``figures`` significant figures of its ``largest`` value and
     never fewer places than the currency's minor unit: ``,.4f`` for a $0.0302 turn, ``,.2f`` for a ¥4.73 one."""

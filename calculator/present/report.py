@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from calculator.catalog.prices import STALE_AFTER_DAYS, is_stale, price_age_text
 from calculator.present import charts
 from calculator.present.chart_spec import ALTAIR_GLOBALS
 from calculator.present.money import format_money, format_price, format_small
@@ -22,7 +23,15 @@ from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison, curv
 from calculator.pricing.pinning import Repricing
 from calculator.scenario.model import Scenario
 
-__all__ = ["answer_sentences", "plain", "price_changes_frame", "repricing_sentences", "summary_pdf"]
+__all__ = [
+    "answer_sentences",
+    "plain",
+    "price_age_line",
+    "price_changes_frame",
+    "repricing_sentences",
+    "stale_price_warnings",
+    "summary_pdf",
+]
 
 
 def answer_sentences(result: Comparison, switches: list[tuple[float, str, str]] | None = None) -> list[str]:
@@ -65,6 +74,28 @@ def answer_sentences(result: Comparison, switches: list[tuple[float, str, str]] 
     return out
 
 
+def price_age_line(result: Comparison, today: dt.date) -> str:
+    """The price version each option used and how old it is: "lyceum glm-5.3: version of 2026-10-05, read
+    31 days ago; ..." (relative to the price date when it is not today)."""
+    return f"Prices in force on {result.as_of.isoformat()}: " + "; ".join(
+        f"{p.provider} {p.offer}: version of {p.effective.isoformat()}, {price_age_text(p.read, result.as_of, today)}"
+        for o in result.options
+        for p in o.prices[:1]
+    )
+
+
+def stale_price_warnings(result: Comparison, today: dt.date) -> list[str]:
+    """One sentence per chosen price read more than :data:`STALE_AFTER_DAYS` days before the price date."""
+    return [
+        f"{OPTION_LABELS[o.option]}: the price of {p.provider} {p.offer} was "
+        f"{price_age_text(p.read, result.as_of, today)} (on {p.read.isoformat()}), more than {STALE_AFTER_DAYS} "
+        "days: check the provider's current price before relying on it."
+        for o in result.options
+        for p in o.prices[:1]
+        if is_stale(p.read, result.as_of)
+    ]
+
+
 def _more_or_less(then: Decimal, now: Decimal) -> str:
     if not then:
         return "no saved cost to compare with"
@@ -82,6 +113,15 @@ def repricing_sentences(repricing: Repricing, scenario: Scenario) -> list[str]:
     for option, then in repricing.monthly_then.items():
         now = repricing.monthly_now.get(option)
         label = f"{OPTION_LABELS.get(option, option)} ({offers.get(option, '')})"
+        gone = next((r for r in repricing.retired if r.option == option), None)
+        if gone is not None:
+            out.append(
+                f"{label}: priced with the sheets of {repricing.priced_on.isoformat()} at "
+                f"{format_money(then, cur)} a month; **retired on {gone.date.isoformat()}**"
+                + (f" ({gone.successor})" if gone.successor else "")
+                + ", so not priced today: choose another offer."
+            )
+            continue
         if now is None:
             out.append(
                 f"{label}: priced with the sheets of {repricing.priced_on.isoformat()} at "
@@ -130,6 +170,18 @@ def price_changes_frame(repricing: Repricing, scenario: Scenario) -> pd.DataFram
                 "Now": format_price(c.after, cur) if c.after is not None else "-",
                 "Change": f"{share:+.1%}" if share is not None else ("new" if c.before is None else "removed"),
                 "Versions": f"{c.effective_before.isoformat()} -> {c.effective_after.isoformat()}",
+            }
+        )
+    for r in repricing.retired:
+        rows.append(
+            {
+                "Option": OPTION_LABELS.get(r.option, r.option),
+                "Offer": f"{r.provider} {r.offer}",
+                "Price": "the offer itself" + (f" ({r.successor})" if r.successor else ""),
+                "Then": "sold",
+                "Now": f"retired on {r.date.isoformat()}",
+                "Change": "retired",
+                "Versions": f"{r.effective_before.isoformat()} -> none",
             }
         )
     return pd.DataFrame(rows, columns=["Option", "Offer", "Price", "Then", "Now", "Change", "Versions"])
@@ -205,6 +257,8 @@ def summary_pdf(
         new_x="LMARGIN",
         new_y="NEXT",
     )
+    made_on = generated or dt.date.today()
+    pdf.multi_cell(w, 3.6, pdf.text_ok(price_age_line(result, made_on)), new_x="LMARGIN", new_y="NEXT")
     pdf.set_text_color(0, 0, 0)
     pdf.ln(2)
 
@@ -250,9 +304,9 @@ def summary_pdf(
     pdf.set_font(f, "", 8)
     for sentence in answer_sentences(result, charts.cheapest_switch(sweep)):
         pdf.multi_cell(w, 3.8, pdf.text_ok("• " + plain(sentence)), new_x="LMARGIN", new_y="NEXT")
-    for warning in result.warnings:
+    for warning in [problem.text() for problem in result.warnings] + stale_price_warnings(result, made_on):
         pdf.set_text_color(150, 90, 0)
-        pdf.multi_cell(w, 3.6, pdf.text_ok("! " + warning.text()), new_x="LMARGIN", new_y="NEXT")
+        pdf.multi_cell(w, 3.6, pdf.text_ok("! " + warning), new_x="LMARGIN", new_y="NEXT")
     pdf.set_text_color(0, 0, 0)
     pdf.ln(1)
 

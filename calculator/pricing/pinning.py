@@ -3,6 +3,8 @@
 Saving a scenario records, per option, the price version it used and the monthly cost then.
 Reopening it says "priced with the sheets of D; with today's prices it costs X (Y% more or less)"
 and lists each price that changed, so last quarter's estimate can be explained, not just redone.
+An offer retired since is one of those changes: it is named with its successor and left out of
+today's prices (it cannot be bought today), not a reason to refuse the rest.
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ from calculator.errors import InputError
 from calculator.pricing.compare import Catalogs, Comparison, compare
 from calculator.scenario.model import PinnedPrice, Scenario
 
-__all__ = ["PriceChange", "Repricing", "pin_prices", "reprice"]
+__all__ = ["PriceChange", "Repricing", "RetiredSince", "pin_prices", "reprice"]
+
+_SCENARIO_FIELD = {"serverless": "serverless", "dedicated": "dedicated", "self_hosted": "gpu_vm"}
 
 
 def _figures(offer: Any, effective: dt.date) -> dict[str, Decimal]:
@@ -85,6 +89,21 @@ class PriceChange(BaseModel):
         return float(self.after / self.before - 1)
 
 
+class RetiredSince(BaseModel):
+    """An offer a saved scenario used that is no longer sold today."""
+
+    model_config = ConfigDict(frozen=True)
+
+    option: str
+    provider: str
+    offer: str
+    date: dt.date
+    """The first day it was no longer sold."""
+    successor: str
+    """Its successor as the sheet names it (``successor: X``), or empty when the provider names none."""
+    effective_before: dt.date
+
+
 class Repricing(BaseModel):
     """A pinned scenario against today's sheets."""
 
@@ -95,6 +114,8 @@ class Repricing(BaseModel):
     monthly_then: dict[str, Decimal]
     monthly_now: dict[str, Decimal]
     changes: tuple[PriceChange, ...]
+    retired: tuple[RetiredSince, ...] = ()
+    """Offers retired since the scenario was saved: not priced today."""
 
 
 def reprice(scenario: Scenario, cat: Catalogs, today: dt.date | None = None) -> Repricing:
@@ -102,10 +123,22 @@ def reprice(scenario: Scenario, cat: Catalogs, today: dt.date | None = None) -> 
     if not scenario.prices_used or scenario.as_of is None:
         raise InputError("prices_used", "this scenario was not saved with its prices; save it again to pin them")
     today = today or dt.date.today()
-    now = compare(scenario.model_copy(update={"as_of": today}), cat)
     changes = []
+    retired = []
     for pin in scenario.prices_used:
         offer = _offer(cat, pin.option, pin.provider, pin.offer)
+        if offer.retired is not None and offer.retired_on(today):
+            retired.append(
+                RetiredSince(
+                    option=pin.option,
+                    provider=pin.provider,
+                    offer=pin.offer,
+                    date=offer.retired.date,
+                    successor=offer.retired.successor_text,
+                    effective_before=pin.effective,
+                )
+            )
+            continue
         current = offer.version_at(today)
         figures = _figures(offer, today)
         for field in sorted(set(pin.prices) | set(figures)):
@@ -123,10 +156,14 @@ def reprice(scenario: Scenario, cat: Catalogs, today: dt.date | None = None) -> 
                         effective_after=current.effective,
                     )
                 )
+    still_sold = scenario.model_copy(update={"as_of": today, **{_SCENARIO_FIELD[r.option]: None for r in retired}})
+    sold_now = still_sold.serverless or still_sold.dedicated or still_sold.gpu_vm
+    now = compare(still_sold, cat).options if sold_now else ()
     return Repricing(
         priced_on=scenario.as_of,
         today=today,
         monthly_then={p.option: p.monthly for p in scenario.prices_used},
-        monthly_now={o.option: o.monthly for o in now.options},
+        monthly_now={o.option: o.monthly for o in now},
         changes=tuple(changes),
+        retired=tuple(retired),
     )

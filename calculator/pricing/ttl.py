@@ -49,7 +49,7 @@ from calculator.catalog.prices import PriceSheet, ServerlessOffer, ServerlessPri
 from calculator.catalog.textfile import Malformed, json_lines
 from calculator.errors import InputError
 from calculator.pricing.billing import DAYS_PER_MONTH  # one month length everywhere: 365/12 days, as GPUs are billed
-from calculator.pricing.turn import PriceRef, price_ref
+from calculator.pricing.turn import PriceRef, price_ref, whole_units
 from calculator.traffic.prefix import parse_timestamp
 
 __all__ = [
@@ -555,13 +555,9 @@ def advise_ttl(
             f"sessions x turns per session up to {TURNS_PER_MONTH.high:,}",
         )
     notes: list[str] = []
-    prefix = prefix_tokens
-    if offer.cache_increment_tokens > 1:
-        prefix = prefix // offer.cache_increment_tokens * offer.cache_increment_tokens
-        if prefix != prefix_tokens:
-            notes.append(
-                f"prefix rounded down to {prefix:,} tokens (cached in blocks of {offer.cache_increment_tokens})"
-            )
+    prefix = int(whole_units(Decimal(prefix_tokens), offer.cache_increment_tokens))
+    if prefix != prefix_tokens:
+        notes.append(f"prefix rounded down to {prefix:,} tokens (cached in blocks of {offer.cache_increment_tokens})")
     if prefix < max(offer.min_cacheable_tokens, 1):
         raise InputError(
             "ttl.prefix_tokens",

@@ -3,11 +3,16 @@
 A turn has ``I`` input tokens and ``O`` output tokens. ``s`` (prefix share) of the input repeats an
 earlier prompt's start; ``h`` (hit rate) is the chance that start is still cached::
 
-    prefix P  = I * s, rounded down to the provider's cache increment, 0 below its minimum
-    cached  C = P * h            uncached U = I - C
-    written W = w * min(U, P)    only where the offer charges cache writes (the part of this
-                                 prompt the next turn will read back; in an agent loop, U)
+    prefix P  = I * s, rounded down to the provider's cache unit, 0 below its minimum
+    cached  C = P * h, rounded down to whole cache units; 0 where the offer gives no cache
+                discount (it bills those tokens as plain input, so the bill shows them as input)
+    uncached U = I - C
+    written W = w * min(U, P), whole tokens, only where the offer charges cache writes (the
+                part of this prompt the next turn will read back; in an agent loop, U)
     cost      = (U - W) * p_input + W * p_write + C * p_cached + O * p_output   (prices per 1M)
+
+Token counts are whole tokens, as providers bill them: a cache serves whole blocks (OpenAI 128
+tokens, DeepSeek 64), never part of one, so an expected count is rounded down (:func:`whole_units`).
 
 Long-context tiers are a cliff: when the prompt ``I`` passes a threshold the whole request,
 output included, is priced at the tier's rates. A batch discount takes its share off the prices
@@ -34,6 +39,7 @@ from calculator.catalog.prices import (
     ServerlessOffer,
     ServerlessPriceVersion,
     TokenPrices,
+    price_age_days,
 )
 from calculator.errors import InputError
 from calculator.scenario.inputs import TurnShape
@@ -52,6 +58,7 @@ __all__ = [
     "price_ref",
     "price_turn",
     "turn_cost_array",
+    "whole_units",
 ]
 
 MILLION = Decimal(1_000_000)
@@ -88,6 +95,10 @@ class PriceRef(BaseModel):
     source: str
     read: dt.date
     note: str | None = None
+
+    def age_days(self, on: dt.date) -> int:
+        """How old the price is on ``on`` (today or the price date): days since its source was read."""
+        return price_age_days(self.read, on)
 
 
 class TurnCost(BaseModel):
@@ -185,19 +196,22 @@ def cost_parts(
     """
     sweep = any(x is not None for x in (input_tokens, prefix_share, hit_rate, output_tokens))
     rates = _tier_rates(version, shape)
-    charges_writes = version.prices.cache_write is not None or any(t.cache_write for t in version.long_context)
+    levels: list[TokenPrices] = [version.prices, *version.long_context]
+    discounts = [level.cached_input is not None for level in levels]
+    charges_writes = any(level.cache_write for level in levels)
+    unit = offer.cache_increment_tokens
     if not sweep:
         i = Decimal(shape.input_tokens)
         s, h, o = Decimal(shape.prefix_share), Decimal(shape.hit_rate), Decimal(shape.output_tokens)
         w = Decimal(shape.cache_write_share)
-        prefix = cacheable_prefix(offer, i, s)
-        cached = prefix * h
-        uncached = i - cached
-        written = w * min(uncached, prefix) if charges_writes else Decimal(0)
         tier = -1
         for index, threshold in enumerate(t.above_tokens for t in version.long_context):
             if i > threshold:
                 tier = index
+        prefix = cacheable_prefix(offer, i, s)
+        cached = whole_units(prefix * h, unit) if discounts[tier + 1] else Decimal(0)
+        uncached = i - cached
+        written = whole_units(w * min(uncached, prefix), 1) if charges_writes else Decimal(0)
         r = rates[tier + 1]
         parts = {
             "uncached_input": (uncached - written) * r["input"] / MILLION,
@@ -212,16 +226,14 @@ def cost_parts(
     fh = np.asarray(hit_rate if hit_rate is not None else float(shape.hit_rate), dtype=np.float64)
     fo = np.asarray(output_tokens if output_tokens is not None else float(shape.output_tokens), dtype=np.float64)
     fw = float(shape.cache_write_share)
-    fprefix = fi * fs
-    if offer.cache_increment_tokens > 1:
-        fprefix = np.floor(fprefix / offer.cache_increment_tokens) * offer.cache_increment_tokens
-    fprefix = np.where(fprefix < offer.min_cacheable_tokens, 0.0, fprefix)
-    fcached = fprefix * fh
-    funcached = fi - fcached
-    fwritten = fw * np.minimum(funcached, fprefix) if charges_writes else np.zeros_like(funcached)
     ftier = np.full(np.broadcast(fi, fs, fh, fo).shape, -1, dtype=np.int64)
     for index, tier_prices in enumerate(version.long_context):
         ftier = np.where(fi > tier_prices.above_tokens, index, ftier)
+    fprefix = _floor_units(fi * fs, unit)
+    fprefix = np.where(fprefix < offer.min_cacheable_tokens, 0.0, fprefix)
+    fcached = np.where(np.array(discounts)[ftier + 1], _floor_units(fprefix * fh, unit), 0.0)
+    funcached = fi - fcached
+    fwritten = _floor_units(fw * np.minimum(funcached, fprefix), 1) if charges_writes else np.zeros_like(funcached)
     table = np.array([[float(level[p]) for p in _PARTS] for level in rates])  # (levels, parts)
     chosen = table[ftier + 1]  # broadcast to (..., parts)
     fparts = {
@@ -233,11 +245,21 @@ def cost_parts(
     return {"cached": fcached, "uncached": funcached, "written": fwritten}, fparts, ftier
 
 
+def whole_units(tokens: Decimal, unit: int) -> Decimal:
+    """``tokens`` rounded down to whole ``unit``-token blocks (1: whole tokens): what a provider bills."""
+    return (tokens // unit) * unit
+
+
+def _floor_units(tokens: Arr, unit: int) -> Arr:
+    # the array twin of whole_units; a relative tolerance keeps 0.9 x 20,000 = 17,999.999... at 18,000
+    blocks = np.asarray(tokens, dtype=np.float64) / unit
+    floored: Arr = np.floor(blocks + 1e-9 * np.maximum(1.0, np.abs(blocks))) * unit
+    return floored
+
+
 def cacheable_prefix(offer: ServerlessOffer, input_tokens: Decimal, prefix_share: Decimal) -> Decimal:
     """The repeated start the offer can cache: whole cache blocks, none below its minimum length."""
-    prefix = input_tokens * prefix_share
-    if offer.cache_increment_tokens > 1:
-        prefix = (prefix // offer.cache_increment_tokens) * offer.cache_increment_tokens
+    prefix = whole_units(input_tokens * prefix_share, offer.cache_increment_tokens)
     return prefix if prefix >= offer.min_cacheable_tokens else Decimal(0)
 
 

@@ -1,0 +1,556 @@
+"""Public price lists read from a file or URL, as proposals for our serverless offers (``sheets refresh``).
+
+Two well-kept formats are read:
+
+- genai-prices' ``data.json`` (pydantic/genai-prices, ``prices/data.json``): a JSON array of providers,
+  each with ``id``, ``api_pattern`` and ``models``, prices per million tokens.
+- LiteLLM's model cost map (BerriAI/litellm, ``model_prices_and_context_window.json``; the litellm package
+  ships it as ``model_prices_and_context_window_backup.json``): a JSON object of model name ->
+  ``litellm_provider``, ``input_cost_per_token``, ... prices per token.
+
+The format is told from the content, not the file name; anything else is refused, naming the file. Every
+price a list gives is checked before anything is compared (a number, not negative, at most
+:data:`MAX_PRICE_PER_MTOK` per million tokens) and a problem names the file and the entry's path. Both
+lists become a :class:`~calculator.catalog.genai_prices.GenaiData`, so one diff and one writer
+(:mod:`calculator.catalog.genai_prices`) serve ``sheets import-genai-prices`` and ``sheets refresh``.
+
+A list never invents its source: each proposal cites the list (its URL, or its file name) and the date it
+was read, and :attr:`ListText.read_basis` says where that date came from: given by the user, the file's
+modification time, or the HTTP ``Date`` header of the response (its ``Last-Modified`` when the server
+sends no ``Date``). A URL without either needs the date given.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import email.utils
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from calculator.catalog.datafile import DataFileError
+from calculator.catalog.genai_prices import DiffEntry, GenaiData, ImportReport, diff_sheets
+from calculator.catalog.prices import PriceCatalog
+from calculator.errors import InputError
+
+if TYPE_CHECKING:
+    from genai_prices.types import ModelInfo, ModelPrice
+
+__all__ = [
+    "FETCH_TIMEOUT_S",
+    "LITELLM_PROVIDERS",
+    "MAX_LIST_BYTES",
+    "MAX_PRICE_PER_MTOK",
+    "ListText",
+    "PriceList",
+    "Refresh",
+    "parse_list",
+    "read_list",
+    "refresh",
+]
+
+MAX_LIST_BYTES = 32 * 1024 * 1024
+"""Largest list read: LiteLLM's map is about 3.5 MB, genai-prices' data.json under 0.5 MB."""
+FETCH_TIMEOUT_S = 30.0
+"""Seconds to wait for a server to connect or send more of the list."""
+MAX_PRICE_PER_MTOK = Decimal("99999999")
+"""The largest price a sheet can hold (8 digits before the point); a larger one is a broken list."""
+ReadBasis = Literal["given", "file modification time", "HTTP Date header", "HTTP Last-Modified header"]
+Format = Literal["genai-prices", "litellm"]
+
+LITELLM_PROVIDERS: dict[str, str] = {
+    "openai": "openai",
+    "anthropic": "anthropic",
+    "deepseek": "deepseek",
+    "fireworks_ai": "fireworks",
+    "gemini": "google",  # the Gemini API; vertex_ai-* entries are Google Cloud's prices, another sheet
+    "groq": "groq",
+    "together_ai": "together",
+    "deepinfra": "deepinfra",
+    "nebius": "nebius",
+    "zai": "zai",
+    "huggingface": "huggingface",
+}
+"""LiteLLM's ``litellm_provider`` -> our sheet's provider slug."""
+_LITELLM_MODES = {None, "chat", "completion", "responses"}
+_LITELLM_KEY = re.compile(
+    r"^(?P<part>input_cost_per_token|output_cost_per_token|cache_read_input_token_cost"
+    r"|cache_creation_input_token_cost(?:_above_1hr)?)(?:_above_(?P<k>\d+)k_tokens)?(?P<batch>_batches)?$"
+)
+_LITELLM_PART = {
+    "input_cost_per_token": "input_mtok",
+    "output_cost_per_token": "output_mtok",
+    "cache_read_input_token_cost": "cache_read_mtok",
+    "cache_creation_input_token_cost": "cache_write_mtok",
+    "cache_creation_input_token_cost_above_1hr": "cache_write_1h_mtok",
+}
+_QUANTUM = Decimal("0.000001")
+
+
+# --- reading --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ListText:
+    """A list's bytes as read, where from, and when."""
+
+    location: str
+    """The path or URL as given."""
+    url: str | None
+    body: bytes
+    read: dt.date
+    read_basis: ReadBasis
+    last_modified: dt.date | None = None
+    """The server's ``Last-Modified`` date, when it sent one (shown, never used as the read date
+    unless the server sent no ``Date``)."""
+
+
+def _is_url(source: str) -> bool:
+    return re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", source) is not None
+
+
+def read_list(
+    source: str,
+    read_on: dt.date | None = None,
+    *,
+    max_bytes: int = MAX_LIST_BYTES,
+    timeout: float = FETCH_TIMEOUT_S,
+) -> ListText:
+    """The list at ``source`` (a path, or an http(s) URL) and the date it was read (``read_on`` wins)."""
+    if _is_url(source):
+        return _fetch(source, read_on, max_bytes=max_bytes, timeout=timeout)
+    path = Path(source)
+    try:
+        info = path.stat()
+        if not path.is_file():
+            raise InputError("price_list.source", f"{source}: not a file")
+        if info.st_size > max_bytes:
+            raise InputError(
+                "price_list.source", f"{source}: {info.st_size:,} bytes; a price list is at most {max_bytes:,}"
+            )
+        body = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError("price_list.source", f"{source}: no such file") from None
+    except OSError as exc:
+        raise InputError("price_list.source", f"{source}: cannot read: {exc.strerror or exc}") from None
+    if read_on is not None:
+        return ListText(source, None, body, read_on, "given")
+    modified = dt.datetime.fromtimestamp(info.st_mtime, tz=dt.UTC).date()
+    return ListText(source, None, body, modified, "file modification time")
+
+
+def _header_date(value: str | None) -> dt.date | None:
+    if not value:
+        return None
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return (when if when.tzinfo else when.replace(tzinfo=dt.UTC)).astimezone(dt.UTC).date()
+
+
+def _fetch(url: str, read_on: dt.date | None, *, max_bytes: int, timeout: float) -> ListText:
+    import httpx
+
+    if url.split(":", 1)[0].lower() not in ("http", "https"):
+        raise InputError("price_list.source", f"{url}: only http:// and https:// URLs are read")
+    too_big = f"{url}: the list is larger than {max_bytes:,} bytes; download it and give the file"
+    try:
+        with (
+            httpx.Client(timeout=timeout, follow_redirects=True) as client,
+            client.stream("GET", url, headers={"Accept": "application/json"}) as response,
+        ):
+            if response.status_code >= 400:
+                raise InputError(
+                    "price_list.source", f"{url}: the server answered {response.status_code} {response.reason_phrase}"
+                )
+            declared = response.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > max_bytes:
+                raise InputError("price_list.source", too_big)
+            chunks, size = [], 0
+            for chunk in response.iter_bytes():  # decoded: the cap holds for a compressed body too
+                size += len(chunk)
+                if size > max_bytes:
+                    raise InputError("price_list.source", too_big)
+                chunks.append(chunk)
+            headers = response.headers
+    except httpx.TimeoutException:
+        raise InputError("price_list.source", f"{url}: no answer within {timeout:g} s") from None
+    except httpx.HTTPError as exc:
+        raise InputError("price_list.source", f"{url}: cannot read: {exc}") from None
+    body = b"".join(chunks)
+    modified = _header_date(headers.get("last-modified"))
+    if read_on is not None:
+        return ListText(url, url, body, read_on, "given", modified)
+    served = _header_date(headers.get("date"))
+    if served is not None:
+        return ListText(url, url, body, served, "HTTP Date header", modified)
+    if modified is not None:
+        return ListText(url, url, body, modified, "HTTP Last-Modified header", modified)
+    raise InputError(
+        "price_list.read_on",
+        f"{url}: the server sent neither a Date nor a Last-Modified header; give the date the list was read",
+    )
+
+
+# --- parsing and checking ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PriceList:
+    """A list read and checked, in the form the diff reads."""
+
+    format: Format
+    name: str
+    """``genai-prices data.json`` or ``LiteLLM model cost map``."""
+    text: ListText
+    data: GenaiData
+    other_providers: dict[str, int] = dataclasses.field(default_factory=dict)
+    """Token-priced entries of list providers we have no sheet for, by the list's provider name."""
+    not_token_priced: int = 0
+    """Entries the list prices otherwise (embeddings, images, audio ...), not compared."""
+    duplicates: int = 0
+    """Entries naming a model already listed for the same provider (the first one is used)."""
+
+
+def _problem(text: ListText, where: str, message: str) -> DataFileError:
+    return DataFileError([f"{text.location}: {where}: {message}"])
+
+
+def _load_json(text: ListText) -> Any:
+    def refuse_constant(name: str) -> Any:
+        raise _problem(text, "JSON", f"{name} is not a number a price list may hold")
+
+    try:
+        decoded = text.body.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise DataFileError([f"{text.location}: not UTF-8 text (byte {exc.start})"]) from None
+    try:
+        return json.loads(decoded, parse_float=Decimal, parse_constant=refuse_constant)
+    except DataFileError:
+        raise
+    except json.JSONDecodeError as exc:
+        raise DataFileError(
+            [f"{text.location}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"]
+        ) from None
+    except (ValueError, RecursionError) as exc:  # an integer of thousands of digits, or nesting past the stack
+        raise DataFileError([f"{text.location}: not a JSON price list this calculator reads ({exc})"]) from None
+
+
+def _price(text: ListText, where: str, value: Any, per_token: bool = False) -> Decimal:
+    """A checked price per million tokens."""
+    if isinstance(value, bool) or not isinstance(value, int | Decimal):
+        raise _problem(text, where, f"expected a number, got {json.dumps(value, default=str)[:40]}")
+    number = Decimal(value)
+    if number < 0:
+        raise _problem(text, where, f"{value} is negative; a price is 0 or more")
+    limit = MAX_PRICE_PER_MTOK / 1_000_000 if per_token else MAX_PRICE_PER_MTOK
+    if number > limit:
+        unit = "per token" if per_token else "per million tokens"
+        raise _problem(text, where, f"{value} is not a price (at most {limit} {unit})")
+    return (number * 1_000_000 if per_token else number).quantize(_QUANTUM).normalize()
+
+
+def _detect(text: ListText, raw: Any) -> Format:
+    if isinstance(raw, list) and raw and all(isinstance(p, dict) and "models" in p for p in raw):
+        return "genai-prices"
+    if isinstance(raw, dict) and any(
+        isinstance(v, dict) and ("litellm_provider" in v or any(_LITELLM_KEY.match(k) for k in v)) for v in raw.values()
+    ):
+        return "litellm"
+    raise DataFileError(
+        [
+            f"{text.location}: not a price list this calculator reads; expected genai-prices' data.json "
+            "(a JSON array of providers with models) or LiteLLM's model cost map (a JSON object of models with "
+            "litellm_provider and input_cost_per_token)"
+        ]
+    )
+
+
+def parse_list(text: ListText) -> PriceList:
+    """Detect the list's format, check every price it gives and map it for the diff."""
+    raw = _load_json(text)
+    if _detect(text, raw) == "genai-prices":
+        return _genai_list(text, raw)
+    return _litellm_list(text, raw)
+
+
+def _where(text: ListText) -> tuple[str | None, str]:
+    """(url, document) a proposal cites: the URL, or the file's name."""
+    return (text.url, "") if text.url else (None, f" (file {Path(text.location).name})")
+
+
+# genai-prices' data.json
+
+
+def _check_genai_prices(text: ListText, where: str, prices: Any) -> None:
+    if prices is None:
+        return
+    if not isinstance(prices, dict):
+        raise _problem(text, where, "expected an object of prices per million tokens")
+    for key, value in prices.items():
+        at = f"{where}.{key}"
+        if isinstance(value, dict):
+            _price(text, f"{at}.base", value.get("base"))
+            tiers = value.get("tiers")
+            if not isinstance(tiers, list):
+                raise _problem(text, f"{at}.tiers", "expected a list of {start, price}")
+            for i, tier in enumerate(tiers):
+                if not isinstance(tier, dict):
+                    raise _problem(text, f"{at}.tiers[{i}]", "expected {start, price}")
+                start = tier.get("start")
+                if isinstance(start, bool) or not isinstance(start, int) or not 0 <= start <= 100_000_000:
+                    raise _problem(text, f"{at}.tiers[{i}].start", "expected a whole number of tokens")
+                _price(text, f"{at}.tiers[{i}].price", tier.get("price"))
+        elif value is not None:
+            _price(text, at, value)
+
+
+def _check_genai(text: ListText, raw: list[Any]) -> None:
+    for i, provider in enumerate(raw):
+        pid = provider.get("id")
+        if not isinstance(pid, str):
+            raise _problem(text, f"[{i}].id", "expected the provider's id as text")
+        models = provider.get("models")
+        if not isinstance(models, list):
+            raise _problem(text, f"{pid}.models", "expected a list of models")
+        for j, model in enumerate(models):
+            if not isinstance(model, dict):
+                raise _problem(text, f"{pid}.models[{j}]", "expected an object")
+            mid = model.get("id")
+            at = f"{pid}.{mid if isinstance(mid, str) else f'models[{j}]'}"
+            prices = model.get("prices")
+            if isinstance(prices, list):
+                for k, conditional in enumerate(prices):
+                    if not isinstance(conditional, dict):
+                        raise _problem(text, f"{at}.prices[{k}]", "expected {constraint, prices}")
+                    _check_genai_prices(text, f"{at}.prices[{k}].prices", conditional.get("prices"))
+            else:
+                _check_genai_prices(text, f"{at}.prices", prices)
+            variants = model.get("price_variants")
+            if isinstance(variants, list):
+                for k, variant in enumerate(variants):
+                    if not isinstance(variant, dict):
+                        raise _problem(text, f"{at}.price_variants[{k}]", "expected {when, prices}")
+                    _check_genai_prices(text, f"{at}.price_variants[{k}].prices", variant.get("prices"))
+
+
+def _genai_list(text: ListText, raw: list[Any]) -> PriceList:
+    _check_genai(text, raw)
+    try:
+        from genai_prices.types import _providers_from_raw
+    except ImportError:
+        raise InputError(
+            "price_list.source",
+            f"{text.location} is genai-prices' data.json; reading it needs the genai-prices package "
+            "(pip install 'inference-cost-calculator[genai-prices]')",
+        ) from None
+    try:
+        providers = _providers_from_raw(raw)
+    except Exception as exc:  # pydantic's ValidationError, or the package's own asserts on a clause
+        errors = getattr(exc, "errors", None)
+        if callable(errors):
+            first = errors()[0]
+            place = ".".join(str(p) for p in first.get("loc", ())) or "data"
+            raise _problem(text, place, str(first.get("msg", exc))) from None
+        raise DataFileError([f"{text.location}: not a genai-prices data.json this calculator reads ({exc})"]) from None
+    url, in_file = _where(text)
+    data = GenaiData(
+        version="data.json",
+        providers=tuple(providers),
+        list_name="genai-prices",
+        source_document=f"genai-prices data.json{in_file}",
+        source_url=url,
+        read=text.read,
+    )
+    return PriceList("genai-prices", "genai-prices data.json", text, data)
+
+
+# LiteLLM's model cost map
+
+
+def _litellm_prices(text: ListText, name: str, entry: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(standard, batch) genai-prices price keys of one entry, each a price or {base, tiers}."""
+    found: dict[tuple[bool, str], dict[int | None, Decimal]] = {}
+    for key, value in entry.items():
+        match = _LITELLM_KEY.match(key)
+        if match is None:
+            continue
+        price = _price(text, f"{json.dumps(name)}.{key}", value, per_token=True)
+        start = int(match["k"]) * 1000 if match["k"] else None
+        found.setdefault((bool(match["batch"]), _LITELLM_PART[match["part"]]), {})[start] = price
+    out: tuple[dict[str, Any], dict[str, Any]] = ({}, {})
+    for (batch, key), by_start in found.items():
+        base = by_start.pop(None, None)
+        if base is None:
+            continue  # a long-context price without its base price: nothing to attach it to
+        if key in ("cache_write_mtok", "cache_write_1h_mtok") and base == 0 and not any(by_start.values()):
+            continue  # LiteLLM writes 0 where writing the cache is free: our sheets leave cache_write out
+        out[batch][key] = {"base": base, "tiers": sorted(by_start.items())} if by_start else base
+    return out
+
+
+def _model_price(prices: dict[str, Any]) -> ModelPrice:
+    from genai_prices.types import ModelPrice, Tier, TieredPrices
+
+    built: dict[str, Decimal | TieredPrices] = {}
+    for key, value in prices.items():
+        if isinstance(value, dict):
+            built[key] = TieredPrices(base=value["base"], tiers=[Tier(start=s, price=p) for s, p in value["tiers"]])
+        else:
+            built[key] = value
+    return ModelPrice(**built)
+
+
+def _litellm_model(
+    model_id: str, name: str, entry: dict[str, Any], prices: tuple[dict[str, Any], dict[str, Any]], read: dt.date
+) -> ModelInfo:
+    from genai_prices.types import ClauseEquals, ModelInfo, PriceVariant
+
+    standard, batch = prices
+    retired = None
+    comments = None
+    raw_date = entry.get("deprecation_date")
+    if isinstance(raw_date, str):
+        try:
+            retired = dt.date.fromisoformat(raw_date)
+            comments = f"LiteLLM lists a deprecation date of {retired.isoformat()} (entry {name!r})."
+        except ValueError:
+            retired = None
+    variants = [PriceVariant(when={"processing": "batch"}, prices=_model_price(batch))] if batch else None
+    return ModelInfo(
+        id=model_id,
+        match=ClauseEquals(equals=model_id.lower()),
+        name=name,
+        price_comments=comments,
+        deprecated=retired is not None and retired <= read,
+        prices=_model_price(standard),
+        price_variants=variants,
+    )
+
+
+def _litellm_list(text: ListText, raw: dict[str, Any]) -> PriceList:
+    try:
+        from genai_prices.types import Provider
+    except ImportError:
+        raise InputError(
+            "price_list.source",
+            f"{text.location} is LiteLLM's cost map; comparing it needs the genai-prices package's price model "
+            "(pip install 'inference-cost-calculator[genai-prices]')",
+        ) from None
+    models: dict[str, dict[str, ModelInfo]] = {}
+    other: Counter[str] = Counter()
+    not_token_priced = duplicates = 0
+    for name, entry in raw.items():
+        if name == "sample_spec":  # LiteLLM's description of the fields, not a model
+            continue
+        if not isinstance(entry, dict):
+            raise _problem(text, json.dumps(name), "expected an object of prices")
+        provider = entry.get("litellm_provider")
+        if provider is not None and not isinstance(provider, str):
+            raise _problem(text, f"{json.dumps(name)}.litellm_provider", "expected the provider's name as text")
+        mode = entry.get("mode")
+        if mode is not None and not isinstance(mode, str):
+            raise _problem(text, f"{json.dumps(name)}.mode", "expected text such as chat")
+        standard, batch = _litellm_prices(text, name, entry)  # every entry's prices are checked
+        if mode not in _LITELLM_MODES or "input_mtok" not in standard or "output_mtok" not in standard:
+            not_token_priced += 1
+            continue
+        ours = LITELLM_PROVIDERS.get(provider or "")
+        if ours is None:
+            other[provider or "(no provider)"] += 1
+            continue
+        model_id = name[len(provider) + 1 :] if provider and name.startswith(f"{provider}/") else name
+        if model_id.lower() in models.setdefault(ours, {}):
+            duplicates += 1
+            continue
+        models[ours][model_id.lower()] = _litellm_model(model_id, name, entry, (standard, batch), text.read)
+    url, in_file = _where(text)
+    data = GenaiData(
+        version="model cost map",
+        providers=tuple(
+            Provider(id=p, name=p, api_pattern="", models=list(found.values())) for p, found in sorted(models.items())
+        ),
+        list_name="LiteLLM",
+        source_document=f"LiteLLM model cost map{in_file}",
+        source_url=url,
+        read=text.read,
+        batch_prices_partial=True,
+    )
+    return PriceList(
+        "litellm", "LiteLLM model cost map", text, data, dict(sorted(other.items())), not_token_priced, duplicates
+    )
+
+
+# --- the refresh ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Refresh:
+    """A list compared with our sheets: new versions proposed for the offers whose prices differ."""
+
+    price_list: PriceList
+    report: ImportReport
+
+    def _of(self, status: str) -> list[DiffEntry]:
+        return [e for e in self.report.entries if e.status == status]
+
+    @property
+    def proposals(self) -> list[DiffEntry]:
+        return self._of("changed")
+
+    @property
+    def same(self) -> list[DiffEntry]:
+        return self._of("same")
+
+    @property
+    def missing(self) -> list[DiffEntry]:
+        """Our offers the list does not price (or has no such provider)."""
+        return self._of("missing")
+
+    @property
+    def unmatched(self) -> dict[str, int]:
+        """List models of our providers that no offer of ours matches, by provider (summarised, not proposed)."""
+        return dict(sorted(Counter(e.provider for e in self._of("new")).items()))
+
+    @property
+    def other_providers(self) -> dict[str, int]:
+        """The list's entries for providers we have no sheet for, by the list's provider name."""
+        if self.price_list.other_providers:
+            return self.price_list.other_providers
+        counts = {}
+        for provider_id in self.report.providers_without_sheet:
+            provider = self.price_list.data.provider(provider_id)
+            counts[provider_id] = len(provider.models) if provider is not None else 0
+        return counts
+
+    @property
+    def writable_report(self) -> ImportReport:
+        """The report with only the new versions for offers we have: a refresh never adds offers."""
+        return dataclasses.replace(self.report, entries=[e for e in self.proposals if e.writable])
+
+
+def refresh(
+    catalog: PriceCatalog,
+    price_list: PriceList,
+    as_of: dt.date | None = None,
+    *,
+    providers: Iterable[str] | None = None,
+    models: Iterable[str] | None = None,
+) -> Refresh:
+    """Compare ``price_list`` with our serverless offers in force on ``as_of`` (default: the date it was read)."""
+    report = diff_sheets(
+        catalog,
+        as_of or price_list.text.read,
+        providers=providers,
+        models=models,
+        data=price_list.data,
+        today=price_list.text.read,
+    )
+    return Refresh(price_list, report)
