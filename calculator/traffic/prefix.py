@@ -311,7 +311,7 @@ class LogReader:
         second = next(tasks, None)
         if second is None and self._local:  # a short log: starting workers would cost more than it saves
             if first is not None:
-                yield from self._merge(_hash_shard(self.tokenizer, first))
+                yield from self._merge(_hash_shard(self.tokenizer, first, TokenCache(self.tokenizer)))
             return
         with pool(self.tokenizer) as workers:
             shared = workers.share(self.tokenizer)
@@ -480,10 +480,11 @@ class _ShardResult:
     valid: int
 
 
-def _hash_shard(tokenizer: Tokenizer | None, task: _ShardTask) -> _ShardResult:
-    """Tokenise and hash one shard (in a worker; ``tokenizer`` None: the one the worker was started with)."""
+def _hash_shard(tokenizer: Tokenizer | None, task: _ShardTask, cache: TokenCache | None = None) -> _ShardResult:
+    """Tokenise and hash one shard (in a worker; ``tokenizer`` None: the one the worker was started with;
+    the worker keeps its segment cache from shard to shard unless one is given)."""
     tok: Tokenizer = tokenizer if tokenizer is not None else given()
-    cache = worker_state(tok, lambda: TokenCache(tok))
+    cache = cache or worker_state(tok, lambda: TokenCache(tok))
     reader = LogReader((), task.format, tok, task.block_size, task.name, cache=cache)
     if task.lines is not None:
         lines: Iterable[tuple[int, str]] = task.lines
