@@ -138,15 +138,16 @@ def _pieces(text: str) -> list[Any]:
 
 def _ids(pieces: list[Any]) -> list[tuple[int, ...]]:
     table = _ids_of
-    try:
-        return [table[p] for p in pieces]
-    except KeyError:
-        if len(table) > _KNOWN_PIECES:
-            table.clear()
-        for p in pieces:
-            if p not in table:
-                table[p] = _pretoken_ids(p.decode("ascii") if isinstance(p, bytes) else p)
-        return [table[p] for p in pieces]
+    found: list[tuple[int, ...] | None] = list(map(table.get, pieces))
+    if all(found):  # id tuples are never empty: only a missing one is false
+        return cast(list[tuple[int, ...]], found)
+    if len(table) > _KNOWN_PIECES:
+        table.clear()
+    for i, ids in enumerate(found):
+        if ids is None:
+            p = pieces[i]
+            found[i] = table.get(p) or table.setdefault(p, _pretoken_ids(p.decode() if isinstance(p, bytes) else p))
+    return cast(list[tuple[int, ...]], found)
 
 
 class ApproxTokenizer:
