@@ -12,6 +12,7 @@ import pytest
 from calculator.catalog.datafile import DataFileError
 from calculator.cli.prefix import add_prefix_parser
 from calculator.errors import InputError
+from calculator.traffic.batches import BATCH_REQUESTS
 from calculator.traffic.prefix import (
     CacheConfig,
     LogReader,
@@ -166,13 +167,13 @@ def test_a_log_with_nothing_valid_fails_listing_its_lines(tmp_path: Path) -> Non
     assert exc.value.lines[1].startswith(f"{path}:2: not a request")
 
 
-def test_reader_is_a_stream(tmp_path: Path) -> None:
-    lines = iter([json.dumps({"prompt": tokens(0, 16)})] * 3)
+def test_reader_is_a_stream_read_a_batch_ahead(tmp_path: Path) -> None:
+    lines = iter([json.dumps({"prompt": tokens(0, 16)})] * (BATCH_REQUESTS + 3))
     reader = LogReader(lines, name="upload")
     stream = iter(reader)
     next(stream)
-    assert reader.valid == 1  # the rest is not read yet
-    assert len(list(stream)) == 2
+    assert reader.valid == BATCH_REQUESTS  # one batch is hashed together; the rest is not read yet
+    assert len(list(stream)) == BATCH_REQUESTS + 2
 
 
 def test_openai_chat_log_shares_the_rendered_conversation_start(tmp_path: Path) -> None:

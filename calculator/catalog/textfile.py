@@ -55,6 +55,7 @@ __all__ = [
     "is_utf8",
     "json_documents",
     "json_lines",
+    "json_values",
     "json_words",
     "open_text",
     "parse_json",
@@ -294,10 +295,13 @@ def is_utf8(line: str) -> bool:
     return line.isascii() or _SURROGATE.search(line) is None
 
 
-def raw_lines(handle: IO[AnyStr], name: str, max_chars: int | None = None) -> Iterator[tuple[int, AnyStr]]:
-    """Numbered lines of a handle, text or binary, each with its line break, within the line limit and
-    ``max_chars`` (counted as read, unpacked): a file with no line breaks is never held whole."""
-    number = total = 0
+def raw_lines(
+    handle: IO[AnyStr], name: str, max_chars: int | None = None, first: int = 1
+) -> Iterator[tuple[int, AnyStr]]:
+    """Numbered lines (from ``first``: a handle on part of a file) of a handle, text or binary, each with its
+    line break, within the line limit and ``max_chars`` (counted as read, unpacked): a file with no line
+    breaks is never held whole."""
+    number, total = first - 1, 0
     while True:
         line = handle.readline(MAX_LINE_CHARS + 1)
         if not line:
@@ -373,12 +377,15 @@ def _bounded_int(digits: str) -> int:
 
 
 _PLAIN = json.JSONDecoder()
+_SCAN_BELOW = 4096
 _BOUNDED = json.JSONDecoder(parse_int=_bounded_int)
 
 
 def _loads(text: str) -> Any:
     """``json.loads`` within the limits (depth checked by the caller); NaN and Infinity are read as floats."""
-    if _LONG_DIGITS.search(text):  # usually digits inside a string; the hook tells a long integer apart
+    # The hook costs by the integer, a scan for long digit runs by the character: long lines are mostly
+    # text (chat requests, where the scan took most of the reading time), short ones numbers (traces).
+    if len(text) > _SCAN_BELOW or _LONG_DIGITS.search(text):
         return _BOUNDED.decode(text)
     return _PLAIN.decode(text)
 
@@ -411,15 +418,34 @@ def parse_json(text: str) -> Any:
     """One JSON value from a line of text, within the limits; :class:`LineError` says what is wrong."""
     if not text.isascii() and _SURROGATE.search(text):
         raise LineError("not UTF-8 text")
-    _check_depth(text)
     try:
-        return _loads(text)
-    except json.JSONDecodeError as exc:
-        raise LineError(f"not valid JSON: {json_words(exc.msg)} (column {exc.colno})") from None
-    except RecursionError:  # pragma: no cover - the depth check comes first
-        raise _too_deep() from None
-    except ValueError as exc:  # the standard library's own limit on integer digits
-        raise LineError(str(exc).split(";")[0]) from None
+        value = _loads(text)
+    except (ValueError, RecursionError) as exc:
+        _check_depth(text)  # too deep is said first, whatever else is wrong
+        if isinstance(exc, json.JSONDecodeError):
+            raise LineError(f"not valid JSON: {json_words(exc.msg)} (column {exc.colno})") from None
+        if isinstance(exc, RecursionError):  # pragma: no cover - deeper than the check's limit
+            raise _too_deep() from None
+        raise LineError(str(exc).split(";")[0]) from None  # the standard library's own limit on integer digits
+    # Decoded, the value's own depth is the brackets' outside strings: cheaper than scanning text with many.
+    if text.count("[") + text.count("{") > MAX_JSON_DEPTH and _deeper_than(value, MAX_JSON_DEPTH):
+        raise _too_deep()
+    return value
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    level = [value] if isinstance(value, dict | list) else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > limit:
+            return True
+        inner: list[Any] = []
+        for item in level:
+            values = item.values() if isinstance(item, dict) else item
+            inner.extend(v for v in values if isinstance(v, dict | list))
+        level = inner
+    return False
 
 
 @dataclass
@@ -435,6 +461,11 @@ class Malformed:
         if len(self.lines) < MAX_REPORTED:
             self.lines.append(f"{self.name}:{number}: {message}")
 
+    def merge(self, other: Malformed) -> None:
+        """Add the malformed lines of a later part of the same file (read elsewhere, e.g. by a worker)."""
+        self.count += other.count
+        self.lines.extend(other.lines[: MAX_REPORTED - len(self.lines)])
+
     def error(self, empty: str) -> DataFileError:
         """The error for a file with nothing usable: its problems, or ``empty`` when it had none."""
         lines = self.lines or [f"{self.name}: {empty}"]
@@ -447,7 +478,12 @@ def json_lines(
     source: Source, name: str, malformed: Malformed, max_chars: int | None = None
 ) -> Iterator[tuple[int, Any]]:
     """(line number, value) of each non-blank line of a JSON Lines file; the others go to ``malformed``."""
-    for number, line in text_lines(source, name, max_chars):
+    return json_values(text_lines(source, name, max_chars), malformed)
+
+
+def json_values(lines: Iterable[tuple[int, str]], malformed: Malformed) -> Iterator[tuple[int, Any]]:
+    """(line number, value) of each non-blank numbered line (:func:`text_lines`); the others go to ``malformed``."""
+    for number, line in lines:
         if not line.strip():
             continue
         try:

@@ -130,6 +130,19 @@ def at_least_one(text: str) -> int:
     return value
 
 
+MAX_WORKERS = 1024
+
+
+def workers(text: str) -> int:
+    """Processes that tokenise and hash a log: 1 to 1,024 (beyond the cores, more only adds overhead)."""
+    value = at_least_one(text)
+    if value > MAX_WORKERS:
+        raise argparse.ArgumentTypeError(
+            f"{_plain(text)} is more than {MAX_WORKERS:,} processes; give 1 to {MAX_WORKERS:,}"
+        )
+    return value
+
+
 def _above_zero(text: str, what: str, unit: str) -> float:
     value = number(text, what)
     if not (value > 0 and math.isfinite(value)):

@@ -18,6 +18,7 @@ from calculator.errors import InputError
 from calculator.present.money import format_money
 from calculator.traffic.logsource import Columns
 from calculator.traffic.prefix import FORMATS, CacheConfig, PrefixReport, analyse_log, capacity_from_fit
+from calculator.traffic.shards import default_workers
 from calculator.traffic.tokens import load_tokenizer
 
 __all__ = ["add_prefix_parser", "cmd_prefix"]
@@ -74,6 +75,19 @@ def add_prefix_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.Arg
     )
     p.add_argument("--tokenizer", type=Path, help="a model's tokenizer.json for exact counts (default: built-in)")
     p.add_argument("--seed", type=flags.whole_number, default=0, help="random routing seed")
+    p.add_argument(
+        "--workers",
+        type=flags.workers,
+        default=default_workers(),
+        metavar="N",
+        help="processes that tokenise and hash the log (default: every core, here %(default)s); 1 for one process",
+    )
+    p.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="tokenise and hash on the workers of this Dask cluster (scheduler address, e.g. tcp://10.0.0.5:8786; "
+        "needs the 'cluster' extra); the cache is simulated here",
+    )
     p.add_argument("--preset", help="also price this bundled scenario with the measured share and hit rate")
     p.add_argument("--scenario", type=Path, help="also price this scenario file with the measured share and hit rate")
     p.add_argument(
@@ -220,7 +234,17 @@ def cmd_prefix(args: argparse.Namespace) -> int:
     scenario = _config(args, caps[0] if caps else None)
     tokenizer = load_tokenizer(args.tokenizer) if args.tokenizer is not None else None
     columns = Columns(messages=args.messages_column, timestamp=args.timestamp_column)
-    report = analyse_log(args.file, args.format, scenario, caps, args.block_size, tokenizer, columns=columns)
+    report = analyse_log(
+        args.file,
+        args.format,
+        scenario,
+        caps,
+        args.block_size,
+        tokenizer,
+        columns=columns,
+        workers=args.workers,
+        cluster=args.cluster,
+    )
     bill = _bill(args, report)
     if args.json:
         data = report.model_dump(mode="json")

@@ -34,22 +34,49 @@ from __future__ import annotations
 
 import bisect
 import datetime as dt
+import functools
+import gzip
+import itertools
 import math
 import random
+import stat
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from calculator.catalog.datafile import DataFileError
-from calculator.catalog.textfile import MAX_REPORTED, Malformed, Source
+from calculator.catalog.textfile import (
+    MAX_REPORTED,
+    LineError,
+    Malformed,
+    Source,
+    check_readable,
+    json_values,
+    parse_json,
+    text_lines,
+)
 from calculator.errors import InputError
+from calculator.traffic.batches import BATCH_CHARS, BATCH_REQUESTS, Pending, RequestBatch, TokenCache, build
 from calculator.traffic.conversations import GENAI_PERF_TEXT, genai_perf_prompt, sharegpt_turns
+from calculator.traffic.hashing import chain, chained_blocks, int_lanes
 from calculator.traffic.logsource import Columns, LogInput, LogPart, records, shown_location
-from calculator.traffic.tokens import ApproxTokenizer, Tokenizer, chat_tokens
+from calculator.traffic.shards import (
+    Pool,
+    byte_ranges,
+    dask_cluster,
+    given,
+    in_order,
+    local_pool,
+    range_lines,
+    shards,
+    worker_state,
+)
+from calculator.traffic.tokens import ApproxTokenizer, Tokenizer, render_chat
 
 __all__ = [
     "DEFAULT_BLOCK_SIZE",
@@ -74,6 +101,7 @@ __all__ = [
     "chain_block_ids",
     "match_per_request",
     "request_from_tokens",
+    "requests_of",
     "simulate",
     "stack_distances_apply",
 ]
@@ -86,7 +114,6 @@ FORMATS = ("openai", "prompt", "mooncake", "sharegpt", "genai-perf")
 MAX_REPORTED_LINES = MAX_REPORTED
 """Malformed lines listed one by one; beyond this they are only counted (as every log reader does)."""
 Routing = Literal["round_robin", "random", "prefix_aware"]
-_ROOT = 0x5EED
 
 
 # --- requests and block hashes --------------------------------------------------------------------
@@ -105,25 +132,30 @@ class Request:
 
 
 def block_hashes(tokens: Sequence[int], block_size: int = DEFAULT_BLOCK_SIZE) -> tuple[int, ...]:
-    """Hashes of the full blocks of ``tokens``, each chained to its parent: hash((parent, block))."""
+    """Hashes of the full blocks of ``tokens``, each chained to its parent: ``hash((parent, tuple(block)))``
+    from a fixed root (computed over arrays by :mod:`calculator.traffic.hashing`, equal bit for bit)."""
     if block_size < 1:
         raise InputError("cache.block_size", f"must be 1 or more tokens, got {block_size}")
-    parent = _ROOT
-    out = []
-    for start in range(0, len(tokens) - block_size + 1, block_size):
-        parent = hash((parent, tuple(tokens[start : start + block_size])))
-        out.append(parent)
-    return tuple(out)
+    [hashes] = chained_blocks([int_lanes(tokens)], block_size)
+    return tuple(hashes.tolist())
 
 
 def chain_block_ids(ids: Iterable[int]) -> tuple[int, ...]:
-    """Chain given block ids (e.g. Mooncake ``hash_ids``) so a block matches only after the same parents."""
-    parent = _ROOT
-    out = []
-    for block_id in ids:
-        parent = hash((parent, block_id))
-        out.append(parent)
-    return tuple(out)
+    """Chain given block ids (e.g. Mooncake ``hash_ids``) so a block matches only after the same parents:
+    ``hash((parent, block_id))``."""
+    [hashes] = chain([int_lanes(list(ids))])
+    return tuple(hashes.tolist())
+
+
+def requests_of(batch: RequestBatch) -> Iterator[Request]:
+    """The requests of a batch (from :func:`calculator.traffic.batches.build`), in order."""
+    blocks = batch.blocks.tolist()
+    at = 0
+    for n, inp, out, ts, line in zip(
+        batch.block_counts, batch.input_tokens, batch.output_tokens, batch.timestamps, batch.lines, strict=True
+    ):
+        yield Request(tuple(blocks[at : at + n]), inp, out, ts, line)
+        at += n
 
 
 def request_from_tokens(
@@ -212,6 +244,12 @@ class LogReader:
     Batch API lines (``{"custom_id", "body": {...}}``); a logged ``usage.completion_tokens`` (or
     ``response.body.usage``) gives the output tokens. A ``prompt`` may be a string or a list of
     token ids (already tokenized; used as they are).
+
+    ``pool`` (a context manager giving a :class:`calculator.traffic.shards.Pool`: this machine's cores or a
+    Dask cluster) tokenises and hashes the log in shards elsewhere; the requests, problems and counts are the
+    same as read here, in the same order. A ``local`` pool (this machine's) is started only for a log longer
+    than one shard, and its workers read their own parts of a plain file (the text never passes through
+    here); a cluster's workers are sent the lines.
     """
 
     def __init__(
@@ -223,6 +261,10 @@ class LogReader:
         name: str | None = None,
         max_chars: int | None = None,
         columns: Columns | None = None,
+        *,
+        pool: Callable[[Tokenizer], AbstractContextManager[Pool]] | None = None,
+        local: bool = True,
+        cache: TokenCache | None = None,
     ) -> None:
         if format not in ("auto", *FORMATS):
             raise InputError("log.format", f"unknown format {format!r}; choose auto, {', '.join(FORMATS)}")
@@ -238,6 +280,9 @@ class LogReader:
         self.max_chars = max_chars
         self.valid = 0
         self._malformed = Malformed(self.name)
+        self._cache = cache
+        self._pool = pool
+        self._local = local
 
     @property
     def malformed(self) -> int:
@@ -262,8 +307,116 @@ class LogReader:
         return MalformedReport(count=self.malformed, lines=tuple(self.problems))
 
     def __iter__(self) -> Iterator[Request]:
+        if self._pool is not None and self._shardable():
+            batches = self._sharded(self._pool)
+        else:
+            read = records(self.source, self.name, self._malformed, self.max_chars, self.columns)
+            batches = self.batches((number, obj) for _part, number, obj in read)
+        for batch in batches:
+            yield from requests_of(batch)
+        self._malformed.name = self.name
+        if self.valid == 0:
+            raise self._malformed.error("no requests in the file (it is empty)")
+
+    def _sharded(self, pool: Callable[[Tokenizer], AbstractContextManager[Pool]]) -> Iterator[RequestBatch]:
+        """The batches of :meth:`batches`, from shards hashed on ``pool`` (here when there is one shard)."""
+        tasks = self._range_tasks() if self._local and self._plain_file() else self._shard_tasks()
+        first = next(tasks, None)
+        second = next(tasks, None)
+        if second is None and self._local:  # a short log: starting workers would cost more than it saves
+            if first is not None:
+                yield from self._merge(_hash_shard(self.tokenizer, first, TokenCache(self.tokenizer)))
+            return
+        with pool(self.tokenizer) as workers:
+            shared = workers.share(self.tokenizer)
+            started = (t for t in (first, second) if t is not None)
+            for result in in_order(workers, _hash_shard, shared, itertools.chain(started, tasks)):
+                yield from self._merge(result)
+
+    def _shard_tasks(self) -> Iterator[_ShardTask]:
+        """Shards of the log's lines to hash. While the format is unknown it is found here too (the first
+        usable line), and the shards up to it are read as "auto" so that each line is judged as here."""
+        for lines in shards(text_lines(cast(Path | str, self.source), self.name, self.max_chars)):
+            fmt = self.format
+            if fmt == "auto":
+                for _, line in lines:
+                    try:
+                        obj = parse_json(line) if line.strip() else None
+                    except LineError:
+                        continue
+                    found = _detect(obj) if isinstance(obj, dict) else None
+                    if found is not None:
+                        self.format = found
+                        break
+            yield _ShardTask(self.name, fmt, self._block_size, lines, None)
+
+    def _shardable(self) -> bool:
+        """Whether the log is one local file of JSON Lines, plain or gzip, that shards split by line. Other
+        inputs (folders, globs, object stores, Parquet, zstd, JSON arrays, uploads) are read here, in order."""
+        if not isinstance(self.source, Path | str) or self.max_chars is not None:
+            return False
+        path = Path(self.source)
+        try:
+            if not path.is_file():
+                return False
+            with path.open("rb") as fh:
+                start = fh.read(2)
+                if start == b"\x1f\x8b":
+                    fh.seek(0)
+                    with gzip.open(fh) as unpacked:
+                        start = unpacked.read(64)
+                else:
+                    start += fh.read(62)
+        except (OSError, EOFError):
+            return False
+        return start.lstrip()[:1] in (b"{", b"")
+
+    def _plain_file(self) -> bool:
+        """Whether the source is a whole uncompressed file that workers can read in parts."""
+        if not isinstance(self.source, Path | str) or self.max_chars is not None:
+            return False
+        path = Path(self.source)
+        check_readable(path, self.name)
+        if not stat.S_ISREG(path.stat().st_mode):
+            return False
+        with path.open("rb") as fh:
+            return fh.read(2) != b"\x1f\x8b"
+
+    def _range_tasks(self) -> Iterator[_ShardTask]:
+        """Byte ranges of a plain file to hash where they are read; the format is found first, if need be
+        (the ranges up to its first usable line are read as "auto", so that each line is judged as here)."""
+        found_at = None
+        if self.format == "auto":
+            for number, line in text_lines(cast(Path | str, self.source), self.name):
+                try:
+                    obj = parse_json(line) if line.strip() else None
+                except LineError:
+                    continue
+                found = _detect(obj) if isinstance(obj, dict) else None
+                if found is not None:
+                    self.format, found_at = found, number
+                    break
+        path = Path(cast(Path | str, self.source))
+        for start, end, first in byte_ranges(path):
+            fmt = "auto" if found_at is None or first <= found_at else self.format
+            yield _ShardTask(self.name, fmt, self._block_size, None, (str(path), start, end, first))
+
+    def _merge(self, result: _ShardResult) -> Iterator[RequestBatch]:
+        self._malformed.merge(result.malformed)
+        self.valid += result.valid
+        yield from result.batches
+
+    def read_lines(self, lines: Iterable[tuple[int, str]]) -> Iterator[RequestBatch]:
+        """:meth:`batches` of numbered lines of JSON."""
+        return self.batches(json_values(lines, self._malformed))
+
+    def batches(self, numbered: Iterable[tuple[int, Any]]) -> Iterator[RequestBatch]:
+        """The valid requests among numbered records, tokenised and hashed a batch at a time; the others
+        are counted in :attr:`malformed`."""
         problem = self._malformed.add
-        for _part, number, obj in records(self.source, self.name, self._malformed, self.max_chars, self.columns):
+        pending: list[Pending] = []
+        chars = 0
+        for number, obj in numbered:
             if not isinstance(obj, dict):
                 problem(number, f"expected a JSON object (one request per line), got {type(obj).__name__}")
                 continue
@@ -283,27 +436,33 @@ class LogReader:
                 continue
             for request in found_requests:
                 self.valid += 1
-                yield request
-        self._malformed.name = self.name
-        if self.valid == 0:
-            raise self._malformed.error("no requests in the file (it is empty)")
+                pending.append(request)
+                chars += request.chars
+            if len(pending) >= BATCH_REQUESTS or chars >= BATCH_CHARS:
+                yield self._build(pending)
+                pending, chars = [], 0
+        if pending:
+            yield self._build(pending)
 
-    def _requests(self, obj: dict[str, Any], number: int) -> list[Request]:
+    def _build(self, pending: list[Pending]) -> RequestBatch:
+        if self._cache is None and self.tokenized:
+            self._cache = TokenCache(self.tokenizer)
+        return build(pending, self._cache, self.block_size)
+
+    def _requests(self, obj: dict[str, Any], number: int) -> list[Pending]:
         """The requests one record stands for: one, or a conversation's user turns (ShareGPT)."""
         if self.format == "sharegpt":
             out = []
             for messages, answer in sharegpt_turns(obj):
-                tokens = chat_tokens(self.tokenizer, messages)
                 output = None if answer is None else len(self.tokenizer.encode(answer))
-                out.append(Request(block_hashes(tokens, self.block_size), len(tokens), output, None, number))
+                out.append(Pending(number, None, output, segments=render_chat(messages)))
             return out
         if self.format == "genai-perf":
             text, seconds, output = genai_perf_prompt(obj)
-            tokens = self.tokenizer.encode(text)
-            return [Request(block_hashes(tokens, self.block_size), len(tokens), output, seconds, number)]
+            return [Pending(number, seconds, output, segments=[text])]
         return [self._parse(obj, number)]
 
-    def _parse(self, obj: dict[str, Any], number: int) -> Request:
+    def _parse(self, obj: dict[str, Any], number: int) -> Pending:
         if self.format == "mooncake":
             return self._mooncake(obj, number)
         body = _body(obj)
@@ -315,16 +474,13 @@ class LogReader:
             tools = body.get("tools")
             if tools is not None and not isinstance(tools, list):
                 raise ValueError("'tools' must be a list")
-            tokens = chat_tokens(self.tokenizer, body["messages"], tools)
-        else:
-            prompt = body.get("prompt")
-            if isinstance(prompt, str):
-                tokens = self.tokenizer.encode(prompt)
-            elif isinstance(prompt, list) and all(isinstance(t, int) and not isinstance(t, bool) for t in prompt):
-                tokens = prompt
-            else:
-                raise ValueError("'prompt' must be a string or a list of token ids")
-        return Request(block_hashes(tokens, self.block_size), len(tokens), output, ts, number)
+            return Pending(number, ts, output, segments=render_chat(body["messages"], tools))
+        prompt = body.get("prompt")
+        if isinstance(prompt, str):
+            return Pending(number, ts, output, segments=[prompt])
+        if isinstance(prompt, list) and all(isinstance(t, int) and not isinstance(t, bool) for t in prompt):
+            return Pending(number, ts, output, ids=prompt)
+        raise ValueError("'prompt' must be a string or a list of token ids")
 
     @staticmethod
     def _output_tokens(obj: dict[str, Any]) -> int | None:
@@ -336,14 +492,14 @@ class LogReader:
             return _count(usage, "completion_tokens", required=False)
         return _count(obj, "output_tokens", required=False)
 
-    def _mooncake(self, obj: dict[str, Any], number: int) -> Request:
+    def _mooncake(self, obj: dict[str, Any], number: int) -> Pending:
         length = _count(obj, "input_length", required=True)
         assert length is not None
         output = _count(obj, "output_length", required=False)
         ts = obj.get("timestamp")
         seconds = parse_timestamp(ts, "timestamp")
         ids = obj.get("hash_ids")
-        if not isinstance(ids, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
+        if not isinstance(ids, list) or not set(map(type, ids)) <= {int}:  # whole numbers, not true/false
             raise ValueError("'hash_ids' must be a list of whole numbers")
         bs = self.block_size
         if len(ids) != math.ceil(length / bs):
@@ -352,9 +508,44 @@ class LogReader:
                 f"{math.ceil(length / bs)} (is the block size {bs}?)"
             )
         # Only full blocks can match: a partial trailing block is left out.
-        return Request(
-            chain_block_ids(ids[: length // bs]), length, output, None if seconds is None else seconds / 1000, number
-        )
+        ts = None if seconds is None else seconds / 1000
+        return Pending(number, ts, output, block_ids=ids[: length // bs], input_tokens=length)
+
+
+@dataclass(frozen=True, slots=True)
+class _ShardTask:
+    name: str
+    format: str
+    block_size: int | None
+    lines: list[tuple[int, str]] | None
+    """The shard's numbered lines, or None: the worker reads ``where``."""
+    where: tuple[str, int, int, int] | None
+    """(path, start byte, end byte, first line number) of a plain file."""
+
+
+@dataclass(frozen=True, slots=True)
+class _ShardResult:
+    """What a worker sends back: block hashes and counts, the malformed lines' numbers and reasons; no text."""
+
+    batches: list[RequestBatch]
+    malformed: Malformed
+    valid: int
+
+
+def _hash_shard(tokenizer: Tokenizer | None, task: _ShardTask, cache: TokenCache | None = None) -> _ShardResult:
+    """Tokenise and hash one shard (in a worker; ``tokenizer`` None: the one the worker was started with;
+    the worker keeps its segment cache from shard to shard unless one is given)."""
+    tok: Tokenizer = tokenizer if tokenizer is not None else given()
+    cache = cache or worker_state(tok, lambda: TokenCache(tok))
+    reader = LogReader((), task.format, tok, task.block_size, task.name, cache=cache)
+    if task.lines is not None:
+        lines: Iterable[tuple[int, str]] = task.lines
+    else:
+        assert task.where is not None
+        path, start, end, first = task.where
+        lines = range_lines(Path(path), task.name, start, end, first)
+    batches = list(reader.read_lines(lines))
+    return _ShardResult(batches, reader._malformed, reader.valid)
 
 
 # --- results -----------------------------------------------------------------------------------------
@@ -499,7 +690,7 @@ class _Cache:
     the replicas holding it, so a request finds its longest match without asking every replica.
     """
 
-    __slots__ = ("capacity", "entries", "holders", "replica", "ttl")
+    __slots__ = ("capacity", "entries", "holders", "replica", "seen", "ttl")
 
     def __init__(
         self, capacity_blocks: int | None, ttl: float | None, replica: int = 0, holders: _Holders | None = None
@@ -507,6 +698,9 @@ class _Cache:
         self.capacity = capacity_blocks
         self.ttl = ttl
         self.entries: OrderedDict[int, float] = OrderedDict()
+        kept = capacity_blocks is None and ttl is None and holders is None
+        self.seen: set[int] | None = set() if kept else None
+        """Used instead of ``entries`` when nothing is ever dropped: the order of use is never read then."""
         self.replica = replica
         self.holders = holders
 
@@ -530,7 +724,7 @@ class _Cache:
             self._drop(oldest)
 
     def match(self, blocks: tuple[int, ...]) -> int:
-        entries = self.entries
+        entries = self.entries if self.seen is None else self.seen
         n = 0
         for h in blocks:
             if h not in entries:
@@ -538,7 +732,11 @@ class _Cache:
             n += 1
         return n
 
-    def insert(self, blocks: tuple[int, ...], now: float) -> None:
+    def insert(self, blocks: tuple[int, ...], now: float, matched: int = 0) -> None:
+        """Use ``blocks`` at ``now``; the first ``matched`` of them are the request's match here."""
+        if self.seen is not None:
+            self.seen.update(blocks[matched:])  # the matched ones are held already
+            return
         entries = self.entries
         holders = self.holders
         move = entries.move_to_end
@@ -710,7 +908,7 @@ class _Run:
                 cache.expire(self.now)
         r, blocks = self._route(request.blocks)
         matched = min(blocks * self.block_size, request.input_tokens)
-        self._cache(r).insert(request.blocks, self.now)
+        self._cache(r).insert(request.blocks, self.now, blocks)
         self.count += 1
         self.loads.add(r)
         self.inputs[r] = self.inputs.get(r, 0) + request.input_tokens
@@ -811,7 +1009,13 @@ class LruProfile:
     :class:`CacheResult` (per replica, histogram) at any capacity; without it only :meth:`hit_tokens`.
     """
 
-    def __init__(self, config: CacheConfig, block_size: int = DEFAULT_BLOCK_SIZE, keep: bool = False) -> None:
+    def __init__(
+        self,
+        config: CacheConfig,
+        block_size: int = DEFAULT_BLOCK_SIZE,
+        keep: bool = False,
+        track: Sequence[int | None] = (),
+    ) -> None:
         if not stack_distances_apply(config):
             raise ValueError("stack distances need routing that does not read the caches")
         if block_size < 1:
@@ -833,6 +1037,9 @@ class LruProfile:
         self.inputs: dict[int, int] = {}
         """Requests and input tokens per replica (the same at every size)."""
         self._sorted: tuple[list[int], list[int]] | None = None
+        self.tracked: dict[int | None, tuple[dict[int, int], dict[int, list[int]]]] = {cap: ({}, {}) for cap in track}
+        """Capacities (tokens; None: unlimited) whose whole results are added up as the requests come, without
+        ``keep``: (hit tokens per replica, histogram bins)."""
 
     @classmethod
     def of(
@@ -925,11 +1132,19 @@ class LruProfile:
                 if got:
                     gain[d] = gain.get(d, 0) + got
         self._sorted = None
-        if self.keep:
+        if self.keep or self.tracked:
             self.loads[r] = self.loads.get(r, 0) + 1
             self.inputs[r] = self.inputs.get(r, 0) + inp
-            if marks:
+            if marks and self.keep:
                 self.requests.append((r, inp, tuple(marks)))
+        for capacity, (hits, bins) in self.tracked.items():
+            cap = self._blocks(capacity)
+            n = len(marks) if cap is None else bisect.bisect_right(marks, cap)
+            matched = min(n * bs, inp)
+            hits[r] = hits.get(r, 0) + matched
+            b = bins.setdefault((matched // bs).bit_length(), [0, 0])
+            b[0] += 1
+            b[1] += matched
 
     def _blocks(self, capacity_tokens: int | None) -> int | None:
         return None if capacity_tokens is None else capacity_tokens // self.block_size
@@ -948,8 +1163,14 @@ class LruProfile:
         n = len(keys) if cap is None else bisect.bisect_right(keys, cap)
         return sums[n - 1] if n else 0
 
-    def result(self, capacity_tokens: int | None) -> CacheResult:
-        """The whole result :func:`simulate` gives for this config at this capacity (needs ``keep``)."""
+    def result(self, capacity_tokens: int | None, config: CacheConfig | None = None) -> CacheResult:
+        """The whole result :func:`simulate` gives for this config at this capacity (needs ``keep``, or the
+        capacity ``track``-ed); ``config`` names it otherwise (the unlimited cache, when one replica)."""
+        config = config or self.config.model_copy(update={"capacity_tokens": capacity_tokens})
+        if capacity_tokens in self.tracked:
+            hits_of, bins_of = self.tracked[capacity_tokens]
+            hits = dict.fromkeys(self.loads, 0) | hits_of
+            return _result(config, self.block_size, self.count, self.loads, self.inputs, hits, bins_of)
         if not self.keep:
             raise ValueError("LruProfile(keep=True) is needed for whole results")
         cap = self._blocks(capacity_tokens)
@@ -969,7 +1190,6 @@ class LruProfile:
             b[1] += matched
         if none:
             bins.setdefault(0, [0, 0])[0] += none
-        config = self.config.model_copy(update={"capacity_tokens": capacity_tokens})
         return _result(config, bs, self.count, self.loads, self.inputs, hits, bins)
 
 
@@ -988,11 +1208,13 @@ def simulate(
     """Run every cache configuration over the request stream in a single pass."""
     if block_size < 1:
         raise InputError("cache.block_size", f"must be 1 or more tokens, got {block_size}")
-    runs = [_Run(c, block_size) for c in configs]
+    # The same config twice (the default scenario is the unlimited cache) is simulated once.
+    runs = {c: _Run(c, block_size) for c in configs}
     for request in requests:
-        for run in runs:
+        for run in runs.values():
             run.feed(request)
-    return [run.result() for run in runs]
+    results = {c: run.result() for c, run in runs.items()}
+    return [results[c] for c in configs]
 
 
 def _with_rate(result: CacheResult, share: float) -> CacheResult:
@@ -1087,14 +1309,18 @@ def analyse(
             yield request
 
     if stack_distances_apply(scenario) and curve_configs:
-        # The whole curve from one pass (stack distances), beside the two simulated configs.
-        profile = LruProfile(scenario, block_size)
-        runs = [_Run(CacheConfig(), block_size), _Run(scenario, block_size)]
+        # The whole curve and the scenario from one pass (stack distances); on one replica without a TTL the
+        # unlimited cache is that profile's too, otherwise it is simulated beside it.
+        alone = scenario.replicas == 1 and scenario.ttl_seconds is None
+        track = [scenario.capacity_tokens, *([None] if alone else [])]
+        profile = LruProfile(scenario, block_size, track=track)
+        runs = [] if alone else [_Run(CacheConfig(), block_size)]
         for request in counted():
             for run in runs:
                 run.feed(request)
             profile.feed(request)
-        unlimited, scen = (run.result() for run in runs)
+        unlimited = profile.result(None, CacheConfig()) if alone else runs[0].result()
+        scen = profile.result(scenario.capacity_tokens)
         hit_tokens = [profile.hit_tokens(c.capacity_tokens) for c in curve_configs]
     else:
         unlimited, scen, *points = simulate(counted(), [CacheConfig(), scenario, *curve_configs], block_size)
@@ -1209,11 +1435,25 @@ def analyse_log(
     name: str | None = None,
     max_chars: int | None = None,
     columns: Columns | None = None,
+    *,
+    workers: int = 1,
+    cluster: str | None = None,
 ) -> PrefixReport:
     """:func:`analyse` over a log file (or its lines), streamed; malformed lines are reported, and the
     run fails with :class:`DataFileError` only when no valid request is left. ``max_chars`` caps the
-    text read (the app's uploads)."""
-    reader = LogReader(source, format, tokenizer, block_size, name, max_chars, columns)
+    text read (the app's uploads).
+
+    ``workers`` > 1 tokenises and hashes shards of the log on that many processes, ``cluster`` (a Dask
+    scheduler's address) on a cluster's workers; the cache simulation runs here over the requests in the
+    log's order, so the report is the same as from one process."""
+    pool: Callable[[Tokenizer], AbstractContextManager[Pool]] | None = None
+    if cluster is not None:
+        pool = functools.partial(_on_cluster, cluster)
+    elif workers > 1:
+        pool = functools.partial(local_pool, workers)
+    reader = LogReader(
+        source, format, tokenizer, block_size, name, max_chars, columns, pool=pool, local=cluster is None
+    )
     # The block size is known once the format is (auto-detected on the first usable line).
     stream = iter(reader)
     first = next(stream, None)
@@ -1234,6 +1474,10 @@ def analyse_log(
         tokenizer=reader.tokenizer if reader.tokenized else None,
     )
     return report.model_copy(update={"malformed": reader.report()})
+
+
+def _on_cluster(address: str, tokenizer: Tokenizer) -> AbstractContextManager[Pool]:
+    return dask_cluster(address)
 
 
 def capacity_from_fit(max_cached_tokens: int, field: str = "cache.gpu") -> int:
