@@ -643,10 +643,13 @@ def _slug(name: str) -> str:
     return slug or "imported-model"
 
 
-def _default_name(cfg: _Config, config: Mapping[str, Any] | str | Path) -> str:
+def _default_name(cfg: _Config, config: Mapping[str, Any] | str | Path, source_name: str | None) -> str:
     named = cfg.data.get("_name_or_path")
     if isinstance(named, str) and named.strip() and not named.startswith(("/", ".")):
         return named.strip().rstrip("/").split("/")[-1]
+    uploaded = Path(source_name).stem if source_name else ""
+    if uploaded and uploaded != "config":  # an upload named after its model (Llama-4-Maverick.json)
+        return uploaded
     if isinstance(config, Path | str) and not (isinstance(config, str) and config.lstrip().startswith("{")):
         path = Path(config)
         if path.is_dir():
@@ -712,7 +715,7 @@ def import_hf_config(
         notes.append("Full-attention layers share keys and values (attention_k_eq_v); the cache counts both.")
     warnings.extend(_unknown_keys(cfg))
     cache_layers, sliding = _cache(cfg, shape, states)
-    raw_name = _default_name(cfg, config)
+    raw_name = _default_name(cfg, config, source_name)
     fields: dict[str, Any] = {
         "id": id if id is not None else _slug(raw_name),
         "name": name if name is not None else raw_name,
