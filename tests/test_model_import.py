@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from calculator.catalog.datafile import DataFileError
 from calculator.catalog.hf_config import import_hf_config
-from calculator.catalog.models import from_hf_config
+from calculator.catalog.models import DEFAULT_MODELS_DIR, from_hf_config
 from calculator.cli.parser import main
 
 CONFIGS = Path(__file__).parent / "fixtures" / "model_configs"
@@ -250,6 +250,22 @@ def test_a_context_above_the_maximum_warns_and_still_answers(capsys: pytest.Capt
     assert code == 0
     assert "warning: context: 16,384 tokens is beyond the model's maximum of 8,192" in out
     assert "KV per token (BF16)" in out
+
+
+def test_models_import_text_names_each_layer_type_and_the_indexer(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        capsys, "models", "import", str(CONFIGS / "deepseek-ai--DeepSeek-V3.2.json"), "--context", "4096"
+    )
+    assert code == 0
+    assert "full attention     61 layers, 576 KV elements per token" in out
+    assert "indexer keys of 128 (FP8) per layer, top 2,048" in out
+    assert "78,324.0 bytes" in out
+
+
+def test_models_import_refuses_a_models_folder_it_would_not_read(capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(CONFIGS / "openai--gpt-oss-120b.json")
+    code, _, err = run(capsys, "models", "import", path, "--models", str(DEFAULT_MODELS_DIR))
+    assert code == 2 and "--models is read only when listing" in err
 
 
 def test_models_without_an_action_still_lists_the_bundled_specs(capsys: pytest.CaptureFixture[str]) -> None:

@@ -281,6 +281,7 @@ def cmd_models(args: argparse.Namespace) -> int:
     if args.action == "import":
         from calculator.cli.model_import import cmd_models_import
 
+        folders.refuse_unread(args, "models import", ["models"], "when listing (models without an action)")
         return cmd_models_import(args)
     if args.config is not None or args.context is not None:
         raise flags.UsageError("models: a config.json and --context go with the action import")
