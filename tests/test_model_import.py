@@ -313,3 +313,14 @@ def test_hostile_values_give_a_spec_or_one_line_naming_the_file(
         assert json.loads(out)["params_total_b"] > 0
     else:
         assert code == 2 and err.startswith(f"error: {path}") and err.count("\n") == 1
+
+
+def test_attention_compute_counts_only_layers_that_attend_over_what_they_keep() -> None:
+    from calculator.capacity.roofline import attention_flops_per_token
+
+    dense = imported("meta-llama--Meta-Llama-3.1-8B").spec
+    assert attention_flops_per_token(dense, 8192) == 4 * 32 * 4096 * 8192  # every layer, the whole context
+    nemotron = imported("nvidia--Nemotron-H-56B-Base-8K").spec
+    assert attention_flops_per_token(nemotron, 8192) == 4 * 10 * 8192 * 8192  # 10 attention layers of 118
+    gpt_oss = imported("openai--gpt-oss-120b").spec
+    assert attention_flops_per_token(gpt_oss, 65_536) == 4 * 2880 * (18 * 65_536 + 18 * 128)

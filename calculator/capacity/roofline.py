@@ -102,7 +102,8 @@ def weights_read_bytes(model: ModelSpec, precision: str, batch: float) -> float:
 
 
 def attention_flops_per_token(model: ModelSpec, context: float) -> float:
-    return 4.0 * model.layers * model.hidden_size * context
+    # only layers that attend, each over what it keeps (a window, a chunk): hybrids and sliding windows
+    return 4.0 * model.hidden_size * model.attended_tokens(context)
 
 
 class DecodePoint(BaseModel):

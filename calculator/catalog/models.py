@@ -309,6 +309,16 @@ class ModelSpec(_Frozen):
         held = sum(g.bytes_per_sequence(context, kv_dtype_bytes) for g in self.cache_groups)
         return held + self._indexer_bytes_per_token * context
 
+    def attended_tokens(self, context: float) -> float:
+        """Token-layers one new token attends to at a context of ``context`` tokens: every attention
+        layer's context, a window or chunk at most; recurrent layers (linear attention, Mamba) none.
+        Sparse attention counts the whole context (its indexer scores every token)."""
+        return sum(
+            g.layers * (context if g.window is None else min(g.window, context))
+            for g in self.cache_groups
+            if g.kv_elements
+        )
+
     @property
     def _indexer_bytes_per_token(self) -> float:
         sparse = self.sparse_attention
