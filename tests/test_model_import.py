@@ -324,3 +324,13 @@ def test_attention_compute_counts_only_layers_that_attend_over_what_they_keep() 
     assert attention_flops_per_token(nemotron, 8192) == 4 * 10 * 8192 * 8192  # 10 attention layers of 118
     gpt_oss = imported("openai--gpt-oss-120b").spec
     assert attention_flops_per_token(gpt_oss, 65_536) == 4 * 2880 * (18 * 65_536 + 18 * 128)
+
+
+def test_a_sparse_attention_decode_step_reads_every_indexer_key_but_only_the_top_k_latents() -> None:
+    glm5 = imported("zai-org--GLM-5").spec
+    latent, indexer = 78 * (512 + 64) * BF16, 78 * 132
+    assert glm5.kv_bytes_read_per_step(BF16, 65_536) == 65_536 * indexer + 2048 * latent
+    # below the top 2,048 every token is read, as a dense model reads
+    assert glm5.kv_bytes_read_per_step(BF16, 1024) == 1024 * (latent + indexer)
+    dense = imported("meta-llama--Meta-Llama-3.1-8B").spec
+    assert dense.kv_bytes_read_per_step(BF16, 65_536) == dense.kv_bytes_per_sequence(65_536, BF16)

@@ -309,6 +309,18 @@ class ModelSpec(_Frozen):
         held = sum(g.bytes_per_sequence(context, kv_dtype_bytes) for g in self.cache_groups)
         return held + self._indexer_bytes_per_token * context
 
+    def kv_bytes_read_per_step(self, kv_dtype_bytes: float, context: float) -> float:
+        """Cache bytes one decode step reads for one sequence at a mean context of ``context`` tokens:
+        all it holds, except under sparse attention, whose indexer reads every key but whose attention
+        reads the cache of only the ``top_k`` tokens it picked (2,048 of a long context)."""
+        whole = int(context)
+        per_token = self.kv_bytes_per_token(kv_dtype_bytes, whole or None)
+        sparse = self.sparse_attention
+        if sparse is None or context <= sparse.top_k:
+            return context * per_token
+        indexer = self._indexer_bytes_per_token
+        return context * indexer + sparse.top_k * (per_token - indexer)
+
     def attended_tokens(self, context: float) -> float:
         """Token-layers one new token attends to at a context of ``context`` tokens: every attention
         layer's context, a window or chunk at most; recurrent layers (linear attention, Mamba) none.
