@@ -334,3 +334,23 @@ def test_a_sparse_attention_decode_step_reads_every_indexer_key_but_only_the_top
     assert glm5.kv_bytes_read_per_step(BF16, 1024) == 1024 * (latent + indexer)
     dense = imported("meta-llama--Meta-Llama-3.1-8B").spec
     assert dense.kv_bytes_read_per_step(BF16, 65_536) == dense.kv_bytes_per_sequence(65_536, BF16)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("not json at all", "not valid JSON"),
+        ("[1, 2, 3]", "a config.json holds one JSON object, got list"),
+        (json.dumps({**config("Qwen--Qwen3-235B-A22B"), "num_hidden_layers": "94"}), "num_hidden_layers: expected"),
+        (json.dumps({**config("Qwen--Qwen3-235B-A22B"), "num_experts": 10**12}), "num_experts: expected"),
+    ],
+    ids=["not-json", "an-array", "a-quoted-number", "a-trillion-experts"],
+)
+def test_bad_input_is_one_line_naming_the_file_and_what_is_wrong(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, expected: str
+) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(text)
+    code, out, err = run(capsys, "models", "import", str(path))
+    assert (code, out) == (2, "")
+    assert err.startswith(f"error: {path}") and expected in err and err.count("\n") == 1
