@@ -354,3 +354,12 @@ def test_bad_input_is_one_line_naming_the_file_and_what_is_wrong(
     code, out, err = run(capsys, "models", "import", str(path))
     assert (code, out) == (2, "")
     assert err.startswith(f"error: {path}") and expected in err and err.count("\n") == 1
+
+
+def test_an_unknown_layer_type_is_warned_and_counted_as_full_attention() -> None:
+    gpt_oss = config("openai--gpt-oss-120b")
+    types = ["memory_attention", *gpt_oss["layer_types"][1:]]
+    result = import_hf_config({**gpt_oss, "layer_types": types})
+    assert any("memory_attention" in w and "full attention" in w for w in result.warnings)
+    per_layer = 2 * 8 * 64 * BF16  # the first layer was sliding: it now holds every token
+    assert result.spec.kv_bytes_per_token(BF16, 131_072) == 19 * per_layer + 17 * per_layer * 128 / 131_072

@@ -186,6 +186,8 @@ class _Config:
             data = {**data, **text_config}
         self.data = data
         self.read: set[str] = set()
+        self.warnings: list[str] = []
+        """What the reader had to assume, besides the keys it did not read."""
 
     def error(self, key: str, message: str) -> DataFileError:
         line = ""
@@ -375,9 +377,12 @@ def _mixers(cfg: _Config, shape: _Shape) -> tuple[list[str | None], list[tuple[s
     if isinstance(cfg.get("layer_types"), list):
         types = cfg.layer_list("layer_types", layers)
         unknown = sorted({str(t) for t in types if t not in _LAYER_TYPES})
-        if unknown:
-            raise cfg.error("layer_types", f"unknown layer types {unknown}; known: {', '.join(_LAYER_TYPES)}")
-        mixers: list[str | None] = [_LAYER_TYPES[t] for t in types]
+        if unknown:  # the most such a layer could keep: every token
+            cfg.warnings.append(
+                f"layer_types: {', '.join(unknown)} not understood; counted as full attention "
+                f"(known: {', '.join(_LAYER_TYPES)})"
+            )
+        mixers: list[str | None] = [_LAYER_TYPES.get(t, "full") if isinstance(t, str) else "full" for t in types]
     elif cfg.has("full_attention_interval"):
         every = cfg.count("full_attention_interval")
         mixers = ["full" if (i + 1) % every == 0 else "linear" for i in range(layers)]
@@ -713,7 +718,7 @@ def import_hf_config(
         notes.append("The checkpoint is quantised (quantization_config); parameter counts are counts, not bytes.")
     if shape.k_eq_v:
         notes.append("Full-attention layers share keys and values (attention_k_eq_v); the cache counts both.")
-    warnings.extend(_unknown_keys(cfg))
+    warnings.extend([*cfg.warnings, *_unknown_keys(cfg)])
     cache_layers, sliding = _cache(cfg, shape, states)
     raw_name = _default_name(cfg, config, source_name)
     fields: dict[str, Any] = {
