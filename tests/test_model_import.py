@@ -363,3 +363,13 @@ def test_an_unknown_layer_type_is_warned_and_counted_as_full_attention() -> None
     assert any("memory_attention" in w and "full attention" in w for w in result.warnings)
     per_layer = 2 * 8 * 64 * BF16  # the first layer was sliding: it now holds every token
     assert result.spec.kv_bytes_per_token(BF16, 131_072) == 19 * per_layer + 17 * per_layer * 128 / 131_072
+
+
+def test_llama4_moe_layers_and_an_empty_no_rope_list_read_as_transformers_reads_them() -> None:
+    maverick = config("meta-llama--Llama-4-Maverick-17B-128E-Instruct")
+    text = maverick["text_config"]
+    explicit = {**text, "moe_layers": list(range(1, 48, 2)), "no_rope_layers": [], "interleave_moe_layer_step": 1}
+    result = import_hf_config({**maverick, "text_config": explicit})
+    assert result.warnings == ()
+    assert result.spec.params_total_b == from_hf_config(maverick).params_total_b
+    assert result.spec.kv_bytes_per_token(BF16, 131_072) == 58_368

@@ -412,7 +412,7 @@ def _mixers(cfg: _Config, shape: _Shape) -> tuple[list[str | None], list[tuple[s
 def _chunked(cfg: _Config, layers: int) -> list[str | None]:
     """Llama 4: layers with rotary positions attend within a chunk; every ``no_rope_layer_interval``-th
     (``no_rope_layers`` 0) attends to the whole context."""
-    if cfg.has("no_rope_layers"):
+    if cfg.get("no_rope_layers"):  # transformers reads an empty list as the default interval
         flags = cfg.layer_list("no_rope_layers", layers)
         return ["chunked" if f else "full" for f in flags]
     every = cfg.count("no_rope_layer_interval", default=4)
@@ -459,7 +459,13 @@ def _mlps(cfg: _Config, layers: int, moe: bool) -> list[tuple[str, ...]]:
     if not isinstance(mlp_only, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in mlp_only):
         raise cfg.error("mlp_only_layers", "expected a list of layer numbers")
     freq = cfg.get("moe_layer_freq")
-    if isinstance(freq, list):
+    listed = cfg.get("moe_layers")  # Llama 4 may list its MoE layers by number
+    if isinstance(listed, list):
+        if not all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < layers for i in listed):
+            raise cfg.error("moe_layers", f"expected layer numbers from 0 to {layers - 1}")
+        on = [i in listed for i in range(layers)]
+        cfg.get("interleave_moe_layer_step")  # the list overrides it, as in transformers
+    elif isinstance(freq, list):
         flags = cfg.layer_list("moe_layer_freq", layers)
         on = [bool(f) and i >= first_dense and i not in mlp_only for i, f in enumerate(flags)]
     else:
