@@ -50,6 +50,7 @@ _LAYER_TYPES = {
     **dict.fromkeys(_SLIDING_TYPES, "sliding"),
     "full_attention": "full",
     "attention": "full",
+    "deepseek_sparse_attention": "full",  # GLM-5.2: latent attention with the indexer
     "global": "full",
     "chunked_attention": "chunked",
     "linear_attention": "linear",
@@ -150,6 +151,69 @@ _NO_SIZE = frozenset(
         "output_hidden_states",
         "torchscript",
         "tie_encoder_decoder",
+        "norm_eps",
+        "vision_start_token_id",
+        "vision_end_token_id",
+        "image_token_index",
+        "video_token_index",
+        "media_placeholder_token_id",
+        "video_placeholder",
+        "use_unified_vision_chunk",
+        "ignore_index",
+        "mtp_hybrid_override_pattern",
+        "mtp_num_hidden_layers",
+        "mtp_use_dedicated_embeddings",
+        "mtp_layers_block_type",
+        "mtp_transformer_layers",
+        "num_mtp_modules",
+        "use_mtp",
+        "add_cross_attention",
+        "bad_words_ids",
+        "begin_suppress_tokens",
+        "chunk_size_feed_forward",
+        "cross_attention_hidden_size",
+        "decoder_start_token_id",
+        "diversity_penalty",
+        "do_sample",
+        "early_stopping",
+        "encoder_no_repeat_ngram_size",
+        "exponential_decay_length_penalty",
+        "finetuning_task",
+        "forced_bos_token_id",
+        "forced_eos_token_id",
+        "is_decoder",
+        "length_penalty",
+        "max_length",
+        "min_length",
+        "no_repeat_ngram_size",
+        "num_beam_groups",
+        "num_beams",
+        "num_return_sequences",
+        "output_scores",
+        "prefix",
+        "pruned_heads",
+        "remove_invalid_values",
+        "repetition_penalty",
+        "return_dict_in_generate",
+        "sep_token_id",
+        "suppress_tokens",
+        "task_specific_params",
+        "temperature",
+        "tf_legacy_loss",
+        "tokenizer_class",
+        "top_k",
+        "top_p",
+        "typical_p",
+        "use_bfloat16",
+        "moe_router_scaling_factor",
+        "use_moe_router_bias",
+        "moe_router_dtype",
+        "router_jitter_noise",
+        "use_routing_bias",
+        "qk_norm_type",
+        "rotary_dim",
+        "swiglu_alpha",
+        "use_gemma_norm",
     ]
 )
 """Keys that do not change a parameter count or the cache (or that the notes speak for)."""
@@ -338,6 +402,9 @@ class _Shape:
             cfg.get("experts_per_token")  # gpt-oss repeats num_experts_per_tok
             self.shared_width = _shared_width(cfg)
             self.experts = Experts(total=total, active=active, shared=1 if self.shared_width else 0)
+        elif cfg.get("enable_moe_block") is False:  # Gemma 4 31B: the expert keys describe no layer
+            cfg.get("top_k_experts")
+            cfg.get("expert_intermediate_size")
         self.mlps = pattern_mlps if pattern_mlps is not None else _mlps(cfg, self.layers, self.moe)
         if self.moe and not any("moe" in m for m in self.mlps):
             raise cfg.error("num_hidden_layers", "the config names experts but no layer uses them")
@@ -383,6 +450,7 @@ def _mixers(cfg: _Config, shape: _Shape) -> tuple[list[str | None], list[tuple[s
                 f"(known: {', '.join(_LAYER_TYPES)})"
             )
         mixers: list[str | None] = [_LAYER_TYPES.get(t, "full") if isinstance(t, str) else "full" for t in types]
+        cfg.get("full_attention_interval")  # Qwen3.5 states both; layer_types names every layer
     elif cfg.has("full_attention_interval"):
         every = cfg.count("full_attention_interval")
         mixers = ["full" if (i + 1) % every == 0 else "linear" for i in range(layers)]
@@ -437,8 +505,10 @@ def _legacy_sliding(cfg: _Config, layers: int) -> list[str | None]:
 
 def _shared_width(cfg: _Config) -> int:
     """Width of the shared expert every token uses; 0 when there is none (Qwen3-Coder-480B sets 0)."""
-    for key in ("shared_expert_intermediate_size", "moe_shared_expert_intermediate_size"):
+    widths = ("shared_expert_intermediate_size", "moe_shared_expert_intermediate_size", "share_expert_dim")
+    for key in (*widths, "shared_intermediate_size"):  # the last is MiniMax's
         if cfg.has(key):
+            cfg.get("n_shared_experts")  # Nemotron 3 states 1 beside the width
             return cfg.count(key, minimum=0)
     shared = cfg.count("n_shared_experts", default=0, minimum=0)
     if cfg.text_value("model_type") in ("llama4", "llama4_text"):
@@ -453,6 +523,7 @@ def _expert_width(cfg: _Config) -> int:
 def _mlps(cfg: _Config, layers: int, moe: bool) -> list[tuple[str, ...]]:
     """Each layer's MLP: dense, mixture of experts, or both (Gemma 4's ``enable_moe_block``)."""
     if not moe:
+        cfg.get("mlp_only_layers")  # without experts every layer is an MLP layer
         return [("dense",)] * layers
     first_dense = cfg.count("first_k_dense_replace", default=0, minimum=0)
     mlp_only = cfg.get("mlp_only_layers") or []
@@ -512,26 +583,27 @@ def _attention_params(cfg: _Config, shape: _Shape, mixer: str) -> int:
     a = shape.attention(mixer)
     q_width, k_width = a.heads * a.k_dim, a.kv_heads * a.k_dim
     v_width = 0 if shape.k_eq_v and mixer == "full" else a.kv_heads * a.v_dim
-    params = h * (q_width + k_width + v_width) + a.heads * a.v_dim * h
+    # Qwen3-Next and Qwen3.5 gate the attention output from a second query-sized projection
+    gated = cfg.flag("attn_output_gate", default=cfg.text_value("model_type") == "qwen3_next")
+    params = h * (q_width * (2 if gated else 1) + k_width + v_width) + a.heads * a.v_dim * h
     if cfg.flag("attention_bias", default=False):
         params += q_width + k_width + v_width + h
     return params
 
 
 def _linear_attention_params(cfg: _Config, h: int) -> tuple[int, int]:
-    """Qwen3-Next's gated delta net: parameters, and the state one layer keeps per sequence."""
+    """Qwen3-Next's gated delta net: parameters, and the bytes of state one layer keeps per sequence."""
     key_heads, value_heads = cfg.count("linear_num_key_heads"), cfg.count("linear_num_value_heads")
     k_dim, v_dim = cfg.count("linear_key_head_dim"), cfg.count("linear_value_head_dim")
     kernel = cfg.count("linear_conv_kernel_dim", default=4)
     keys, values = key_heads * k_dim, value_heads * v_dim
     conv = 2 * keys + values
     params = h * (2 * keys + 2 * values) + h * 2 * value_heads + conv * kernel + 2 * value_heads + v_dim + values * h
-    state = (kernel - 1) * conv + value_heads * k_dim * v_dim
-    return params, state
+    return params, (kernel - 1) * conv * _MODEL_BYTES + value_heads * k_dim * v_dim * _ssm_bytes(cfg)
 
 
 def _mamba_params(cfg: _Config, h: int) -> tuple[int, int]:
-    """A Mamba-2 mixer (Nemotron-H): parameters, and the convolution and SSM state per sequence."""
+    """A Mamba-2 mixer (Nemotron-H): parameters, and the bytes of convolution and SSM state per sequence."""
     heads, head_dim = cfg.count("mamba_num_heads"), cfg.count("mamba_head_dim")
     groups, state_size = cfg.count("n_groups", default=1), cfg.count("ssm_state_size")
     kernel = cfg.count("conv_kernel", default=4)
@@ -541,7 +613,24 @@ def _mamba_params(cfg: _Config, h: int) -> tuple[int, int]:
     params = h * (2 * inner + 2 * groups * state_size + heads) + conv * kernel + 3 * heads + inner + inner * h
     if cfg.flag("use_conv_bias", default=True):
         params += conv
-    return params, (kernel - 1) * conv + heads * head_dim * state_size
+    return params, (kernel - 1) * conv * _MODEL_BYTES + heads * head_dim * state_size * _ssm_bytes(cfg)
+
+
+_MODEL_BYTES = 2
+"""Bytes per element of a convolution state: the model's BF16."""
+_DTYPE_BYTES = {"float32": 4, "fp32": 4, "bfloat16": 2, "float16": 2, "bf16": 2, "fp16": 2}
+
+
+def _ssm_bytes(cfg: _Config) -> int:
+    """Bytes per element of a recurrent state: the model's BF16 unless the config names another dtype
+    (Qwen3.5's ``mamba_ssm_dtype``, Nemotron 3's ``mamba_ssm_cache_dtype``: float32)."""
+    for key in ("mamba_ssm_cache_dtype", "mamba_ssm_dtype"):
+        name = cfg.text_value(key)
+        if name is not None and name != "auto":
+            if name not in _DTYPE_BYTES:
+                raise cfg.error(key, f"unknown dtype {name!r}; known: {', '.join(_DTYPE_BYTES)}")
+            return _DTYPE_BYTES[name]
+    return _MODEL_BYTES
 
 
 def _mlp_matrices(cfg: _Config) -> int:
@@ -604,7 +693,7 @@ def _cache(
     kinds = {"full": "full_attention", "sliding": "sliding_attention", "chunked": "chunked_attention"}
     tally = Counter(m for m in shape.mixers if m is not None)
     for mixer in tally:
-        elements = states[mixer] if mixer in states else shape.kv_elements(mixer)
+        elements = states[mixer] if mixer in states else shape.kv_elements(mixer)  # state in bytes: stricter
         if elements > CACHE_ELEMENTS_MAX:
             key = {"linear": "linear_num_value_heads", "mamba": "mamba_num_heads"}.get(mixer, "num_key_value_heads")
             raise cfg.error(
@@ -621,7 +710,7 @@ def _cache(
             )
         else:
             kind = "linear_attention" if mixer == "linear" else "mamba"
-            groups.append(CacheLayers(kind=kind, layers=layers, state_elements=states[mixer]))
+            groups.append(CacheLayers(kind=kind, layers=layers, state_bytes=states[mixer]))
     plain = 2 * shape.kv_heads * shape.head_dim if shape.mla is None else shape.kv_elements("full")
     simple = (
         set(tally) <= {"full", "sliding"}
@@ -722,6 +811,8 @@ def import_hf_config(
         notes.append("The multi-token-prediction layers (num_nextn_predict_layers) are not counted.")
     if cfg.has("quantization_config"):
         notes.append("The checkpoint is quantised (quantization_config); parameter counts are counts, not bytes.")
+    if isinstance(cfg.data.get("vision_config"), Mapping):
+        notes.append("The vision encoder (vision_config) is not counted: these are the language model's figures.")
     if shape.k_eq_v:
         notes.append("Full-attention layers share keys and values (attention_k_eq_v); the cache counts both.")
     warnings.extend([*cfg.warnings, *_unknown_keys(cfg)])

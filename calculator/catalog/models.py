@@ -28,7 +28,6 @@ from calculator.errors import InputError
 __all__ = [
     "DEFAULT_MODELS_DIR",
     "CACHE_ELEMENTS_MAX",
-    "STATE_DTYPE_BYTES",
     "CacheLayers",
     "Experts",
     "MlaSpec",
@@ -73,10 +72,6 @@ class SlidingWindow(_Frozen):
     """How many of the model's layers use the window; the others attend to the full context."""
 
 
-STATE_DTYPE_BYTES = 2.0
-"""Bytes per element of a recurrent state (Mamba, linear attention): engines keep it in the model's
-BF16 whatever the KV cache's dtype (vLLM's ``mamba_cache_dtype`` follows the model)."""
-
 CACHE_ELEMENTS_MAX = 10**15
 """Most elements one layer may cache per token or per sequence: a thousand times a petabyte-sized
 state is beyond any GPU cluster, so a larger figure is a broken config, not a model."""
@@ -90,7 +85,7 @@ class CacheLayers(_Frozen):
     kind: CacheKind
     """``full_attention`` keeps every token; ``sliding_attention`` the last ``window``; ``chunked_attention``
     (Llama 4) at most one chunk of ``window``; ``linear_attention`` (Qwen3-Next gated delta net) and
-    ``mamba`` (Nemotron-H) keep only a fixed ``state``."""
+    ``mamba`` (Nemotron-H) keep only a fixed ``state_bytes``."""
     layers: Count
     """How many layers keep this cache."""
     kv_elements: int = Field(default=0, ge=0, le=CACHE_ELEMENTS_MAX, strict=True)
@@ -98,15 +93,16 @@ class CacheLayers(_Frozen):
     kv_lora_rank + qk_rope_head_dim; 0 for a recurrent layer."""
     window: Count | None = None
     """Most tokens one layer holds at once (the window, or the chunk); absent, the whole context."""
-    state_elements: int = Field(default=0, ge=0, le=CACHE_ELEMENTS_MAX, strict=True)
-    """Elements one layer holds per sequence whatever its length (convolution and recurrent state),
-    kept at :data:`STATE_DTYPE_BYTES` each."""
+    state_bytes: int = Field(default=0, ge=0, le=CACHE_ELEMENTS_MAX, strict=True)
+    """Bytes one layer holds per sequence whatever its length: the convolution state in the model's
+    BF16 and the recurrent state in its own dtype (FP32 where the config says ``mamba_ssm_dtype``),
+    whatever the KV cache's dtype, as the engines keep them."""
 
     @model_validator(mode="after")
     def _shape_fits_kind(self) -> CacheLayers:
         recurrent = self.kind in ("linear_attention", "mamba")
-        if recurrent and (self.kv_elements or self.window is not None or not self.state_elements):
-            raise ValueError(f"{self.kind} layers keep a state_elements only (no kv_elements or window)")
+        if recurrent and (self.kv_elements or self.window is not None or not self.state_bytes):
+            raise ValueError(f"{self.kind} layers keep state_bytes only (no kv_elements or window)")
         if not recurrent and not self.kv_elements:
             raise ValueError(f"{self.kind} layers need kv_elements above zero")
         if (self.kind in ("sliding_attention", "chunked_attention")) != (self.window is not None):
@@ -116,7 +112,7 @@ class CacheLayers(_Frozen):
     def bytes_per_sequence(self, context: int, kv_dtype_bytes: float) -> float:
         """Bytes these layers hold for one sequence of ``context`` tokens."""
         kept = context if self.window is None else min(self.window, context)
-        per_layer = self.kv_elements * kept * kv_dtype_bytes + self.state_elements * STATE_DTYPE_BYTES
+        per_layer = self.kv_elements * kept * kv_dtype_bytes + self.state_bytes
         return self.layers * per_layer
 
 

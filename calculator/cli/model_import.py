@@ -50,7 +50,7 @@ def cmd_models_import(args: argparse.Namespace) -> int:
                 f"{g['layers']} layers"
                 + (f", {g['kv_elements']:,} KV elements per token" if g["kv_elements"] else "")
                 + (f", keeping at most {g['window']:,} tokens" if g["window"] else "")
-                + (f", {g['state_elements']:,} state elements per sequence" if g["state_elements"] else ""),
+                + (f", {g['state_bytes']:,} bytes of state per sequence" if g["state_bytes"] else ""),
             ]
             for g in report["cache_groups"]
         ],
