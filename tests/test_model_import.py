@@ -373,3 +373,13 @@ def test_llama4_moe_layers_and_an_empty_no_rope_list_read_as_transformers_reads_
     assert result.warnings == ()
     assert result.spec.params_total_b == from_hf_config(maverick).params_total_b
     assert result.spec.kv_bytes_per_token(BF16, 131_072) == 58_368
+
+
+def test_an_fp32_recurrent_state_takes_4_bytes_and_its_convolution_state_2() -> None:
+    nemotron = config("nvidia--Nemotron-H-56B-Base-8K")
+    spec = from_hf_config({**nemotron, "mamba_ssm_cache_dtype": "float32"})
+    conv, ssm = 3 * (256 * 64 + 2 * 8 * 256), 256 * 64 * 256
+    mamba = next(g for g in spec.cache_groups if g.kind == "mamba")
+    assert mamba.state_bytes == conv * 2 + ssm * 4
+    with pytest.raises(DataFileError, match="mamba_ssm_cache_dtype: unknown dtype 'float8'"):
+        from_hf_config({**nemotron, "mamba_ssm_cache_dtype": "float8"})
