@@ -25,7 +25,8 @@ from calculator.capacity.memory import KV_DTYPE_BYTES, WEIGHT_BYTES, fit
 from calculator.capacity.roofline import DEFAULT_ASSUMPTIONS, RooflineAssumptions, prefill_tokens_per_s
 from calculator.catalog import limits
 from calculator.catalog.datafile import DataFileError, validation_lines
-from calculator.catalog.models import ModelSpec, from_hf_config
+from calculator.catalog.hf_config import import_hf_config
+from calculator.catalog.models import ModelSpec
 from calculator.catalog.quantity import plain
 from calculator.errors import InputError
 from calculator.present import capacity_charts as cc
@@ -68,6 +69,7 @@ def _import_config() -> None:
     """Read an uploaded config.json into a model spec and select it."""
     file = ss.get("c_cfg")
     ss.pop("c_cfg_error", None)
+    ss.pop("c_cfg_warnings", None)
     if file is None:
         return
     name = shown_name(file.name)
@@ -83,13 +85,14 @@ def _import_config() -> None:
         ss["c_cfg_error"] = [f"{name}: not a config.json: a config.json is one JSON object, starting with {{"]
         return
     try:
-        spec = from_hf_config(text, source_name=name)
+        imported = import_hf_config(text, source_name=name)
     except DataFileError as exc:
         ss["c_cfg_error"] = exc.lines
         return
     except InputError as exc:
         ss["c_cfg_error"] = [f"{name}: {_words.label(exc.field)}: {_words.message(exc)}"]
         return
+    spec = imported.spec
     if spec.id in cat.models.ids:  # never shadow a bundled model
         try:
             spec = _state.validated(spec, id=f"{spec.id}-uploaded")
@@ -97,6 +100,7 @@ def _import_config() -> None:
             ss["c_cfg_error"] = [f"{name}: {line}" for line in validation_lines(exc, "model")]
             return
     ss["c_spec_model"] = spec
+    ss["c_cfg_warnings"] = list(imported.warnings)
     ss["c_model"] = spec.id
 
 
@@ -244,6 +248,8 @@ if ss.get("c_cfg_error"):
     st.error("The uploaded config.json could not be used:\n\n" + "\n".join(f"- `{line}`" for line in ss["c_cfg_error"]))
 
 model: ModelSpec = uploaded if uploaded is not None and model_id == uploaded.id else cat.models.get(model_id)
+if model is uploaded and ss.get("c_cfg_warnings"):
+    st.warning("Left out of the figures:\n\n" + "\n".join(f"- `{line}`" for line in ss["c_cfg_warnings"]))
 gpu = cat.gpus.get(gpu_id)
 kv_dtype = None if kv_choice == AUTO else kv_choice
 try:
@@ -267,6 +273,8 @@ st.caption(
     f"{model.layers} layers, {model.kv_heads} KV heads"
     + (", latent attention (MLA)" if model.mla else "")
     + (f", {model.sliding_window.layers} sliding-window layers" if model.sliding_window else "")
+    + "".join(f", {g.layers} {g.kind.replace('_', ' ')} layers" for g in model.cache_layers or ())
+    + (f", sparse attention (top {model.sparse_attention.top_k:,} tokens)" if model.sparse_attention else "")
     + (f", {model.experts.total} experts ({model.experts.active} per token)" if model.experts else "")
     + f"; {result.kv_bytes_per_token / 1e3:,.0f} kB of KV per token at {result.kv_dtype.upper()}. "
     f"Source: {model.source.label}. **{gpu.label}**: {gpu.memory_gb:g} GiB ({result.memory_per_gpu_gb:.1f} GB), "

@@ -86,6 +86,16 @@ def test_an_uploaded_config_becomes_a_model() -> None:
     assert _metrics(at)["Fits?"] == "Yes"
 
 
+def test_an_uploaded_hybrid_config_names_its_layer_types_and_the_keys_it_left_out() -> None:
+    at = _page("capacity", c_gpu="h100-sxm", c_prec="fp8", c_n="1")
+    nemotron = Path(__file__).parent / "fixtures" / "model_configs" / "nvidia--Nemotron-H-56B-Base-8K.json"
+    config = {**json.loads(nemotron.read_text()), "latent_memory_slots": 64}
+    at.file_uploader(key="c_cfg").set_value(("config.json", json.dumps(config).encode(), "application/json")).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert "54 mamba layers" in text_of(at.caption)
+    assert "latent_memory_slots" in text_of(at.warning)
+
+
 def test_a_broken_config_names_its_line() -> None:
     at = _page("capacity")
     text = json.dumps({**LLAMA_LIKE, "num_key_value_heads": "eight"}, indent=2)

@@ -102,7 +102,8 @@ def weights_read_bytes(model: ModelSpec, precision: str, batch: float) -> float:
 
 
 def attention_flops_per_token(model: ModelSpec, context: float) -> float:
-    return 4.0 * model.layers * model.hidden_size * context
+    # only layers that attend, each over what it keeps (a window, a chunk): hybrids and sliding windows
+    return 4.0 * model.hidden_size * model.attended_tokens(context)
 
 
 class DecodePoint(BaseModel):
@@ -168,11 +169,11 @@ def decode(
     assumptions: RooflineAssumptions | None = None,
 ) -> DecodePoint:
     """One decode step for ``batch`` sequences at a mean context of ``context`` tokens."""
-    kv = model.kv_bytes_per_token(KV_DTYPE_BYTES[kv_dtype.lower()], int(context) or None)
+    kv = model.kv_bytes_read_per_step(KV_DTYPE_BYTES[kv_dtype.lower()], context)
     # each GPU reads its slice of the weights and its share of the KV cache, which splits only across
     # KV heads: an MLA latent (or fewer KV heads than GPUs) is read in full by every GPU
     ways, _ = kv_split(model, gpus)
-    per_gpu = weights_read_bytes(model, precision, batch) / gpus + batch * context * kv / ways
+    per_gpu = weights_read_bytes(model, precision, batch) / gpus + batch * kv / ways
     flops = 2 * model.params_active_b * 1e9 + attention_flops_per_token(model, context)
     return decode_step(gpu, precision, batch, per_gpu, flops, gpus, assumptions)
 

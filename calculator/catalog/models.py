@@ -12,31 +12,30 @@ counts are then computed from the architecture and the spec's ``notes`` say so.
 
 from __future__ import annotations
 
-import datetime as dt
-import json
-import re
 from collections.abc import Mapping
 from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from calculator.catalog.datafile import DATA_DIR, DataFileError, item_id_lines, key_line, load_model, validation_lines
+from calculator.catalog.datafile import DATA_DIR, DataFileError, item_id_lines, key_line, load_model
 from calculator.catalog.field_docs import FIELD_DOCS
 from calculator.catalog.limits import PARAMETERS_B, SPEC_COUNT
 from calculator.catalog.prices import Source, canonical_model
-from calculator.catalog.textfile import json_words
 from calculator.errors import InputError
 
 __all__ = [
     "DEFAULT_MODELS_DIR",
+    "CACHE_ELEMENTS_MAX",
+    "CacheLayers",
     "Experts",
     "MlaSpec",
     "ModelCatalog",
     "ModelFile",
     "ModelSpec",
     "SlidingWindow",
+    "SparseAttention",
     "from_hf_config",
     "load_model_file",
     "load_model_specs",
@@ -71,6 +70,68 @@ class SlidingWindow(_Frozen):
     """Tokens each sliding-window layer attends to (``sliding_window``; 128 in gpt-oss)."""
     layers: Count
     """How many of the model's layers use the window; the others attend to the full context."""
+
+
+CACHE_ELEMENTS_MAX = 10**15
+"""Most elements one layer may cache per token or per sequence: a thousand times a petabyte-sized
+state is beyond any GPU cluster, so a larger figure is a broken config, not a model."""
+
+CacheKind = Literal["full_attention", "sliding_attention", "chunked_attention", "linear_attention", "mamba"]
+
+
+class CacheLayers(_Frozen):
+    """Layers that keep the same cache: per-token keys and values, capped at a window, or a fixed state."""
+
+    kind: CacheKind
+    """``full_attention`` keeps every token; ``sliding_attention`` the last ``window``; ``chunked_attention``
+    (Llama 4) at most one chunk of ``window``; ``linear_attention`` (Qwen3-Next gated delta net) and
+    ``mamba`` (Nemotron-H) keep only a fixed ``state_bytes``."""
+    layers: Count
+    """How many layers keep this cache."""
+    kv_elements: int = Field(default=0, ge=0, le=CACHE_ELEMENTS_MAX, strict=True)
+    """Elements one layer caches per token kept: kv_heads x (key width + value width), or for MLA
+    kv_lora_rank + qk_rope_head_dim; 0 for a recurrent layer."""
+    window: Count | None = None
+    """Most tokens one layer holds at once (the window, or the chunk); absent, the whole context."""
+    state_bytes: int = Field(default=0, ge=0, le=CACHE_ELEMENTS_MAX, strict=True)
+    """Bytes one layer holds per sequence whatever its length: the convolution state in the model's
+    BF16 and the recurrent state in its own dtype (FP32 where the config says ``mamba_ssm_dtype``),
+    whatever the KV cache's dtype, as the engines keep them."""
+
+    @model_validator(mode="after")
+    def _shape_fits_kind(self) -> CacheLayers:
+        recurrent = self.kind in ("linear_attention", "mamba")
+        if recurrent and (self.kv_elements or self.window is not None or not self.state_bytes):
+            raise ValueError(f"{self.kind} layers keep state_bytes only (no kv_elements or window)")
+        if not recurrent and not self.kv_elements:
+            raise ValueError(f"{self.kind} layers need kv_elements above zero")
+        if (self.kind in ("sliding_attention", "chunked_attention")) != (self.window is not None):
+            raise ValueError("sliding_attention and chunked_attention layers, and only they, have a window")
+        return self
+
+    def bytes_per_sequence(self, context: int, kv_dtype_bytes: float) -> float:
+        """Bytes these layers hold for one sequence of ``context`` tokens."""
+        kept = context if self.window is None else min(self.window, context)
+        per_layer = self.kv_elements * kept * kv_dtype_bytes + self.state_bytes
+        return self.layers * per_layer
+
+
+class SparseAttention(_Frozen):
+    """DeepSeek Sparse Attention (DeepSeek-V3.2, GLM-5): an indexer picks ``top_k`` tokens each query
+    attends to, and caches one small key per token and layer to pick them with."""
+
+    top_k: Count
+    """Tokens each query attends to (``index_topk``; 2,048)."""
+    indexer_head_dim: Count
+    """Width of the indexer's cached key (``index_head_dim``; 128)."""
+    layers: Count
+    """Layers with an indexer (every attention layer)."""
+
+    @property
+    def bytes_per_layer_token(self) -> float:
+        """The indexer key is kept in FP8 with one FP32 scale per 128 elements, whatever the KV cache's
+        dtype (DeepSeek's reference code, vLLM and SGLang): 128 + 4 = 132 bytes for DeepSeek-V3.2."""
+        return self.indexer_head_dim + 4 * -(-self.indexer_head_dim // 128)
 
 
 class Experts(_Frozen):
@@ -128,6 +189,13 @@ class ModelSpec(_Frozen):
     """Sliding-window layers, whose cache is capped at the window; absent when every layer attends to all."""
     experts: Experts | None = None
     """The mixture of experts; absent for a dense model."""
+    cache_layers: tuple[CacheLayers, ...] | None = None
+    """The cache layer by layer type, for models the fields above cannot describe (chunked attention,
+    linear-attention or Mamba hybrids, sliding layers shaped unlike the full ones); absent, every
+    layer caches ``kv_heads`` x ``head_dim`` keys and values (or the ``mla`` latent), ``sliding_window``
+    layers capped at the window. Layers not listed keep no cache (Nemotron-H's MLP-only layers)."""
+    sparse_attention: SparseAttention | None = None
+    """DeepSeek Sparse Attention; its indexer keys are cached beside the attention's."""
     default_context: Count
     """The context length the publisher advertises for ordinary use (Qwen3: 32,768 native)."""
     max_context: Count
@@ -166,6 +234,14 @@ class ModelSpec(_Frozen):
             raise ValueError(
                 f"sliding_window.layers ({self.sliding_window.layers}) exceeds the model's layers ({self.layers})"
             )
+        if self.cache_layers is not None:
+            if self.sliding_window is not None:
+                raise ValueError("give sliding-window layers in cache_layers or sliding_window, not both")
+            listed = sum(group.layers for group in self.cache_layers)
+            if not self.cache_layers or listed > self.layers:
+                raise ValueError(f"cache_layers list {listed} layers; the model has {self.layers}")
+        if self.sparse_attention is not None and self.sparse_attention.layers > self.layers:
+            raise ValueError(f"sparse_attention.layers exceeds the model's layers ({self.layers})")
         if self.default_context > self.max_context:
             raise ValueError(f"default_context ({self.default_context}) exceeds max_context ({self.max_context})")
         expert_params_b = self.experts.expert_params_b if self.experts is not None else None
@@ -186,27 +262,75 @@ class ModelSpec(_Frozen):
             return (self.mla.kv_lora_rank + self.mla.qk_rope_head_dim) * kv_dtype_bytes
         return 2 * self.kv_heads * self.head_dim * kv_dtype_bytes
 
+    @property
+    def cache_groups(self) -> tuple[CacheLayers, ...]:
+        """The cache layer type by layer type: ``cache_layers`` when given, else read from the
+        attention fields (every layer alike, ``sliding_window`` layers capped at the window)."""
+        if self.cache_layers is not None:
+            return self.cache_layers
+        if self.mla is not None:
+            elements = self.mla.kv_lora_rank + self.mla.qk_rope_head_dim
+        else:
+            elements = 2 * self.kv_heads * self.head_dim
+        window = self.sliding_window
+        full = self.layers - (window.layers if window else 0)
+        groups = [CacheLayers(kind="full_attention", layers=full, kv_elements=elements)] if full else []
+        if window is not None:
+            groups.append(
+                CacheLayers(kind="sliding_attention", layers=window.layers, kv_elements=elements, window=window.window)
+            )
+        return tuple(groups)
+
     def kv_bytes_per_token(self, kv_dtype_bytes: float = 2.0, context: int | None = None) -> float:
         """KV-cache bytes per token of context: BF16/FP16 2, FP8 1.
 
         Grouped-query or multi-head attention: 2 x layers x kv_heads x head_dim x bytes. Latent
-        attention (DeepSeek): layers x (kv_lora_rank + qk_rope_head_dim) x bytes. Sliding-window
-        layers hold at most ``window`` tokens, so for a sequence of ``context`` tokens this is the
-        average (full layers x context + window layers x min(window, context)) x per layer / context;
-        with ``context`` None the sliding layers count as full (the most a token can cost).
+        attention (DeepSeek): layers x (kv_lora_rank + qk_rope_head_dim) x bytes. Layers that keep
+        fewer tokens (sliding window, chunk) or a fixed state (linear attention, Mamba) count what
+        they keep, so for a sequence of ``context`` tokens this is :meth:`kv_bytes_per_sequence` /
+        ``context``; with ``context`` None every attention layer counts as full (the most a token can
+        cost) and states are left out. A sparse-attention indexer's keys are added.
         """
         if context is None:
-            return self.layers * self.kv_bytes_per_layer_token(kv_dtype_bytes)
+            _check_dtype_bytes(kv_dtype_bytes)
+            per_token = sum(g.layers * g.kv_elements for g in self.cache_groups) * kv_dtype_bytes
+            return per_token + self._indexer_bytes_per_token
         _check_context(context)
         return self.kv_bytes_per_sequence(context, kv_dtype_bytes) / context
 
     def kv_bytes_per_sequence(self, context: int, kv_dtype_bytes: float = 2.0) -> float:
-        """KV-cache bytes one sequence of ``context`` tokens holds (sliding-window layers capped at the window)."""
+        """KV-cache bytes one sequence of ``context`` tokens holds: each layer type what it keeps."""
         _check_context(context)
-        per_layer = self.kv_bytes_per_layer_token(kv_dtype_bytes)
-        window_layers = self.sliding_window.layers if self.sliding_window else 0
-        window = min(self.sliding_window.window, context) if self.sliding_window else 0
-        return (self.layers - window_layers) * per_layer * context + window_layers * per_layer * window
+        _check_dtype_bytes(kv_dtype_bytes)
+        held = sum(g.bytes_per_sequence(context, kv_dtype_bytes) for g in self.cache_groups)
+        return held + self._indexer_bytes_per_token * context
+
+    def kv_bytes_read_per_step(self, kv_dtype_bytes: float, context: float) -> float:
+        """Cache bytes one decode step reads for one sequence at a mean context of ``context`` tokens:
+        all it holds, except under sparse attention, whose indexer reads every key but whose attention
+        reads the cache of only the ``top_k`` tokens it picked (2,048 of a long context)."""
+        whole = int(context)
+        per_token = self.kv_bytes_per_token(kv_dtype_bytes, whole or None)
+        sparse = self.sparse_attention
+        if sparse is None or context <= sparse.top_k:
+            return context * per_token
+        indexer = self._indexer_bytes_per_token
+        return context * indexer + sparse.top_k * (per_token - indexer)
+
+    def attended_tokens(self, context: float) -> float:
+        """Token-layers one new token attends to at a context of ``context`` tokens: every attention
+        layer's context, a window or chunk at most; recurrent layers (linear attention, Mamba) none.
+        Sparse attention counts the whole context (its indexer scores every token)."""
+        return sum(
+            g.layers * (context if g.window is None else min(g.window, context))
+            for g in self.cache_groups
+            if g.kv_elements
+        )
+
+    @property
+    def _indexer_bytes_per_token(self) -> float:
+        sparse = self.sparse_attention
+        return sparse.layers * sparse.bytes_per_layer_token if sparse is not None else 0.0
 
     # --- weights ----------------------------------------------------------------------------
 
@@ -391,261 +515,6 @@ def load_model_specs(directory: Path | None = None) -> ModelCatalog:
 
 # --- import from a Hugging Face config.json -----------------------------------------------------
 
-UPLOADED = "uploaded config.json"
-"""How an error names a config that did not come from a file."""
-
-_SLIDING_TYPES = ("sliding_attention", "sliding", "local", "local_attention")
-"""``layer_types`` entries that mean a sliding-window layer."""
-
-
-class _Config:
-    """A parsed config.json and where it came from, so that every problem names the file and key."""
-
-    def __init__(self, data: Mapping[str, Any], name: str, text: str | None) -> None:
-        self.name = name
-        self.text = text
-        text_config = data.get("text_config")
-        # Multimodal configs (Llama 4, Gemma 3, Qwen-VL) keep the language model under text_config.
-        if "num_hidden_layers" not in data and isinstance(text_config, Mapping):
-            data = {**data, **text_config}
-        self.data = data
-
-    def error(self, key: str, message: str) -> DataFileError:
-        line = ""
-        if self.text is not None:
-            match = re.search(rf'"{re.escape(key)}"\s*:', self.text)
-            if match is not None:
-                line = f":{self.text.count(chr(10), 0, match.start()) + 1}"
-        return DataFileError([f"{self.name}{line}: {key}: {message}"])
-
-    def has(self, key: str) -> bool:
-        return self.data.get(key) is not None
-
-    def count(self, key: str, default: int | None = None, minimum: int = 1) -> int:
-        """A whole-number value; missing (or null) is an error unless a default is given."""
-        value = self.data.get(key)
-        if value is None:
-            if default is not None:
-                return default
-            raise self.error(key, "required key is missing (is this a Hugging Face config.json of a text model?)")
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            raise self.error(key, f"expected a whole number of at least {minimum}, got {value!r}")
-        return value
-
-    def optional_count(self, key: str, minimum: int = 1) -> int | None:
-        return self.count(key, minimum=minimum) if self.has(key) else None
-
-    def flag(self, key: str, default: bool) -> bool:
-        value = self.data.get(key)
-        if value is None:
-            return default
-        if not isinstance(value, bool):
-            raise self.error(key, f"expected true or false, got {value!r}")
-        return value
-
-
-def _read_config(config: Mapping[str, Any] | str | Path, source_name: str | None) -> tuple[_Config, Source]:
-    today = dt.date.today()
-    if isinstance(config, Mapping):
-        name = source_name or UPLOADED
-        return _Config(config, name, None), Source(document=name, read=today)
-    text: str
-    if isinstance(config, str) and config.lstrip().startswith("{"):
-        name = source_name or UPLOADED
-        text = config
-    else:
-        path = Path(config)
-        if path.is_dir():
-            path = path / "config.json"
-        name = source_name or str(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise DataFileError([f"{name}: cannot read file: {exc.strerror or exc}"]) from exc
-        except UnicodeDecodeError as exc:
-            raise DataFileError([f"{name}: not a UTF-8 text file"]) from exc
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DataFileError([f"{name}:{exc.lineno}: not valid JSON: {json_words(exc.msg)}"]) from exc
-    except (ValueError, RecursionError) as exc:  # Python's limit on digits in a number, or nesting past its stack
-        raise DataFileError([f"{name}: not a config.json: a number too long or nesting too deep"]) from exc
-    if not isinstance(data, dict):
-        raise DataFileError([f"{name}: a config.json holds one JSON object, got {type(data).__name__}"])
-    return _Config(data, name, text), Source(document=name, read=today)
-
-
-class _Shape:
-    """The architecture read from a config: everything :class:`ModelSpec` needs except parameter counts."""
-
-    def __init__(self, cfg: _Config) -> None:
-        self.layers = cfg.count("num_hidden_layers")
-        self.hidden = cfg.count("hidden_size")
-        self.heads = cfg.count("num_attention_heads")
-        self.max_context = cfg.count("max_position_embeddings")
-        self.mla: MlaSpec | None = None
-        if cfg.has("kv_lora_rank"):
-            self.mla = MlaSpec(kv_lora_rank=cfg.count("kv_lora_rank"), qk_rope_head_dim=cfg.count("qk_rope_head_dim"))
-            self.kv_heads = self.heads
-            nope = cfg.count("qk_nope_head_dim", default=0, minimum=0)
-            self.head_dim = nope + self.mla.qk_rope_head_dim
-        else:
-            self.kv_heads = cfg.count("num_key_value_heads", default=self.heads)
-            if self.kv_heads > self.heads or self.heads % self.kv_heads:
-                raise cfg.error(
-                    "num_key_value_heads", f"{self.kv_heads} does not divide num_attention_heads ({self.heads})"
-                )
-            if cfg.has("head_dim"):
-                self.head_dim = cfg.count("head_dim")
-            elif self.hidden % self.heads:
-                raise cfg.error("head_dim", f"missing, and hidden_size ({self.hidden}) is not a multiple of the heads")
-            else:
-                self.head_dim = self.hidden // self.heads
-        self.sliding_window = _sliding_window(cfg, self.layers, self.max_context)
-        self.experts: Experts | None = None
-        self.moe_layers: list[int] = []
-        total = next(
-            (cfg.count(k, minimum=0) for k in ("num_local_experts", "n_routed_experts", "num_experts") if cfg.has(k)),
-            0,
-        )
-        if total > 1:
-            shared = cfg.count("n_shared_experts", default=0, minimum=0)
-            if not shared and cfg.count("shared_expert_intermediate_size", default=0, minimum=0):
-                shared = 1
-            active = cfg.count("num_experts_per_tok")
-            if active > total:
-                raise cfg.error("num_experts_per_tok", f"{active} exceeds the {total} routed experts")
-            self.experts = Experts(total=total, active=active, shared=shared)
-            self.moe_layers = _moe_layers(cfg, self.layers)
-
-
-def _sliding_window(cfg: _Config, layers: int, max_context: int) -> SlidingWindow | None:
-    """Which layers use a sliding window, from ``layer_types`` or the older per-family settings."""
-    layer_types = cfg.data.get("layer_types")
-    if isinstance(layer_types, list):
-        if len(layer_types) != layers:
-            raise cfg.error("layer_types", f"lists {len(layer_types)} layers, num_hidden_layers is {layers}")
-        count = sum(1 for t in layer_types if t in _SLIDING_TYPES)
-    elif cfg.data.get("use_sliding_window") is False or not cfg.has("sliding_window"):
-        count = 0  # Qwen2/Qwen3 carry a sliding_window value that is switched off
-    elif cfg.data.get("use_sliding_window") is True:
-        # Qwen2: layers from max_window_layers on use the window.
-        count = layers - min(cfg.count("max_window_layers", default=0, minimum=0), layers)
-    elif cfg.has("sliding_window_pattern"):
-        count = layers - layers // cfg.count("sliding_window_pattern")  # Gemma 3: every Nth layer is global
-    elif cfg.data.get("model_type") == "gemma2":
-        count = (layers + 1) // 2  # Gemma 2 alternates, starting with a sliding layer
-    else:
-        count = layers  # Mistral 7B v0.1: every layer
-    if count == 0:
-        return None
-    window = cfg.count("sliding_window")
-    if window >= max_context:
-        return None  # a window as long as the context changes nothing
-    return SlidingWindow(window=window, layers=count)
-
-
-def _moe_layers(cfg: _Config, layers: int) -> list[int]:
-    """Indices of the layers whose MLP is a mixture of experts (the first few are dense in DeepSeek and GLM)."""
-    first_dense = cfg.count("first_k_dense_replace", default=0, minimum=0)
-    mlp_only = cfg.data.get("mlp_only_layers") or []
-    freq = cfg.data.get("moe_layer_freq")
-    if isinstance(freq, list):
-        if len(freq) != layers:
-            raise cfg.error("moe_layer_freq", f"lists {len(freq)} layers, num_hidden_layers is {layers}")
-        return [i for i, on in enumerate(freq) if on and i >= first_dense and i not in mlp_only]
-    every = cfg.count("moe_layer_freq", default=1)
-    step = cfg.count("decoder_sparse_step", default=1)  # Qwen-MoE: layers where (i + 1) % step == 0
-    return [
-        i for i in range(layers) if i >= first_dense and i % every == 0 and (i + 1) % step == 0 and i not in mlp_only
-    ]
-
-
-class _Counts:
-    def __init__(self, total: float, active: float, experts: float | None) -> None:
-        self.total_b = total / 1e9
-        self.active_b = active / 1e9
-        self.experts_b = experts / 1e9 if experts is not None else None
-
-
-def _estimate_params(cfg: _Config, shape: _Shape) -> _Counts:
-    """Parameter counts from the architecture: embeddings, attention, MLP or experts, norms.
-
-    Gated MLPs (SwiGLU, three matrices) are assumed, as in every current open model. Biases, the
-    DeepSeek sparse-attention indexer and multi-token-prediction layers are not counted. The active
-    count includes the embedding table (the Mixtral convention; OpenAI's gpt-oss figure leaves it out).
-    """
-    h = shape.hidden
-    vocab = cfg.count("vocab_size")
-    embeddings = vocab * h * (1 if cfg.flag("tie_word_embeddings", default=False) else 2)
-
-    if shape.mla is not None:
-        nope = cfg.count("qk_nope_head_dim", minimum=0)
-        rope = shape.mla.qk_rope_head_dim
-        v_dim = cfg.count("v_head_dim")
-        q_lora = cfg.count("q_lora_rank", default=0, minimum=0)
-        kv_lora = shape.mla.kv_lora_rank
-        q = (h * q_lora + q_lora + q_lora * shape.heads * (nope + rope)) if q_lora else h * shape.heads * (nope + rope)
-        kv = h * (kv_lora + rope) + kv_lora + kv_lora * shape.heads * (nope + v_dim)
-        attention = q + kv + shape.heads * v_dim * h
-    else:
-        q_width = shape.heads * shape.head_dim
-        kv_width = shape.kv_heads * shape.head_dim
-        attention = 2 * h * q_width + 2 * h * kv_width
-        if cfg.flag("attention_bias", default=False):
-            attention += q_width + 2 * kv_width
-    norms = 2 * h
-
-    moe_layers = len(shape.moe_layers)
-    dense_layers = shape.layers - moe_layers
-    dense_mlp = 3 * h * cfg.count("intermediate_size") if dense_layers else 0
-
-    routed = shared = router = expert = 0
-    if shape.experts is not None:
-        expert_width = cfg.count("moe_intermediate_size", default=0) or cfg.count("intermediate_size")
-        expert = 3 * h * expert_width
-        routed = shape.experts.total * expert
-        if cfg.has("shared_expert_intermediate_size"):
-            shared = 3 * h * cfg.count("shared_expert_intermediate_size")
-        else:
-            shared = shape.experts.shared * expert
-        router = h * shape.experts.total
-
-    total = (
-        embeddings
-        + shape.layers * (attention + norms)
-        + h
-        + dense_layers * dense_mlp
-        + moe_layers * (routed + shared + router)
-    )
-    if shape.experts is None:
-        return _Counts(total, total, None)
-    unused = (shape.experts.total - shape.experts.active) * expert * moe_layers
-    return _Counts(total, total - unused, routed * moe_layers)
-
-
-def _slug(name: str) -> str:
-    slug = re.sub(r"[^a-z0-9._-]+", "-", name.strip().lower().split("/")[-1])
-    slug = re.sub(r"^[^a-z0-9]+", "", slug)[:80].rstrip("-")
-    return slug or "imported-model"
-
-
-def _default_name(cfg: _Config, config: Mapping[str, Any] | str | Path) -> str:
-    named = cfg.data.get("_name_or_path")
-    if isinstance(named, str) and named.strip() and not named.startswith(("/", ".")):
-        return named.strip().rstrip("/").split("/")[-1]
-    if isinstance(config, Path | str) and not (isinstance(config, str) and config.lstrip().startswith("{")):
-        path = Path(config)
-        if path.is_dir():
-            return path.name
-        if path.name == "config.json" and path.parent.name:
-            return path.parent.name
-        return path.stem
-    model_type = cfg.data.get("model_type")
-    return str(model_type) if isinstance(model_type, str) and model_type else "imported-model"
-
 
 def from_hf_config(
     config: Mapping[str, Any] | str | Path,
@@ -673,64 +542,17 @@ def from_hf_config(
 
     Parameter counts are computed from the architecture unless ``params_total_b`` and
     ``params_active_b`` are given (the publisher's figures are better: they include the layers and
-    biases the estimate leaves out); ``notes`` says which.
+    biases the estimate leaves out); ``notes`` says which. The reader lives in
+    :mod:`calculator.catalog.hf_config`, whose :func:`~calculator.catalog.hf_config.import_hf_config`
+    also returns the warnings (keys it does not understand).
     """
-    cfg, source = _read_config(config, source_name)
-    shape = _Shape(cfg)
-    notes: list[str] = [f"Imported from {cfg.name}."]
-    try:
-        counts: _Counts | None = _estimate_params(cfg, shape)
-    except DataFileError:
-        if params_total_b is None or params_active_b is None:
-            raise
-        counts = None  # the caller's figures stand; only the experts' share is unknown
-    if params_total_b is None or params_active_b is None:
-        assert counts is not None
-        computed = [what for what, given in (("total", params_total_b), ("active", params_active_b)) if given is None]
-        notes.append(
-            f"Parameter counts ({' and '.join(computed)}) computed from the config: embeddings, attention, "
-            "gated MLP or experts, norms; biases, sparse-attention indexers and multi-token-prediction "
-            "layers are not counted, so published figures may differ by a few percent. The active count "
-            "includes the embedding table."
-        )
-    else:
-        notes.append("Parameter counts given by the user.")
-    total_b = params_total_b if params_total_b is not None else counts.total_b if counts else 0.0
-    active_b = params_active_b if params_active_b is not None else counts.active_b if counts else 0.0
-    experts = shape.experts
-    if experts is not None and counts is not None and counts.experts_b is not None and counts.experts_b < total_b:
-        experts = experts.model_copy(update={"expert_params_b": round(counts.experts_b, 3)})
-    if cfg.has("index_head_dim"):
-        notes.append(
-            "The model has a sparse-attention indexer (index_head_dim); its cached keys are not in the KV "
-            "figure, which counts the attention latent only."
-        )
-    if cfg.has("quantization_config"):
-        notes.append("The checkpoint is quantised (quantization_config); parameter counts are counts, not bytes.")
-    if isinstance(cfg.data.get("layer_types"), list) and any(
-        t not in (*_SLIDING_TYPES, "full_attention", "attention") for t in cfg.data["layer_types"]
-    ):
-        notes.append("Layer types other than full and sliding attention are counted as full attention.")
-    raw_name = _default_name(cfg, config)
-    fields: dict[str, Any] = {
-        "id": id if id is not None else _slug(raw_name),
-        "name": name if name is not None else raw_name,
-        "params_total_b": params_total_b if params_total_b is not None else round(total_b, 3),
-        "params_active_b": params_active_b if params_active_b is not None else round(min(active_b, total_b), 3),
-        "layers": shape.layers,
-        "hidden_size": shape.hidden,
-        "attention_heads": shape.heads,
-        "kv_heads": shape.kv_heads,
-        "head_dim": shape.head_dim,
-        "mla": shape.mla,
-        "sliding_window": shape.sliding_window,
-        "experts": experts,
-        "default_context": shape.max_context,
-        "max_context": shape.max_context,
-        "source": source,
-        "notes": " ".join(notes),
-    }
-    try:
-        return ModelSpec.model_validate(fields)
-    except ValidationError as exc:
-        raise DataFileError(validation_lines(exc, cfg.name)) from exc
+    from calculator.catalog.hf_config import import_hf_config  # it builds on this module's spec
+
+    return import_hf_config(
+        config,
+        id,
+        name,
+        params_total_b=params_total_b,
+        params_active_b=params_active_b,
+        source_name=source_name,
+    ).spec

@@ -278,6 +278,14 @@ def cmd_presets(args: argparse.Namespace) -> int:
 def cmd_models(args: argparse.Namespace) -> int:
     from calculator.catalog.models import load_model_specs
 
+    if args.action == "import":
+        from calculator.cli.model_import import cmd_models_import
+
+        folders.refuse_unread(args, "models import", ["models"], "when listing (models without an action)")
+        return cmd_models_import(args)
+    if args.config is not None or args.context is not None:
+        raise flags.UsageError("models: a config.json and --context go with the action import")
+
     catalog = load_model_specs(args.models)
     if args.json:
         console.emit([m.model_dump(mode="json") for m in catalog.models])
@@ -428,8 +436,15 @@ def add_catalog_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     folders.add_data_folders(presets)
     presets.set_defaults(func=cmd_presets)
 
-    models = sub.add_parser("models", parents=[common], help="list model architecture specs")
+    models = sub.add_parser("models", parents=[common], help="list model architecture specs, or import a config.json")
     folders.add_data_folders(models, "models")
+    models.add_argument("action", nargs="?", choices=["import"], help="read a Hugging Face config.json")
+    models.add_argument("config", nargs="?", metavar="CONFIG.json", help="with import: the config.json to read")
+    models.add_argument(
+        "--context",
+        type=flags.context,
+        help="with import: tokens per sequence for the KV figure (default: the maximum)",
+    )
     models.set_defaults(func=cmd_models)
 
     meas = sub.add_parser("measurements", help="benchmark results as measurement records")
