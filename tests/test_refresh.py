@@ -145,9 +145,22 @@ def test_a_changed_price_is_proposed_as_a_dated_version_citing_the_list(
 def test_a_batch_price_litellm_leaves_out_keeps_ours(sheets: Path) -> None:
     """LiteLLM gives Anthropic's 5-minute cache write a batch price (half) but not the 1-hour one: the
     missing price is unknown, not full price, so cache writes stay batch-discounted as our sheet says.
-    For gpt-5 it gives a batch cached-input price, half of 1.25e-07: that is proposed, for review."""
+    For gpt-5 it gives a batch cached-input price, half of 1.25e-07, which our sheet already applies
+    (OpenAI's Batch table halves cached input too): nothing to propose."""
     result = refresh(load_price_sheets(sheets), parse_list(read_list(str(LITELLM), READ)))
-    assert {"claude-haiku-4-5", "claude-opus-4-6", "claude-sonnet-4-6"} <= {e.offer_id for e in result.same}
+    assert {"claude-haiku-4-5", "claude-opus-4-6", "claude-sonnet-4-6", "gpt-5"} <= {e.offer_id for e in result.same}
+    assert not [e for e in result.proposals if e.offer_id == "gpt-5"]
+
+
+def test_a_batch_price_the_sheet_lacks_is_proposed(sheets: Path) -> None:
+    """The same list against a sheet whose gpt-5 batch discount leaves cached input out: the list's batch
+    cached-input price (half the cached price) is proposed, for review."""
+    sheet = sheets / "openai.yaml"
+    text = sheet.read_text()
+    before = "batch_applies_to: [input, cached_input, output]"  # gpt-5's version is the sheet's first
+    assert before in text
+    sheet.write_text(text.replace(before, "batch_applies_to: [input, output]", 1))
+    result = refresh(load_price_sheets(sheets), parse_list(read_list(str(LITELLM), READ)))
     (gpt5,) = [e for e in result.proposals if e.offer_id == "gpt-5"]
     assert [(c.field, c.old, c.new) for c in gpt5.changes] == [
         ("batch_applies_to", "input,output", "input,cached_input,output")
