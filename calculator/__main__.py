@@ -1,3 +1,3 @@
-from calculator.cli.parser import main
+from calculator.cli import main
 
 raise SystemExit(main())
