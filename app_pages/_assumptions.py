@@ -87,9 +87,15 @@ def record_origin(scenario: Scenario, record: ThroughputRecord) -> str:
     return "measured throughput record"
 
 
+def record_link(record: ThroughputRecord) -> str:
+    """Where a record was published or run: its URL or document, without the note on how it was read."""
+    return record.source.url or record.source.document or ""
+
+
 def record_source(record: ThroughputRecord) -> str:
-    src = record.source
-    return (src.url or src.document or "") + (f" ({src.note})" if src.note else "")
+    """The record's source with its note (the assumptions table: how the figures were read from it)."""
+    note = record.source.note
+    return record_link(record) + (f" ({note})" if note else "")
 
 
 def _evidence_rows(s: Scenario) -> list[dict[str, str]]:

@@ -645,9 +645,10 @@ if owned_side is not None:
         rec = owned_side.record
         origin = _assumptions.record_origin(scenario, rec)
         st.caption(
-            f"GPU options sized from {origin} `{rec.id}`: {rec.label}. Source: {_assumptions.record_source(rec)}"
+            f"GPU options sized from {origin} `{rec.id}`: {rec.label}. Source: {_assumptions.record_link(rec)}"
             + (f", measured {rec.measured.isoformat()}" if rec.measured else "")
-            + "."
+            # how the figures were read from it is benchmark wording: the assumptions table below has it
+            + (". How its figures were read: the assumptions below." if rec.source.note else ".")
         )
 
 

@@ -455,3 +455,16 @@ def test_every_preset_survives_adoption_from_a_link(preset: str, catalogs: Catal
     ss["in"] = 123
     _state.read_links(ss, {"sc": _link.encode(scenario)}, catalogs, presets, dt.date.today())
     assert ss["in"] == 123
+
+
+def test_the_sizing_caption_names_the_records_source_without_its_benchmark_wording() -> None:
+    """The bundled coding-agent record's note speaks benchmark (``random_input_len``, ``total_input_tokens``):
+    the caption under the costs links its source; the note is in the assumptions table."""
+    at = _app(preset="coding-agent")
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    caption = _owned_caption(at)
+    assert "https://github.com/" in caption and "assumptions below" in caption
+    assert "random_input_len" not in caption and "total_input_tokens" not in caption
+    table = at.dataframe[0].value
+    notes = " ".join(str(v) for v in table["Value"])
+    assert "random_input_len" in notes  # nothing lost: the table keeps how the figures were read
