@@ -16,6 +16,8 @@ import ipaddress
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from calculator.measure.bench import url_problem
+
 ALLOW_ENV = "CALCULATOR_REPLAY_TARGETS"
 """Comma-separated origins (``scheme://host:port``) the Replay page may send to when the app is exposed."""
 DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -34,25 +36,13 @@ class Origin:
         return f"{self.scheme}://{host}:{self.port}"
 
 
-def _why(exc: ValueError) -> str:
-    """What urllib found wrong with a URL, in words (its own text reads "Port could not be cast ...")."""
-    text = str(exc)
-    if "IPv6" in text:
-        return "an IPv6 address needs its closing ]"
-    if "out of range" in text:
-        return "the port is outside 0 to 65535"
-    if "Port" in text:
-        return "the port is not a number"
-    return text
-
-
 def origin(url: str) -> Origin:
     """The origin a URL sends to; ``ValueError`` with a sentence for one that is not an http(s) URL."""
     try:
         parts = urlsplit(url.strip())
         port = parts.port  # reading it checks it: 0 to 65535
     except ValueError as exc:  # an unclosed [IPv6] bracket, a port out of range or not a number
-        raise ValueError(f"{url.strip()!r} is not a usable URL ({_why(exc)})") from None
+        raise ValueError(f"{url.strip()!r} is not a usable URL ({url_problem(exc)})") from None
     if parts.scheme not in DEFAULT_PORTS or not parts.hostname:
         raise ValueError(f"{url.strip()!r} is not an http(s) URL, e.g. http://127.0.0.1:8000/v1")
     host = parts.hostname.rstrip(".")

@@ -690,8 +690,8 @@ def test_ctrl_c_keeps_the_finished_levels(
 @pytest.mark.parametrize(
     ("url", "words"),
     [
-        ("http://127.0.0.1:99999/v1", "no valid port (1 to 65535)"),
-        ("http://127.0.0.1:http/v1", "no valid port"),
+        ("http://127.0.0.1:99999/v1", "not a usable URL (the port is outside 0 to 65535)"),
+        ("http://127.0.0.1:http/v1", "not a usable URL (the port is not a number)"),
         ("ftp://127.0.0.1/v1", "not an http(s) URL"),
     ],
 )

@@ -205,6 +205,19 @@ class BenchConfig:
         return max(32, 4 * (level.concurrency or math.ceil((level.request_rate or 1) * 10)))
 
 
+def url_problem(exc: ValueError) -> str:
+    """What ``urlsplit`` found wrong with a URL, in words (its own text reads "Port could not be cast ...");
+    reading ``.port`` is what checks the port, so callers ask for it and pass on the error."""
+    text = str(exc)
+    if "IPv6" in text:
+        return "an IPv6 address needs its closing ]"
+    if "out of range" in text:
+        return "the port is outside 0 to 65535"
+    if "Port" in text:
+        return "the port is not a number"
+    return text
+
+
 def chat_url(base_url: str) -> str:
     """``http://host:8000`` or ``http://host:8000/v1`` -> ``http://host:8000/v1/chat/completions``."""
     parts = urlsplit(base_url.strip())
@@ -212,9 +225,9 @@ def chat_url(base_url: str) -> str:
         raise InputError("replay.base_url", f"{base_url!r} is not an http(s) URL, e.g. http://127.0.0.1:8000/v1")
     try:
         parts.port  # noqa: B018 - urlsplit checks the port only when asked: 99999 raised later, mid-run
-    except ValueError:
+    except ValueError as exc:
         raise InputError(
-            "replay.base_url", f"{base_url!r} has no valid port (1 to 65535), e.g. http://127.0.0.1:8000/v1"
+            "replay.base_url", f"{base_url!r} is not a usable URL ({url_problem(exc)}), e.g. http://127.0.0.1:8000/v1"
         ) from None
     path = parts.path.rstrip("/")
     if path.endswith("/chat/completions"):
