@@ -203,7 +203,9 @@ def test_seed_scenario_compares_serverless_and_self_hosting(catalogs: Catalogs) 
     server = result.option("serverless")
     assert server is not None and server.monthly == D("9680.00")  # 1,000,000 x $0.00968
     assert result.turn is not None and result.turn.no_reuse.cost_per_turn == D("0.0302")
-    assert any("different models" in w.message for w in result.warnings)
+    # record: auto (the default): the GPU options run GLM-5, the nearest spec to GLM-5.3, and say so
+    assert not any("different models" in w.message for w in result.warnings)
+    assert any(w.code == "nearest_model_spec" and "GLM-5 (glm-5)" in w.message for w in result.warnings)
     curves = cost_curves(scenario, catalogs)
     assert curves["serverless"](np.array([1_000_000.0]))[0] == pytest.approx(9680.0)
     hosted = result.option("self_hosted")
@@ -235,7 +237,13 @@ def test_latency_target_no_level_meets_is_a_named_error(catalogs: Catalogs) -> N
     from calculator.scenario.model import load_preset
 
     preset = load_preset("coding-agent")
-    hosting = preset.self_hosting.model_copy(update={"latency_target": LatencyTarget(percentile="p50", ttft_ms=10)})
+    # a named record: the measured levels are what a latency target picks from (an estimate has none)
+    hosting = preset.self_hosting.model_copy(
+        update={
+            "record": "sglang-llama-3.3-70b-bf16-4xh200-rate4",
+            "latency_target": LatencyTarget(percentile="p50", ttft_ms=10),
+        }
+    )
     with pytest.raises(InputError, match="self_hosting.latency_target: no load level .* meets it"):
         compare(preset.model_copy(update={"self_hosting": hosting}), catalogs)
 

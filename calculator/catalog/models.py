@@ -12,6 +12,7 @@ counts are then computed from the architecture and the spec's ``notes`` say so.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from functools import cached_property
 from pathlib import Path
@@ -447,6 +448,21 @@ class ModelCatalog(BaseModel):
         if not key:
             return None
         return self._by_name.get(key) or self._by_canonical.get(canonical_model(name))
+
+    def nearest(self, name: str) -> tuple[ModelSpec, bool] | None:
+        """The spec for ``name`` and whether it is the model itself: :meth:`find`, else the spec of the same
+        model one point release back (``GLM-5.3`` -> ``glm-5``, ``kimi-k2.5`` -> ``kimi-k2``), whose
+        architecture a point release keeps as a rule; the caller names the substitution. Only a trailing
+        point version is dropped: ``GLM-5.3-Flash`` (a smaller model) finds nothing. None when nothing matches."""
+        found = self.find(name)
+        if found is not None:
+            return found, True
+        base = canonical_model(name)
+        major = re.sub(r"(\d+)[.p]\d+$", r"\1", base)
+        if major == base:
+            return None
+        spec = self._by_canonical.get(major)
+        return (spec, False) if spec is not None else None
 
     def get(self, name: str) -> ModelSpec:
         """Like :meth:`find`, but an unknown name is an :class:`InputError` on ``model`` naming the known ids."""

@@ -11,6 +11,7 @@ import datetime as dt
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from calculator.capacity.replica_setup import replica_setup
 from calculator.capacity.sizing import (
     ReplicaCapacity,
     best_under_target,
@@ -29,7 +30,8 @@ from calculator.catalog.prices import (
     canonical_model,
 )
 from calculator.errors import InputError, Problem
-from calculator.scenario.inputs import LatencyTarget, TurnShape
+from calculator.pricing.same_model import GpuModelChoice, gpu_model_choice, measured_record
+from calculator.scenario.inputs import AUTO_RECORD, LEGACY_RECORD, EstimateSetup, LatencyTarget, TurnShape
 from calculator.scenario.model import Scenario
 
 __all__ = [
@@ -69,6 +71,8 @@ class OwnedSide:
     """The measured (or roofline-estimated) setup one engine replica runs."""
     capacity: ReplicaCapacity
     shape: TurnShape
+    setup: EstimateSetup | None = None
+    """The roofline estimate's replica when the side is sized from one (the scenario's or ``auto``'s)."""
 
     @property
     def replica_gpus(self) -> int:
@@ -93,6 +97,9 @@ class ResolvedScenario:
     """Options (by their scenario field: serverless, dedicated, gpu_vm) that cannot be priced as set, and why."""
     warnings: tuple[Problem, ...] = ()
     """What the answer should be read with (different models, best-case hit rate), for each front end to say."""
+    gpu_model: GpuModelChoice | None = None
+    """What ``self_hosting.record: auto`` has the GPU options run and why; None when the scenario names a
+    record or an estimate itself."""
 
     def owned(self, kind: Owned) -> OwnedSide | None:
         return self.dedicated if kind == "dedicated" else self.self_hosted
@@ -184,8 +191,11 @@ def _owned(kind: Owned, scenario: Scenario, cat: Catalogs, measured: ThroughputR
     offer.version_at(scenario.price_date)
     setup = scenario.self_hosting.estimate
     shape = scenario.workload
+    names: tuple[str, ...] = (setup.model,) if setup is not None else ()
+    if setup is None and scenario.self_hosting.record == AUTO_RECORD:
+        measured, setup, names = _same_model_sizing(scenario, cat, offer)
     if setup is not None:
-        shape = shape.scaled(scenario.token_factor(setup.model))
+        shape = shape.scaled(scenario.token_factor(*names))
         record = estimate_record(
             setup,
             cat.models.get(setup.model),
@@ -197,10 +207,38 @@ def _owned(kind: Owned, scenario: Scenario, cat: Catalogs, measured: ThroughputR
         )
     else:
         record = measured if measured is not None else sizing_record(scenario, cat)
-        shape = shape.scaled(scenario.token_factor(record.model))
+        shape = shape.scaled(scenario.token_factor(record.model, *names))
     record = with_model_params(record, cat)
     check_usable(record)
-    return _sized(kind, scenario, cat, sheet, offer, record, shape)
+    return _sized(kind, scenario, cat, sheet, offer, record, shape, setup)
+
+
+def _same_model_sizing(
+    scenario: Scenario, cat: Catalogs, offer: DedicatedOffer | GpuVmOffer
+) -> tuple[ThroughputRecord | None, EstimateSetup | None, tuple[str, ...]]:
+    """``record: auto`` on ``offer``: (a measured record, or the estimate's replica, and the model's names).
+
+    The model is :func:`~calculator.pricing.same_model.gpu_model_choice`'s; a measurement of it sizes the
+    replicas when the records hold one (the latency target picks its level as for a named record), else
+    the roofline estimates the fewest GPUs of the offer's type that hold it. With no open model to run,
+    the record every scenario used before ``auto``."""
+    choice = gpu_model_choice(scenario, cat)
+    assert choice is not None
+    if choice.spec is None:
+        return _sizing_from(scenario, cat, LEGACY_RECORD), None, ()
+    gpu = cat.gpus.get(offer.gpu)
+    shape = scenario.workload.scaled(scenario.token_factor(*choice.names))
+    context = max(int(shape.input_tokens + shape.output_tokens), 1)
+    found = measured_record(choice.spec, cat, scenario.evidence.records, gpu, context)
+    if found is not None:
+        return _sizing_from(scenario, cat, found.id), None, choice.names
+    return None, replica_setup(choice.spec, gpu, context), choice.names
+
+
+def _sizing_from(scenario: Scenario, cat: Catalogs, record_id: str) -> ThroughputRecord:
+    """:func:`sizing_record` for the scenario as if it named ``record_id``."""
+    hosting = scenario.self_hosting.model_copy(update={"record": record_id})
+    return sizing_record(scenario.model_copy(update={"self_hosting": hosting}), cat)
 
 
 def _sized(
@@ -211,9 +249,9 @@ def _sized(
     offer: DedicatedOffer | GpuVmOffer,
     record: ThroughputRecord,
     shape: TurnShape,
+    setup: EstimateSetup | None = None,
 ) -> OwnedSide:
-    """The side with a replica of ``record``'s setup sized for the turn ``shape``."""
-    setup = scenario.self_hosting.estimate
+    """The side with a replica of ``record``'s setup sized for the turn ``shape`` (``setup``: the estimate's)."""
     assert record.gpu is not None
     capacity = replica_capacity(
         record,
@@ -232,21 +270,27 @@ def _sized(
         capacity = capacity.model_copy(
             update={"note": f"busiest load level meeting the {target.percentile} target: {record.id}; {capacity.note}"}
         )
-    return OwnedSide(kind, sheet, offer, record, capacity, shape)
+    return OwnedSide(kind, sheet, offer, record, capacity, shape, setup)
 
 
 def _resized(side: OwnedSide, scenario: Scenario, cat: Catalogs) -> OwnedSide:
     """``side`` for the scenario's workload: a measured record stays (its choice reads no workload), a
     roofline estimate is made again for the new turn."""
-    if scenario.self_hosting.estimate is not None:
+    if side.setup is not None:
         found = _owned(side.kind, scenario, cat, None)
         assert found is not None
         return found
-    shape = scenario.workload.scaled(scenario.token_factor(side.record.model))
+    names = _names(scenario, cat)
+    shape = scenario.workload.scaled(scenario.token_factor(side.record.model, *names))
     return _sized(side.kind, scenario, cat, side.sheet, side.offer, side.record, shape)
 
 
-_SIZING = ("record", "estimate", "latency_target")
+def _names(scenario: Scenario, cat: Catalogs) -> tuple[str, ...]:
+    choice = gpu_model_choice(scenario, cat)
+    return choice.names if choice is not None else ()
+
+
+_SIZING = ("record", "model", "estimate", "latency_target")
 """The hosting terms :func:`resolve` reads; the others (utilisation, spares, the engineer) only price."""
 
 
@@ -289,7 +333,8 @@ def resolve(scenario: Scenario, cat: Catalogs, *, drop_unpriceable: bool = False
             if option == "serverless":
                 sides[option] = _serverless(scenario, cat)
                 continue
-            if getattr(scenario, _CHOICE[option]) is not None and scenario.self_hosting.estimate is None:
+            named = scenario.self_hosting.estimate is None and scenario.self_hosting.record != AUTO_RECORD
+            if getattr(scenario, _CHOICE[option]) is not None and named:
                 measured = measured or sizing_record(scenario, cat)
             sides[option] = _owned("dedicated" if option == "dedicated" else "self_hosted", scenario, cat, measured)
         except InputError as exc:
@@ -311,8 +356,18 @@ def resolve(scenario: Scenario, cat: Catalogs, *, drop_unpriceable: bool = False
         dedicated=dedicated,
         self_hosted=self_hosted,
         dropped=tuple(dropped),
+        gpu_model=_gpu_model(scenario, cat, dropped),
     )
     return replace(resolved, warnings=tuple(_warnings(resolved)))
+
+
+def _gpu_model(scenario: Scenario, cat: Catalogs, dropped: list[tuple[str, InputError]]) -> GpuModelChoice | None:
+    try:
+        return gpu_model_choice(scenario, cat)
+    except InputError:  # an unknown self_hosting.model: the GPU options were dropped for it already
+        if not dropped:
+            raise
+        return None
 
 
 def _warnings(res: ResolvedScenario) -> list[Problem]:
@@ -328,7 +383,7 @@ def _warnings(res: ResolvedScenario) -> list[Problem]:
     for side in (res.dedicated, res.self_hosted):
         if side is not None and side.model:
             models[side.kind] = side.model
-    canon = {k: canonical_model(v) for k, v in models.items()}
+    canon = {k: _model_key(res, k, v) for k, v in models.items()}
     if len(set(canon.values())) > 1:
         listing = "; ".join(f"{OPTION_LABELS[k]} runs {v}" for k, v in models.items())
         warn(
@@ -346,13 +401,21 @@ def _warnings(res: ResolvedScenario) -> list[Problem]:
                 "The same text is often 10 to 30% more or fewer tokens under another model's tokenizer.",
                 "tokenizer_factors",
             )
-    if res.serverless and not res.serverless.offer.open_weights and (res.dedicated or res.self_hosted):
+    owned = res.dedicated or res.self_hosted
+    if res.serverless and not res.serverless.offer.open_weights and owned is not None:
+        whose = (
+            "the default throughput record, not a choice of yours: set self_hosting.model (or a record) to the "
+            "open model you would run"
+            if res.gpu_model is not None and res.gpu_model.chosen == "default"
+            else "your choice of substitute"
+        )
         warn(
             "serverless.model",
             f"{res.serverless.offer.model} is a closed model: it cannot be self-hosted, so the GPU options "
-            "price a different (open) model.",
+            f"price a different (open) model, {owned.model or 'not named'} ({whose}).",
             "closed_model",
         )
+    warnings.extend(_same_model_notes(res))
     if res.serverless and scenario.workload.prefix_share > 0 and res.serverless.version.prices.cached_input is None:
         warn(
             "serverless",
@@ -368,3 +431,61 @@ def _warnings(res: ResolvedScenario) -> list[Problem]:
             "best_case_hit_rate",
         )
     return warnings
+
+
+def _model_key(res: ResolvedScenario, kind: str, name: str) -> str:
+    """What two options' models are compared by: the spec ``record: auto`` runs for the serverless model
+    counts as that model (named in its own note), else the spec a name finds, else the reduced name."""
+    choice = res.gpu_model
+    spec = choice.spec if choice is not None and choice.stands_for else None
+    if kind != "serverless" and spec is not None and spec.id == name and res.serverless is not None:
+        return _model_key(res, "serverless", res.serverless.offer.model)
+    offer = res.serverless.offer if kind == "serverless" and res.serverless else None
+    for candidate in (offer.base_model if offer else None, name):
+        found = res.catalogs.models.find(candidate) if candidate else None
+        if found is not None:
+            return found.id
+    return canonical_model(name)
+
+
+def _same_model_notes(res: ResolvedScenario) -> list[Problem]:
+    """What ``record: auto`` chose, in words: the nearest spec it runs, the estimate it sized from, the
+    record it fell back to. Each front end shows them with the other warnings."""
+    choice, notes = res.gpu_model, []
+    sides = [s for s in (res.dedicated, res.self_hosted) if s is not None]
+    if choice is None or not sides:
+        return []
+    if choice.spec is not None and choice.stands_for and not choice.exact:
+        notes.append(
+            Problem(
+                "self_hosting.model",
+                f"No model spec for {choice.stands_for}: the GPU options run {choice.spec.label}, its nearest "
+                "spec (a point release keeps the architecture as a rule; set self_hosting.model to choose another).",
+                severity="warning",
+                code="nearest_model_spec",
+            )
+        )
+    if choice.chosen == "default" and not (res.serverless and not res.serverless.offer.open_weights):
+        notes.append(
+            Problem(
+                "self_hosting.model",
+                f"The GPU options cannot run the serverless model: {choice.reason}. They are sized from the "
+                f"default record {LEGACY_RECORD} instead; set self_hosting.model (or a record) to choose.",
+                severity="warning",
+                code="no_same_model",
+            )
+        )
+    for side in sides:
+        if side.setup is not None:
+            setup = side.setup
+            notes.append(
+                Problem(
+                    "self_hosting.record",
+                    f"{OPTION_LABELS[side.kind]}: no measurement of {setup.model} on {side.offer.gpu} in the records, "
+                    f"so a roofline estimate sizes it ({setup.precision.upper()}, {setup.gpus_per_replica} GPU(s) per "
+                    "replica, the fewest that hold the model): an estimate, not a measurement.",
+                    severity="warning",
+                    code="estimated_capacity",
+                )
+            )
+    return notes

@@ -39,9 +39,11 @@ from calculator.catalog.limits import (
 from calculator.errors import InputError
 
 __all__ = [
+    "AUTO_RECORD",
     "DAYS_PER_MONTH",
     "DAYS_PER_MONTH_EXACT",
     "HOURS_PER_MONTH",
+    "LEGACY_RECORD",
     "EstimateSetup",
     "Fx",
     "LatencyTarget",
@@ -198,11 +200,23 @@ class Traffic(_Frozen):
         return turns_per_month / seconds * self.peak_to_average
 
 
+AUTO_RECORD = "auto"
+"""``self_hosting.record: auto``: the GPU options run the serverless model (or ``self_hosting.model``), sized
+from a measurement of it when the records hold one, else from the roofline estimate, labelled as such."""
+LEGACY_RECORD = "sglang-llama-3.3-70b-bf16-4xh200-rate4"
+"""The record every scenario sized from before ``auto`` (Llama 3.3 70B, SGLang, 4x H200): what ``auto`` falls
+back to when it has no open model to run (a closed serverless model and no ``self_hosting.model``), and says so."""
+
+
 class SelfHosting(_Frozen):
     """How you would run the engine yourself (and how a dedicated endpoint is sized)."""
 
-    record: Name = "sglang-llama-3.3-70b-bf16-4xh200-rate4"
-    """The throughput record capacity is taken from (an id from ``measurements/``)."""
+    record: Name = AUTO_RECORD
+    """The throughput record capacity is taken from (an id from ``measurements/``), or ``auto``: the same model
+    as the serverless option (or ``model``), from a measurement of it if one exists, else a labelled estimate."""
+    model: Name | None = None
+    """With ``record: auto``, the model the GPU options run (an id or alias from ``models/``): your choice of
+    substitute when the serverless model is closed. Absent: the serverless model's own spec (or its nearest)."""
     target_utilisation: Annotated[float, UTILISATION] = 0.7
     """Share of a replica's measured capacity you plan to use at peak (headroom for latency)."""
     spare_replicas: Annotated[int, REPLICAS] = 1

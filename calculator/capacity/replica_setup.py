@@ -1,0 +1,62 @@
+"""The replica an estimate sizes when the user names only a model and a GPU offer.
+
+"Same model on both sides" runs the serverless model on the offer's GPUs. With no measurement of it,
+the roofline estimates a replica, and someone has to say how many GPUs and at what precision. The rule
+here is the one an engineer starts from: the model's own weights (no extra quantisation), on the fewest
+GPUs of the offer's type that hold them and at least one sequence of the scenario's turn (tensor
+parallel 1, 2, 4, 8; beyond 8, replicas spanning nodes).
+"""
+
+from __future__ import annotations
+
+from calculator.capacity.memory import FitResult, fit
+from calculator.catalog.gpus import GpuSpec
+from calculator.catalog.models import ModelSpec
+from calculator.errors import InputError
+from calculator.scenario.inputs import EstimateSetup
+
+__all__ = ["REPLICA_GPU_COUNTS", "fewest_gpus", "native_precision", "replica_setup"]
+
+REPLICA_GPU_COUNTS = (1, 2, 4, 8, 16, 32, 64)
+"""GPUs per replica tried, fewest first: tensor-parallel sizes divide the heads evenly (powers of two),
+and one node holds 8; 16 and more are replicas over several nodes (GLM-5 at FP8 on H100)."""
+
+
+def native_precision(model: ModelSpec, gpu: GpuSpec) -> str:
+    """The weights' precision the estimate serves ``model`` at on ``gpu``: FP8 on a GPU with FP8 tensor
+    cores, else BF16.
+
+    FP8 is how the open models the price sheets sell are published and served: DeepSeek-V3.x and Kimi K2
+    ship FP8 weights, Z.ai (GLM-5-FP8), Qwen (Qwen3-*-FP8) and Meta (Llama-4-Maverick-FP8) publish FP8
+    checkpoints, and the serverless providers serve FP8 (Together's -Turbo). A GPU without FP8 (A100, A10)
+    loads the BF16 weights. ``model`` is here for checkpoint formats narrower than FP8 (gpt-oss's MXFP4
+    experts), which the spec does not state yet: such a model is sized at FP8, so its weights are
+    overstated, never understated."""
+    del model  # the spec carries no checkpoint format yet (see the docstring)
+    return "fp8" if gpu.fp8_dense_tflops is not None else "bf16"
+
+
+def fewest_gpus(model: ModelSpec, gpu: GpuSpec, precision: str, context: int) -> FitResult | None:
+    """The memory fit on the fewest GPUs of :data:`REPLICA_GPU_COUNTS` that hold the weights and one
+    sequence of ``context`` tokens; None when even the most do not."""
+    for gpus in REPLICA_GPU_COUNTS:
+        room = fit(model, gpu, precision, context, gpus)
+        if room.fits:
+            return room
+    return None
+
+
+def replica_setup(model: ModelSpec, gpu: GpuSpec, context: int) -> EstimateSetup:
+    """The estimate's replica for ``model`` on ``gpu``: its native precision, the fewest GPUs that fit.
+
+    A model no replica of up to 64 GPUs can hold is an :class:`InputError` naming the model and the GPU."""
+    precision = native_precision(model, gpu)
+    room = fewest_gpus(model, gpu, precision, context)
+    if room is None:
+        raise InputError(
+            "self_hosting.model",
+            f"{model.id} at {precision.upper()} does not fit on up to {REPLICA_GPU_COUNTS[-1]}x {gpu.id} with a "
+            f"{context:,}-token sequence; would fit: a GPU offer with more memory per GPU, or a smaller model "
+            "(self_hosting.model)",
+        )
+    return EstimateSetup(model=model.id, precision=precision, gpus_per_replica=room.gpus)
