@@ -15,8 +15,9 @@ from calculator.catalog.prices import DedicatedOffer, GpuVmOffer, ServerlessOffe
 from calculator.present.charts import turn_currency
 from calculator.present.money import format_money, format_price, format_small
 from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison
+from calculator.pricing.resolve import ResolvedScenario
 from calculator.pricing.turn import PriceRef
-from calculator.scenario.inputs import LatencyTarget
+from calculator.scenario.inputs import AUTO_RECORD, LatencyTarget
 from calculator.scenario.model import Scenario
 
 COLUMNS = ["Section", "Assumption", "Value", "Price version", "Source", "Read"]
@@ -149,13 +150,30 @@ def _latency_target(target: LatencyTarget) -> str:
     return f"{target.percentile}: " + " and ".join(parts)
 
 
-def _capacity_rows(result: Comparison, cat: Catalogs) -> list[dict[str, str]]:
-    """How the GPU options are sized: a measured record (its source and date) or a roofline estimate."""
+def _capacity_rows(result: Comparison, cat: Catalogs, resolved: ResolvedScenario | None) -> list[dict[str, str]]:
+    """How the GPU options are sized: a measured record (its source and date) or a roofline estimate; with
+    ``record: auto``, what ``resolved`` chose (the serverless model's measurement or estimate)."""
     s = result.scenario
     h, t = s.self_hosting, s.traffic
+    side = (resolved.self_hosted or resolved.dedicated) if resolved is not None else None
+    auto = h.record == AUTO_RECORD and h.estimate is None
     rows = []
-    if h.estimate is not None:
-        e = h.estimate
+    if auto:
+        same = resolved.gpu_model if resolved is not None else None
+        chosen = "the same model as the serverless option"
+        if same is not None and same.spec is not None and same.stands_for:
+            chosen = f"{same.spec.label}, the serverless model {same.stands_for}" + (
+                "" if same.exact else " by its nearest spec"
+            )
+        elif same is not None and same.spec is not None:
+            chosen = f"{same.spec.label} (self_hosting.model, your choice)"
+        elif same is not None:
+            chosen = f"the default record ({same.reason})"
+        rows.append(_row("Capacity", "GPU options' model (record: auto)", chosen))
+    estimate = h.estimate or (side.setup if side is not None and auto else None)
+    record_id = side.record.id if side is not None and auto else h.record
+    if estimate is not None:
+        e = estimate
         rows += [
             _row("Capacity", "Sizing", "roofline estimate, not a measurement"),
             _row("Capacity", "Estimate: model", f"{e.model} (estimate, not a measurement)"),
@@ -173,9 +191,9 @@ def _capacity_rows(result: Comparison, cat: Catalogs) -> list[dict[str, str]]:
             )
     else:
         try:
-            record = cat.records.get(h.record)
+            record = cat.records.get(record_id)
         except ValueError:
-            rows.append(_row("Capacity", "Throughput record", h.record))
+            rows.append(_row("Capacity", "Throughput record", record_id))
         else:
             src = record.source
             where = src.url or src.document or ""
@@ -222,7 +240,7 @@ def _capacity_rows(result: Comparison, cat: Catalogs) -> list[dict[str, str]]:
     return rows
 
 
-def assumptions_frame(result: Comparison, cat: Catalogs) -> pd.DataFrame:
+def assumptions_frame(result: Comparison, cat: Catalogs, resolved: ResolvedScenario | None = None) -> pd.DataFrame:
     s = result.scenario
     w, t = s.workload, s.traffic
     rows = [
@@ -257,7 +275,7 @@ def assumptions_frame(result: Comparison, cat: Catalogs) -> pd.DataFrame:
             _row("Traffic", "Turns per user a day", f"{t.turns_per_user_per_day:,.2f}"),
         ]
     if s.dedicated or s.gpu_vm:
-        rows += _capacity_rows(result, cat)
+        rows += _capacity_rows(result, cat, resolved)
     for opt in result.options:
         section = f"Prices: {OPTION_LABELS[opt.option]}"
         for ref in opt.prices:

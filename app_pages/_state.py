@@ -36,9 +36,10 @@ from calculator.catalog.quantity import QuantityError, plain, read_quantity
 from calculator.errors import InputError
 from calculator.present.money import format_small
 from calculator.pricing.compare import Catalogs
-from calculator.pricing.resolve import sizing_record, with_own_records
+from calculator.pricing.resolve import resolve, sizing_record, with_own_records
+from calculator.pricing.same_model import serverless_spec
 from calculator.scenario.evidence import Evidence
-from calculator.scenario.inputs import Fx, monthly_turns
+from calculator.scenario.inputs import AUTO_RECORD, LEGACY_RECORD, Fx, monthly_turns
 from calculator.scenario.model import Scenario, with_evidence_records
 
 NONE = "none"
@@ -603,7 +604,7 @@ def choices(cat: Catalogs, presets: list[str], evidence: Evidence | None = None)
         "sl": [NONE, *sl],
         "ded": [NONE, *ded],
         "vm": [NONE, *vm],
-        "rec": [*own, *(r for r in cat.records.ids if r not in own), OWN_RECORD],
+        "rec": [AUTO_RECORD, *own, *(r for r in cat.records.ids if r not in own), OWN_RECORD],
         "ttl": [SHORTEST, *all_ttls(cat)],
         "e_model": list(cat.models.ids),
         **{k: list(v) for k, v in CHOICES_FIXED.items()},
@@ -645,14 +646,32 @@ def serverless_model(cat: Catalogs, key: str) -> str | None:
 
 
 def gpu_model(cat: Catalogs | None, v: dict[str, Any]) -> str | None:
-    """The model the GPU options run: the estimated one, else the throughput record's."""
+    """The model the GPU options run: the estimated one, else the throughput record's; for ``auto``, the
+    serverless model's spec (``sl``) when its weights are open, else the default record's."""
     if v.get("est"):
         return str(v.get("e_model") or "") or None
     if v.get("own") or cat is None:
         return None
+    rec = v.get("rec")
+    if rec == AUTO_RECORD:
+        found = _serverless_offer(cat, str(v.get("sl") or NONE))
+        hit = serverless_spec(found, cat.models) if found is not None and found.open_weights else None
+        if hit is not None:
+            return hit[0].id
+        rec = LEGACY_RECORD
     try:
-        return cat.records.get(v["rec"]).model
+        return cat.records.get(str(rec)).model
     except (ValueError, KeyError):
+        return None
+
+
+def _serverless_offer(cat: Catalogs, key: str) -> ServerlessOffer | None:
+    if key == NONE:
+        return None
+    provider, offer_id = split_key(key)
+    try:
+        return cat.prices.serverless(provider, offer_id)[1]
+    except InputError:
         return None
 
 
@@ -710,7 +729,9 @@ def _advanced_state(s: Scenario, cat: Catalogs) -> dict[str, Any]:
     target, setup = h.latency_target, h.estimate
     model, precision, gpus = _record_defaults(cat, h.record)
     sl_model = serverless_model(cat, serverless_key(s, cat)) if s.serverless else None
-    gpu = setup.model if setup else gpu_model(cat, {"rec": h.record})
+    gpu = setup.model if setup else gpu_model(cat, {"rec": h.record, "sl": serverless_key(s, cat)})
+    if h.record == AUTO_RECORD and gpu is not None and gpu in cat.models:
+        model = cat.models.get(gpu).id  # the estimate inputs start from the model auto runs
     return {
         "cws": float(w.cache_write_share),
         "ttl": w.cache_ttl or SHORTEST,
@@ -1258,11 +1279,18 @@ def capacity_defaults(scenario: Scenario, cat: Catalogs) -> dict[str, str | int]
     }
     h = scenario.self_hosting
     gpu: str | None = None
-    if h.estimate is not None:
-        found.update(c_model=h.estimate.model, c_prec=h.estimate.precision.lower(), c_n=h.estimate.gpus_per_replica)
+    auto = h.record == AUTO_RECORD and h.estimate is None
+    side = None
+    if auto:  # what record: auto sizes: the serverless model's measurement or estimate on the offer's GPU
+        with contextlib.suppress(InputError, ValueError):
+            resolved = resolve(scenario, cat, drop_unpriceable=True)
+            side = resolved.self_hosted or resolved.dedicated
+    setup = h.estimate or (side.setup if side is not None else None)
+    if setup is not None:
+        found.update(c_model=setup.model, c_prec=setup.precision.lower(), c_n=setup.gpus_per_replica)
     else:
         try:
-            record = sizing_record(scenario, cat)
+            record = side.record if side is not None else None if auto else sizing_record(scenario, cat)
         except (InputError, ValueError):
             record = None
         if record is not None:

@@ -280,7 +280,7 @@ def advanced_inputs() -> None:
     except ValidationError:  # the page says why below, where it prices the scenario
         held = base_now
     gpu_name = _state.gpu_model(
-        with_own_records(cat, held), {k: ss.get(k, defaults.get(k)) for k in ("est", "e_model", "own", "rec")}
+        with_own_records(cat, held), {k: ss.get(k, defaults.get(k)) for k in ("est", "e_model", "own", "rec", "sl")}
     )
     st.caption(f"Serverless model: {sl_model or '-'} · GPU options' model: {gpu_name or 'your model'}")
     st.markdown("**Latency target** (GPU options sized from a measured record)")
@@ -506,7 +506,9 @@ with st.sidebar:
                 "rec",
                 allowed["rec"][:-1] or allowed["rec"],
                 defaults["rec"],
-                "A published measurement (model, GPU, engine, shape) that sizes the replicas.",
+                "A published measurement (model, GPU, engine, shape) that sizes the replicas; `auto`: the "
+                "serverless model itself (or its nearest spec), from a measurement of it if one exists, else a "
+                "roofline estimate on the fewest GPUs of the offer that hold it.",
             )
         c1, c2 = st.columns(2)
         number("util", defaults["util"], c1)
@@ -635,17 +637,22 @@ for col, opt in zip(cols, result.options, strict=False):
         )
 owned_side = resolved.self_hosted or resolved.dedicated
 if owned_side is not None:
-    setup = scenario.self_hosting.estimate
+    setup = scenario.self_hosting.estimate or owned_side.setup
+    same = resolved.gpu_model
+    # record: auto names why the GPU options run this model: the serverless one, or its nearest spec
+    why = ""
+    if same is not None and same.stands_for:
+        why = f", the serverless model {same.stands_for}" + ("" if same.exact else " by its nearest spec")
     if setup is not None:
         st.caption(
-            f"GPU options sized from a roofline estimate of {setup.model} at {setup.precision.upper()} on "
-            f"{setup.gpus_per_replica} GPU(s) per replica: an estimate, not a measurement."
+            f"GPU options sized from a roofline estimate of {setup.model}{why} at {setup.precision.upper()} on "
+            f"{setup.gpus_per_replica} GPU(s) of {owned_side.offer.gpu} per replica: an estimate, not a measurement."
         )
     else:
         rec = owned_side.record
         origin = _assumptions.record_origin(scenario, rec)
         st.caption(
-            f"GPU options sized from {origin} `{rec.id}`: {rec.label}. Source: {_assumptions.record_link(rec)}"
+            f"GPU options sized from {origin} `{rec.id}`{why}: {rec.label}. Source: {_assumptions.record_link(rec)}"
             + (f", measured {rec.measured.isoformat()}" if rec.measured else "")
             # how the figures were read from it is benchmark wording: the assumptions table below has it
             + (". How its figures were read: the assumptions below." if rec.source.note else ".")
@@ -791,7 +798,7 @@ if what_moves.open:
 
 # --- assumptions and sharing ----------------------------------------------------------------------
 st.subheader("Assumptions and price versions")
-table = _assumptions.assumptions_frame(result, work_cat)
+table = _assumptions.assumptions_frame(result, work_cat, resolved)
 st.dataframe(table, hide_index=True, width="stretch")
 d1, d2, d3 = st.columns(3)
 d1.download_button(

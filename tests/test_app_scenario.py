@@ -268,15 +268,14 @@ def test_capacity_defaults_follow_the_compare_scenario_unless_changed(catalogs: 
     at.switch_page("app_pages/capacity.py").run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     scenario = load_preset("coding-agent")
-    record = catalogs.records.get(scenario.self_hosting.record)
     assert scenario.gpu_vm is not None
     _, offer = catalogs.prices.offer(scenario.gpu_vm.provider, scenario.gpu_vm.offer, "gpu_vm")
     assert isinstance(offer, GpuVmOffer)
-    spec = catalogs.models.find(record.model or "")
-    assert spec is not None
-    assert at.selectbox(key="c_model").value == spec.id
-    assert at.selectbox(key="c_gpu").value == offer.gpu
-    assert at.number_input(key="c_n").value == record.gpu_count
+    # record: auto runs GLM-5.3's nearest spec, GLM-5, estimated at FP8 on the fewest H200s that hold its
+    # 744 GB of weights: 141 GiB x 0.9 - 2 GB = 134.3 GB per GPU, 744 / 8 = 93 fits and 744 / 4 = 186 does not
+    assert at.selectbox(key="c_model").value == "glm-5"
+    assert at.selectbox(key="c_gpu").value == offer.gpu == "h200-sxm"
+    assert at.number_input(key="c_n").value == 8
     context = scenario.workload.input_tokens + scenario.workload.output_tokens
     assert at.text_input(key="c_ctx").value == str(context)
 
@@ -458,9 +457,10 @@ def test_every_preset_survives_adoption_from_a_link(preset: str, catalogs: Catal
 
 
 def test_the_sizing_caption_names_the_records_source_without_its_benchmark_wording() -> None:
-    """The bundled coding-agent record's note speaks benchmark (``random_input_len``, ``total_input_tokens``):
-    the caption under the costs links its source; the note is in the assumptions table."""
-    at = _app(preset="coding-agent")
+    """The bundled SGLang record's note speaks benchmark (``random_input_len``, ``total_input_tokens``):
+    the caption under the costs links its source; the note is in the assumptions table. (The multi-turn
+    chat preset names that record as its substitute for a closed API model; coding-agent runs GLM-5 now.)"""
+    at = _app(preset="multi-turn-chat")
     assert not at.exception and not at.error, [e.value for e in at.error]
     caption = _owned_caption(at)
     assert "https://github.com/" in caption and "assumptions below" in caption
@@ -468,3 +468,16 @@ def test_the_sizing_caption_names_the_records_source_without_its_benchmark_wordi
     table = at.dataframe[0].value
     notes = " ".join(str(v) for v in table["Value"])
     assert "random_input_len" in notes  # nothing lost: the table keeps how the figures were read
+
+
+def test_the_coding_agent_runs_glm5_for_glm53_and_the_page_says_it_is_an_estimate() -> None:
+    at = _app(preset="coding-agent")
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    caption = _owned_caption(at)
+    assert "roofline estimate of glm-5" in caption and "GLM-5.3 by its nearest spec" in caption
+    assert "8 GPU(s) of h200-sxm" in caption and "not a measurement" in caption
+    warned = " ".join(w.value for w in at.warning)
+    assert "No model spec for GLM-5.3" in warned and "different models" not in warned
+    table = at.dataframe[0].value
+    assert "GLM-5 (glm-5), the serverless model GLM-5.3 by its nearest spec" in " ".join(str(v) for v in table["Value"])
+

@@ -18,13 +18,13 @@ from calculator.capacity.memory import fit
 from calculator.catalog.catalogs import Catalogs
 from calculator.catalog.gpus import GpuSpec
 from calculator.catalog.measurements import ThroughputRecord
-from calculator.catalog.models import ModelSpec
+from calculator.catalog.models import ModelCatalog, ModelSpec
 from calculator.catalog.prices import ServerlessOffer
 from calculator.errors import InputError
 from calculator.scenario.inputs import AUTO_RECORD
 from calculator.scenario.model import Scenario
 
-__all__ = ["GpuModelChoice", "gpu_model_choice", "measured_record"]
+__all__ = ["GpuModelChoice", "gpu_model_choice", "measured_record", "serverless_spec"]
 
 
 @dataclass(frozen=True)
@@ -71,18 +71,23 @@ def gpu_model_choice(scenario: Scenario, cat: Catalogs) -> GpuModelChoice | None
         return GpuModelChoice(None, "default", reason="there is no serverless option to match")
     if not offer.open_weights:
         return GpuModelChoice(None, "default", reason=f"{offer.model} is a closed model (it cannot be self-hosted)")
-    names = [n for n in (offer.base_model, offer.model) if n]
-    found = [(n, hit) for n in names if (hit := cat.models.nearest(n)) is not None]
-    # the model's own spec under any of its names beats the nearest spec under another
-    found.sort(key=lambda item: not item[1][1])
-    if not found:
+    found = serverless_spec(offer, cat.models)
+    if found is None:
         return GpuModelChoice(
             None,
             "default",
             reason=f"no model spec matches {offer.model} (import its config.json: models import CONFIG.json)",
         )
-    _, (spec, exact) = found[0]
+    spec, exact = found
     return GpuModelChoice(spec, "serverless", stands_for=offer.model, exact=exact)
+
+
+def serverless_spec(offer: ServerlessOffer, models: ModelCatalog) -> tuple[ModelSpec, bool] | None:
+    """The spec a serverless offer's model runs under, and whether it is the model itself (False: the
+    nearest, ``GLM-5.3`` -> ``glm-5``); the model's own spec under any of its names beats the nearest."""
+    found = [hit for n in (offer.base_model, offer.model) if n and (hit := models.nearest(n)) is not None]
+    found.sort(key=lambda hit: not hit[1])
+    return found[0] if found else None
 
 
 def measured_record(

@@ -1,0 +1,240 @@
+"""Same model on both sides: the model specs the sheets' open models need, and ``self_hosting.record: auto``.
+
+Card figures are the publishers' (each row says where it was read, 2026-11-30); shapes are checked
+against the real config.json copies in tests/fixtures/model_configs (sources in tests/fixtures/README.md).
+GPU counts are hand-computed from the memory rule in calculator/capacity/memory.py (90% of each GPU's
+GiB, less a 2 GB reserve), independently of the code that picks them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from calculator.catalog.hf_config import import_hf_config
+from calculator.catalog.prices import ServerlessOffer
+from calculator.errors import InputError
+from calculator.pricing.compare import Catalogs, compare
+from calculator.pricing.resolve import resolve
+from calculator.pricing.same_model import serverless_spec
+from calculator.scenario.inputs import AUTO_RECORD, LEGACY_RECORD, SelfHosting, Traffic, TurnShape
+from calculator.scenario.model import (
+    DedicatedChoice,
+    GpuVmChoice,
+    Scenario,
+    ServerlessChoice,
+    list_presets,
+    load_preset,
+    load_scenario_text,
+)
+
+CONFIGS = Path(__file__).parent / "fixtures" / "model_configs"
+
+# (spec id, config fixture, card total B, card active B, where the card's figures were read on 2026-11-30)
+CARDS = [
+    ("llama-4-maverick", "meta-llama--Llama-4-Maverick-17B-128E-Instruct", 400, 17,
+     "huggingface.co/meta-llama/Llama-4-Maverick-17B-128E-Instruct via fitmyllm.com: 17B activated, 400B total"),
+    ("llama-4-scout", "meta-llama--Llama-4-Scout-17B-16E-Instruct", 109, 17,
+     "huggingface.co/meta-llama/Llama-4-Scout-17B-16E-Instruct via fitmyllm.com: 17B activated, 109B total"),
+    ("qwen3-235b-a22b", "Qwen--Qwen3-235B-A22B", 235, 22,
+     "huggingface.co/Qwen/Qwen3-235B-A22B via docs.vllm.ai (vLLM-Ascend tutorial): 235B total, 22B activated"),
+    ("qwen3-coder-480b-a35b", "Qwen--Qwen3-Coder-480B-A35B-Instruct", 480, 35,
+     "huggingface.co/Qwen/Qwen3-Coder-480B-A35B-Instruct via docs.api.nvidia.com: 480B total, 35B activated"),
+    ("kimi-k2", "moonshotai--Kimi-K2-Instruct", 1000, 32,
+     "huggingface.co/moonshotai/Kimi-K2-Instruct via news.cgast.org: 1T total, 32B activated"),
+    ("glm-5", "zai-org--GLM-5", 744, 40, "GLM-5 technical report table (glennklockwood.com/garden/GLM-5): 744B, 40B"),
+    ("deepseek-v3.2", "deepseek-ai--DeepSeek-V3.2", 671, 37, "DeepSeek-V3 report (arXiv 2412.19437): 671B, 37B"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("spec_id", "config", "total", "active", "where"), CARDS, ids=[c[0] for c in CARDS])
+def test_spec_parameters_are_within_3_percent_of_the_card_and_its_cache_is_the_configs(
+    catalogs: Catalogs, spec_id: str, config: str, total: float, active: float, where: str
+) -> None:
+    spec = catalogs.models.get(spec_id)
+    assert spec.params_total_b == pytest.approx(total, rel=0.03), where
+    assert spec.params_active_b == pytest.approx(active, rel=0.03), where
+    imported = import_hf_config(CONFIGS / f"{config}.json").spec
+    # the KV cache layer type by layer type, the latent and the indexer, exactly as the config.json states them
+    assert spec.cache_groups == imported.cache_groups
+    assert spec.mla == imported.mla and spec.sparse_attention == imported.sparse_attention
+    assert spec.experts is not None and imported.experts is not None
+    assert (spec.experts.total, spec.experts.active, spec.experts.shared) == (
+        imported.experts.total,
+        imported.experts.active,
+        imported.experts.shared,
+    )
+    assert spec.layers == imported.layers and spec.hidden_size == imported.hidden_size
+
+
+def test_glm5_caches_its_latent_and_the_fp8_indexer_key(catalogs: Catalogs) -> None:
+    # 78 layers x (512 + 64) x 2 bytes = 89,856 for the latent, 78 x (128 + 4) = 10,296 for the indexer keys
+    assert catalogs.models.get("glm-5").kv_bytes_per_token() == 89_856 + 10_296
+
+
+@pytest.mark.parametrize(
+    ("name", "spec_id", "exact"),
+    [
+        ("GLM-5.3", "glm-5", False),  # Lyceum's name; no config.json of GLM-5.3 is published
+        ("glm-5.3", "glm-5", False),  # Z.ai's
+        ("accounts/fireworks/models/deepseek-v3p2", "deepseek-v3.2", True),
+        ("deepseek-ai/DeepSeek-V3.2", "deepseek-v3.2", True),
+        ("openai/gpt-oss-120b", "gpt-oss-120b", True),
+        ("meta-llama/Llama-3.3-70B-Instruct-Turbo", "llama-3.3-70b", True),
+        ("llama-3.3-70b-versatile", "llama-3.3-70b", True),
+        ("accounts/fireworks/models/glm-4p7", "glm-4.7", True),
+        ("Qwen/Qwen3-Coder-480B-A35B-Instruct-FP8", "qwen3-coder-480b-a35b", True),
+        ("meta-llama/Llama-4-Maverick-17B-128E-Instruct-FP8", "llama-4-maverick", True),
+        ("meta-llama/Llama-4-Scout-17B-16E-Instruct", "llama-4-scout", True),
+        ("Qwen/Qwen3-235B-A22B-FP8", "qwen3-235b-a22b", True),
+        ("moonshotai/Kimi-K2-Instruct", "kimi-k2", True),
+    ],
+)
+def test_provider_names_resolve_to_the_spec_or_its_nearest(
+    catalogs: Catalogs, name: str, spec_id: str, exact: bool
+) -> None:
+    found = catalogs.models.nearest(name)
+    assert found is not None and found[0].id == spec_id and found[1] is exact
+
+
+def test_a_point_release_with_a_suffix_is_another_model_and_finds_nothing(catalogs: Catalogs) -> None:
+    assert catalogs.models.nearest("glm-5.3-flash") is None  # a small model, not GLM-5
+    assert catalogs.models.nearest("claude-haiku-4-5") is None
+
+
+def test_every_open_serverless_model_in_the_sheets_has_a_spec_but_glm_flash(catalogs: Catalogs) -> None:
+    unmatched = set()
+    for _, offer in catalogs.prices.offers("serverless"):
+        assert isinstance(offer, ServerlessOffer)
+        if offer.open_weights and serverless_spec(offer, catalogs.models) is None:
+            unmatched.add(offer.base_model or offer.model)
+    assert unmatched == {"glm-5.3-flash"}  # no config.json of GLM-5.3-Flash is stored
+
+
+def _glm(gpu_vm: GpuVmChoice, dedicated: DedicatedChoice | None = None, **hosting: object) -> Scenario:
+    return Scenario(
+        as_of=dt.date(2026, 11, 30),
+        workload=TurnShape(input_tokens=20_000, prefix_share=Decimal("0.9"), output_tokens=500),
+        traffic=Traffic(turns_per_month=1_000_000),
+        serverless=ServerlessChoice(provider="lyceum", model="GLM-5.3"),
+        dedicated=dedicated,
+        gpu_vm=gpu_vm,
+        self_hosting=SelfHosting.model_validate(hosting),
+    )
+
+
+def test_glm53_runs_as_glm5_on_both_gpu_options_from_a_labelled_estimate(catalogs: Catalogs) -> None:
+    # GLM-5 at FP8 is 744 GB of weights. An H100 holds 80 GiB x 0.9 - 2 GB = 75.3 GB: 744 / 8 = 93 GB per GPU
+    # does not fit, 744 / 16 = 46.5 does, so a replica is 16 H100s (two 8-GPU nodes). An H200 holds
+    # 141 GiB x 0.9 - 2 GB = 134.3 GB: 744 / 8 = 93 fits, 744 / 4 = 186 does not, so 8 H200s.
+    scenario = _glm(
+        GpuVmChoice(provider="lambda", offer="h100-sxm-8x"),
+        DedicatedChoice(provider="fireworks", offer="on-demand-h200-141gb"),
+    )
+    res = resolve(scenario, catalogs, drop_unpriceable=True)
+    assert res.dropped == ()  # the app left both GPU options out on 8x H100 before
+    assert res.self_hosted is not None and res.dedicated is not None
+    assert res.self_hosted.setup is not None and res.dedicated.setup is not None
+    assert (res.self_hosted.setup.precision, res.self_hosted.setup.gpus_per_replica) == ("fp8", 16)
+    assert (res.dedicated.setup.precision, res.dedicated.setup.gpus_per_replica) == ("fp8", 8)
+    assert res.self_hosted.model == res.dedicated.model == "glm-5"
+    assert "roofline, not a measurement" in res.self_hosted.capacity.note
+    codes = [w.code for w in res.warnings]
+    assert "different_models" not in codes
+    assert codes.count("estimated_capacity") == 2 and "nearest_model_spec" in codes
+    nearest = next(w for w in res.warnings if w.code == "nearest_model_spec")
+    assert "GLM-5.3" in nearest.message and "GLM-5 (glm-5)" in nearest.message
+
+
+def test_a_measured_record_of_the_same_model_sizes_it_on_its_gpu(catalogs: Catalogs) -> None:
+    # Llama 3.3 70B is measured on H100 (vLLM and TensorRT-LLM, FP8, 1 GPU) and H200 (SGLang, BF16, 4 GPUs)
+    base = _glm(GpuVmChoice(provider="lambda", offer="h100-sxm-1x"))
+    scenario = base.model_copy(
+        update={"serverless": ServerlessChoice(provider="together", model="meta-llama/Llama-3.3-70B-Instruct-Turbo")}
+    )
+    res = resolve(scenario, catalogs)
+    side = res.self_hosted
+    assert side is not None and side.setup is None
+    assert side.record.model == "llama-3.3-70b" and side.record.gpu == "h100-sxm"
+    assert side.record.engine != "roofline estimate"
+    assert not {"different_models", "estimated_capacity"} & {w.code for w in res.warnings}
+
+
+def test_the_users_own_measurement_of_the_model_comes_first(catalogs: Catalogs) -> None:
+    published = catalogs.records.get("vllm-llama-3.3-70b-fp8-1xh100-c50")
+    own = published.model_copy(update={"id": "my-llama-run", "requests_per_s": 1.0, "output_tokens_per_s": 10.0})
+    base = _glm(GpuVmChoice(provider="lambda", offer="h100-sxm-1x"))
+    scenario = base.model_copy(
+        update={
+            "serverless": ServerlessChoice(provider="together", model="meta-llama/Llama-3.3-70B-Instruct-Turbo"),
+            "evidence": base.evidence.model_copy(update={"records": (own,)}),
+        }
+    )
+    side = resolve(scenario, catalogs).self_hosted
+    assert side is not None and side.record.id == "my-llama-run"
+
+
+def test_a_closed_model_keeps_the_users_substitute_and_says_so(catalogs: Catalogs) -> None:
+    base = _glm(GpuVmChoice(provider="lambda", offer="h100-sxm-8x"), model="qwen3-32b")
+    scenario = base.model_copy(update={"serverless": ServerlessChoice(provider="anthropic", model="claude-haiku-4-5")})
+    res = resolve(scenario, catalogs)
+    assert res.self_hosted is not None and res.self_hosted.model == "qwen3-32b"
+    closed = next(w for w in res.warnings if w.code == "closed_model")
+    assert "qwen3-32b (your choice of substitute)" in closed.message
+    # and with no choice made, the default record is named as not the user's choice
+    fallback = scenario.model_copy(update={"self_hosting": SelfHosting()})
+    res = resolve(fallback, catalogs)
+    assert res.self_hosted is not None and res.self_hosted.record.id == LEGACY_RECORD
+    closed = next(w for w in res.warnings if w.code == "closed_model")
+    assert "default throughput record, not a choice of yours" in closed.message
+
+
+def test_an_unknown_substitute_model_names_the_known_ids(catalogs: Catalogs) -> None:
+    scenario = _glm(GpuVmChoice(provider="lambda", offer="h100-sxm-8x"), model="no-such-model")
+    with pytest.raises(InputError, match="unknown model 'no-such-model'; known: .*glm-5"):
+        resolve(scenario, catalogs)
+
+
+@pytest.mark.parametrize("name", list_presets())
+def test_presets_run_the_same_model_on_both_sides_unless_the_api_is_closed(catalogs: Catalogs, name: str) -> None:
+    preset = load_preset(name)
+    res = resolve(preset, catalogs)
+    assert res.dropped == ()
+    assert res.serverless is not None
+    codes = {w.code for w in res.warnings}
+    if res.serverless.offer.open_weights:
+        assert "different_models" not in codes
+    else:
+        assert "closed_model" in codes and preset.self_hosting.record != AUTO_RECORD  # an explicit substitute
+
+
+def test_an_old_scenario_file_naming_a_record_still_sizes_from_it(catalogs: Catalogs) -> None:
+    text = """
+workload: {input_tokens: 20000, prefix_share: 0.9, output_tokens: 500}
+traffic: {turns_per_month: 1000000}
+serverless: {provider: lyceum, model: GLM-5.3}
+gpu_vm: {provider: nebius, offer: h200-sxm-1x}
+self_hosting: {record: sglang-llama-3.3-70b-bf16-4xh200-rate4}
+"""
+    res = resolve(load_scenario_text(text), catalogs)
+    assert res.self_hosted is not None and res.self_hosted.record.id == "sglang-llama-3.3-70b-bf16-4xh200-rate4"
+    assert res.gpu_model is None and "different_models" in {w.code for w in res.warnings}
+
+
+def test_a_new_workload_estimates_the_auto_replica_again(catalogs: Catalogs) -> None:
+    scenario = _glm(GpuVmChoice(provider="hyperstack", offer="h200-sxm-8x"))
+    res = resolve(scenario, catalogs)
+    longer = scenario.model_copy(update={"workload": scenario.workload.model_copy(update={"input_tokens": 60_000})})
+    moved, fresh = res.with_scenario(longer).self_hosted, resolve(longer, catalogs).self_hosted
+    assert moved is not None and fresh is not None and res.self_hosted is not None
+    assert moved.capacity == fresh.capacity and moved.capacity != res.self_hosted.capacity
+
+
+def test_compare_prices_the_coding_agent_on_glm5_gpus(catalogs: Catalogs) -> None:
+    result = compare(load_preset("coding-agent"), catalogs)
+    for option in ("dedicated", "self_hosted"):
+        cost = result.option(option)
+        assert cost is not None and cost.model == "glm-5"
