@@ -153,7 +153,10 @@ def test_records_added_on_measurements_size_compares_gpu_options(catalogs: Catal
     shown = {k.removesuffix(" (cheapest)"): v for k, v in metrics(at).items()}
     assert shown["Self-hosted GPUs"] == format_money(hosted.monthly, "USD")
     bundled = compare(_on_compare(load_preset("coding-agent")), catalogs).option("self_hosted")
-    assert bundled is not None and bundled.monthly != hosted.monthly  # the record moved the answer
+    # the record moved the answer: the preset alone runs GLM-5 by estimate on 1 + 1 replicas of 8 B200s (two
+    # 8-GPU instances, as the imported Llama record's 2 + 1 replicas of 4 GPUs also fill), so compare replicas
+    assert bundled is not None and bundled.capacity is not None and hosted.capacity is not None
+    assert bundled.capacity.record_id != hosted.capacity.record_id and bundled.replicas != hosted.replicas
 
     # the Compare page's link (inputs plus the packed evidence) reproduces it in a new session
     again = _app(**{k: at.query_params[k] for k in at.query_params})
@@ -271,10 +274,10 @@ def test_capacity_defaults_follow_the_compare_scenario_unless_changed(catalogs: 
     assert scenario.gpu_vm is not None
     _, offer = catalogs.prices.offer(scenario.gpu_vm.provider, scenario.gpu_vm.offer, "gpu_vm")
     assert isinstance(offer, GpuVmOffer)
-    # record: auto runs GLM-5.3's nearest spec, GLM-5, estimated at FP8 on the fewest H200s that hold its
-    # 744 GB of weights: 141 GiB x 0.9 - 2 GB = 134.3 GB per GPU, 744 / 8 = 93 fits and 744 / 4 = 186 does not
+    # record: auto runs GLM-5.3's nearest spec, GLM-5, estimated at FP8 on the fewest B200s that hold its
+    # 744 GB of weights: 180 GiB x 0.9 - 2 GB = 172 GB per GPU, 744 / 8 = 93 fits and 744 / 4 = 186 does not
     assert at.selectbox(key="c_model").value == "glm-5"
-    assert at.selectbox(key="c_gpu").value == offer.gpu == "h200-sxm"
+    assert at.selectbox(key="c_gpu").value == offer.gpu == "b200"
     assert at.number_input(key="c_n").value == 8
     context = scenario.workload.input_tokens + scenario.workload.output_tokens
     assert at.text_input(key="c_ctx").value == str(context)
@@ -475,9 +478,8 @@ def test_the_coding_agent_runs_glm5_for_glm53_and_the_page_says_it_is_an_estimat
     assert not at.exception and not at.error, [e.value for e in at.error]
     caption = _owned_caption(at)
     assert "roofline estimate of glm-5" in caption and "GLM-5.3 by its nearest spec" in caption
-    assert "8 GPU(s) of h200-sxm" in caption and "not a measurement" in caption
+    assert "8 GPU(s) of b200" in caption and "not a measurement" in caption
     warned = " ".join(w.value for w in at.warning)
     assert "No model spec for GLM-5.3" in warned and "different models" not in warned
     table = at.dataframe[0].value
     assert "GLM-5 (glm-5), the serverless model GLM-5.3 by its nearest spec" in " ".join(str(v) for v in table["Value"])
-

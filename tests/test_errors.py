@@ -61,7 +61,10 @@ def test_an_input_error_carries_what_is_allowed() -> None:
 
 
 def test_warnings_are_structured_and_each_front_end_adds_its_own_advice(catalogs: Catalogs) -> None:
-    result = compare(load_preset("coding-agent").model_copy(update={"as_of": SEED_DATE}), catalogs)
+    preset = load_preset("coding-agent")
+    # a Llama record named against the GLM-5.3 API: the options run different models
+    hosting = preset.self_hosting.model_copy(update={"record": "sglang-llama-3.3-70b-bf16-4xh200-rate4"})
+    result = compare(preset.model_copy(update={"as_of": SEED_DATE, "self_hosting": hosting}), catalogs)
     codes = {w.code for w in result.warnings}
     assert {"different_models", "tokenizer_factors", "best_case_hit_rate"} <= codes
     assert all(w.severity == "warning" and w.field for w in result.warnings)
@@ -73,7 +76,8 @@ def test_warnings_are_structured_and_each_front_end_adds_its_own_advice(catalogs
 def test_compare_json_keeps_warning_sentences_and_adds_the_structured_problems(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert main(["compare", "--preset", "coding-agent", "--as-of", "2026-10-30", "--json"]) == 0
+    record = ["--record", "sglang-llama-3.3-70b-bf16-4xh200-rate4"]  # a Llama record against the GLM-5.3 API
+    assert main(["compare", "--preset", "coding-agent", "--as-of", "2026-10-30", *record, "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert all(isinstance(w, str) for w in data["warnings"])
     assert {p["code"] for p in data["problems"]} >= {"different_models", "best_case_hit_rate"}

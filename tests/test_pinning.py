@@ -14,6 +14,7 @@ from calculator.errors import InputError
 from calculator.present.report import repricing_sentences
 from calculator.pricing.compare import Catalogs, compare
 from calculator.pricing.pinning import pin_prices, reprice
+from calculator.pricing.resolve import resolve
 from calculator.scenario.model import dump_scenario, load_preset, load_scenario_text
 
 D = Decimal
@@ -63,7 +64,14 @@ def test_token_factor_scales_the_turn_for_an_option_with_another_tokenizer(catal
     assert scaled.turn.reused.shape.input_tokens == 24_000 and scaled.turn.reused.shape.output_tokens == 600
     # every part of the bill grows by the factor: 0.00968 x 1.2
     assert scaled.turn.reused.cost_per_turn == D("0.011616")
-    assert any("Token counts scaled" in w.message for w in scaled.warnings)
+    # the GPU options run the same model (GLM-5 for GLM-5.3): the same tokenizer, so their turn grows too
+    assert not any("Token counts scaled" in w.message for w in scaled.warnings)
+    same = resolve(preset.model_copy(update={"token_factors": {"GLM-5.3": D("1.2")}}), catalogs).self_hosted
+    assert same is not None and same.shape.input_tokens == 24_000
+    # against a record of another model the factor is the serverless model's only, and said so
+    hosting = preset.self_hosting.model_copy(update={"record": "sglang-llama-3.3-70b-bf16-4xh200-rate4"})
+    other = preset.model_copy(update={"self_hosting": hosting, "token_factors": {"GLM-5.3": D("1.2")}})
+    assert any("Token counts scaled" in w.message for w in compare(other, catalogs).warnings)
 
 
 def test_token_factor_outside_a_sane_range_is_refused() -> None:

@@ -20,7 +20,7 @@ from calculator.present import charts
 from calculator.pricing.compare import Catalogs, compare, cost_curves
 from calculator.pricing.resolve import resolve
 from calculator.scenario.inputs import EstimateSetup, LatencyTarget
-from calculator.scenario.model import Scenario, load_preset
+from calculator.scenario.model import GpuVmChoice, Scenario, load_preset
 
 AS_OF = dt.date(2026, 10, 30)
 
@@ -45,7 +45,8 @@ def _estimated() -> Scenario:
     hosting = base.self_hosting.model_copy(
         update={"estimate": EstimateSetup(model="llama-3.3-70b", precision="fp8", gpus_per_replica=1)}
     )
-    gpu_vm = base.gpu_vm.model_copy(update={"offer": "h100-sxm-1x"}) if base.gpu_vm else None
+    # one H100 VM, as the preset's nebius offer was before it moved to an 8x H200 node for GLM-5
+    gpu_vm = GpuVmChoice(provider="nebius", offer="h100-sxm-1x")
     return base.model_copy(update={"self_hosting": hosting, "gpu_vm": gpu_vm})
 
 
@@ -53,7 +54,9 @@ def _latency_bound() -> Scenario:
     """The busiest load level meeting a latency target: the capacity note names it."""
     base = load_preset("coding-agent")
     target = LatencyTarget(percentile="p50", tokens_per_s_per_user=30)
-    return base.model_copy(update={"self_hosting": base.self_hosting.model_copy(update={"latency_target": target})})
+    # a named record: its measured levels are what the target picks from (the preset's auto estimate has none)
+    update = {"latency_target": target, "record": "sglang-llama-3.3-70b-bf16-4xh200-rate4"}
+    return base.model_copy(update={"self_hosting": base.self_hosting.model_copy(update=update)})
 
 
 def _scaled_tokens() -> Scenario:

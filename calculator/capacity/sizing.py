@@ -395,6 +395,8 @@ def estimate_record(
         model, gpu, precision, input_tokens, output_tokens, batch, setup.gpus_per_replica, kv_dtype, assumptions
     )
     point = speed.decode
+    # at least one output token, as the record states it: a turn of nothing still takes a decode step
+    output_tokens = max(output_tokens, 1.0)
     seconds = speed.request_seconds(float(uncached_tokens(input_tokens, prefix_share, hit_rate)), output_tokens)
     notes = "; ".join((assumptions or DEFAULT_ASSUMPTIONS).notes())
     return ThroughputRecord(
