@@ -803,6 +803,8 @@ def state_to_scenario(base: Scenario, v: dict[str, Any], today: dt.date, cat: Ca
         peak_to_average=float(v["p2a"]),
     )
     hosting = data["self_hosting"]
+    if (OWN_RECORD if v.get("own") else v["rec"]) != AUTO_RECORD:
+        hosting["model"] = None  # a file's substitute model goes with auto; a record chosen here sizes its own
     hosting.update(
         record=OWN_RECORD if v.get("own") else v["rec"],
         target_utilisation=float(v["util"]),

@@ -483,3 +483,15 @@ def test_the_coding_agent_runs_glm5_for_glm53_and_the_page_says_it_is_an_estimat
     assert "No model spec for GLM-5.3" in warned and "different models" not in warned
     table = at.dataframe[0].value
     assert "GLM-5 (glm-5), the serverless model GLM-5.3 by its nearest spec" in " ".join(str(v) for v in table["Value"])
+
+
+def test_glm53_on_8x_h100_keeps_both_gpu_options_at_16_gpus_a_replica() -> None:
+    # the case: both GPU options on H100 were left out. GLM-5 at FP8 (744 GB) needs 16 H100s a
+    # replica: 80 GiB x 0.9 - 2 GB = 75.3 GB per GPU holds 744 / 16 = 46.5 GB of weights, not 744 / 8 = 93
+    at = _app(preset="coding-agent", vm="lambda/h100-sxm-8x", ded="fireworks/on-demand-h100-80gb")
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    warned = " ".join(w.value for w in at.warning)
+    assert "left out" not in warned and "No model spec for GLM-5.3" in warned
+    assert "16 GPU(s) of h100-sxm" in _owned_caption(at)
+    shown = {k.removesuffix(" (cheapest)") for k in metrics(at)}
+    assert {"Dedicated endpoint", "Self-hosted GPUs"} <= shown

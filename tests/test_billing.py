@@ -25,17 +25,20 @@ from calculator.pricing.option import cents
 from calculator.pricing.resolve import resolve
 from calculator.scenario.inputs import DAYS_PER_MONTH_EXACT, SelfHosting
 from calculator.scenario.load import profile_from_traffic
-from calculator.scenario.model import Scenario, load_preset
+from calculator.scenario.model import GpuVmChoice, Scenario, load_preset
 
 from .conftest import SEED_DATE
 from .test_load_profile import vm_offer
 
 
 def _coding_agent(autoscale: bool = False, **hosting: object) -> Scenario:
-    scenario = load_preset("coding-agent").model_copy(update={"as_of": SEED_DATE})
-    return scenario.model_copy(
-        update={"self_hosting": scenario.self_hosting.model_copy(update={"autoscale": autoscale, **hosting})}
+    # sized from the SGLang 4x H200 record by name on one-GPU VMs, as these tests were written (the preset
+    # itself now runs GLM-5 by estimate, record: auto, on an 8x B200 node)
+    scenario = load_preset("coding-agent").model_copy(
+        update={"as_of": SEED_DATE, "gpu_vm": GpuVmChoice(provider="nebius", offer="h200-sxm-1x")}
     )
+    update = {"autoscale": autoscale, "record": "sglang-llama-3.3-70b-bf16-4xh200-rate4", **hosting}
+    return scenario.model_copy(update={"self_hosting": scenario.self_hosting.model_copy(update=update)})
 
 
 @pytest.mark.parametrize("autoscale", [False, True])

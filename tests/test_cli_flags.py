@@ -112,8 +112,12 @@ def folders(tmp_path_factory: pytest.TempPathFactory) -> Folders:
     work.mkdir()
     # The seed's coding agent, self-hosted on H100s sized from the H200 record: the GPU specs then
     # scale the capacity (on the record's own GPU they cancel out).
+    # (The preset runs GLM-5 by estimate, record: auto; the record is named so the records folder counts.)
     scenario = load_preset("coding-agent")
-    h100 = scenario.model_copy(update={"gpu_vm": GpuVmChoice(provider="hyperstack", offer="h100-sxm-8x")})
+    hosting = scenario.self_hosting.model_copy(update={"record": "sglang-llama-3.3-70b-bf16-4xh200-rate4"})
+    h100 = scenario.model_copy(
+        update={"gpu_vm": GpuVmChoice(provider="hyperstack", offer="h100-sxm-8x"), "self_hosting": hosting}
+    )
     (work / "scenario.yaml").write_text(dump_scenario(h100), encoding="utf-8")
     system = "You are a coding agent. " + "Tool definitions and house rules. " * 60
     log = [

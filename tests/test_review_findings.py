@@ -120,7 +120,11 @@ def test_bundled_groq_batch_turn_is_not_dearer_with_reuse(catalogs: Catalogs) ->
 
 
 def test_measured_record_on_a_gpu_too_small_for_the_weights_is_flagged(catalogs: Catalogs) -> None:
-    scenario = load_preset("coding-agent").model_copy(update={"gpu_vm": GpuVmChoice(provider="lambda", offer="a10-1x")})
+    preset = load_preset("coding-agent")
+    hosting = preset.self_hosting.model_copy(update={"record": "sglang-llama-3.3-70b-bf16-4xh200-rate4"})
+    scenario = preset.model_copy(
+        update={"gpu_vm": GpuVmChoice(provider="lambda", offer="a10-1x"), "self_hosting": hosting}
+    )
     # The default record: Llama 3.3 70B BF16 on 4 GPUs -> 70.6e9 x 2 B = 141.2 GB; 4 x A10 24 GB = 96 GB.
     # A setup that cannot load is not priced: the comparison stops with what would fit instead.
     with pytest.raises(InputError, match=r"offer: llama-3.3-70b at BF16 on 4x a10 .* does not fit"):

@@ -238,3 +238,8 @@ def test_compare_prices_the_coding_agent_on_glm5_gpus(catalogs: Catalogs) -> Non
     for option in ("dedicated", "self_hosted"):
         cost = result.option(option)
         assert cost is not None and cost.model == "glm-5"
+
+
+def test_a_substitute_model_beside_a_named_record_is_refused_naming_both() -> None:
+    with pytest.raises(ValueError, match="record: auto"):
+        SelfHosting(record="sglang-llama-3.3-70b-bf16-4xh200-rate4", model="qwen3-32b")

@@ -65,7 +65,14 @@ def gpu_model_choice(scenario: Scenario, cat: Catalogs) -> GpuModelChoice | None
     if hosting.estimate is not None or hosting.record != AUTO_RECORD:
         return None
     if hosting.model is not None:
-        return GpuModelChoice(cat.models.get(hosting.model), "user")
+        spec = cat.models.find(hosting.model)
+        if spec is None:  # named as the scenario field, not the serverless --model flag
+            raise InputError(
+                "self_hosting.model",
+                f"unknown model {hosting.model!r}; known: {', '.join(cat.models.ids)} "
+                "(or import the model's config.json: models import CONFIG.json)",
+            )
+        return GpuModelChoice(spec, "user")
     offer = _serverless_offer(scenario, cat)
     if offer is None:
         return GpuModelChoice(None, "default", reason="there is no serverless option to match")

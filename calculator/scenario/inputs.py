@@ -240,6 +240,16 @@ class SelfHosting(_Frozen):
     estimate: EstimateSetup | None = None
     """Size from a roofline estimate of this model instead of a measured record (labelled an estimate)."""
 
+    @model_validator(mode="after")
+    def _model_needs_auto(self) -> SelfHosting:
+        # a named record sizes from its own model: a model beside it would be silently ignored
+        if self.model is not None and self.record != AUTO_RECORD:
+            raise ValueError(
+                f"model ({self.model!r}) chooses what record: auto runs; the record {self.record!r} sizes from its "
+                "own model: set record: auto, or leave model out"
+            )
+        return self
+
 
 class Fx(_Frozen):
     """Exchange rates, each in US dollars per unit of the currency: a sheet in one currency is shown in another
