@@ -36,6 +36,7 @@ FIELDS: dict[str, str] = {
     "self_hosting.engineer_share": "Engineer share",
     "self_hosting.build_minutes_per_change": "Build minutes per change",
     "self_hosting.record": "Throughput record",
+    "self_hosting.model": "Model the GPU options run",
     "self_hosting.estimate": "Roofline estimate of the GPU options",
     "self_hosting.latency_target": "Latency target",
     "fx.usd_per_eur": "USD per EUR",
@@ -138,6 +139,10 @@ ADVICE: dict[str, str] = {
         "one for the GPU options' model), to count it"
     ),
     "best_case_hit_rate": "measure yours on the **Prefix analysis** page, or lower the cache hit rate",
+    "closed_model": "choose the record they are sized from under **Self-hosting and capacity**, or a model in a "
+    "scenario file (self-hosting model)",
+    "no_same_model": "choose a record under **Self-hosting and capacity**, or a roofline estimate of a model "
+    "under **Advanced**",
 }
 """What a user of the app can do about a warning, by its code."""
 

@@ -495,3 +495,10 @@ def test_glm53_on_8x_h100_keeps_both_gpu_options_at_16_gpus_a_replica() -> None:
     assert "16 GPU(s) of h100-sxm" in _owned_caption(at)
     shown = {k.removesuffix(" (cheapest)") for k in metrics(at)}
     assert {"Dedicated endpoint", "Self-hosted GPUs"} <= shown
+
+
+def test_a_closed_api_models_substitute_is_shown_as_the_users_choice() -> None:
+    at = _app(preset="multi-turn-chat")
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    warned = " ".join(w.value for w in at.warning)
+    assert "claude-haiku-4-5 is a closed model" in warned and "your choice of substitute" in warned

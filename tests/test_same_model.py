@@ -9,6 +9,7 @@ GiB, less a 2 GB reserve), independently of the code that picks them.
 from __future__ import annotations
 
 import datetime as dt
+import json
 from decimal import Decimal
 from pathlib import Path
 
@@ -243,3 +244,22 @@ def test_compare_prices_the_coding_agent_on_glm5_gpus(catalogs: Catalogs) -> Non
 def test_a_substitute_model_beside_a_named_record_is_refused_naming_both() -> None:
     with pytest.raises(ValueError, match="record: auto"):
         SelfHosting(record="sglang-llama-3.3-70b-bf16-4xh200-rate4", model="qwen3-32b")
+
+
+def test_the_command_line_says_a_closed_models_substitute_is_the_users_choice(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from calculator.cli.parser import main
+
+    assert main(["compare", "--preset", "multi-turn-chat", "--json"]) == 0
+    problems = json.loads(capsys.readouterr().out)["problems"]
+    closed = next(p for p in problems if p["code"] == "closed_model")
+    assert (
+        "claude-haiku-4-5 is a closed model" in closed["message"] and "your choice of substitute" in closed["message"]
+    )
+    assert main(["compare", "--preset", "coding-agent"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "No model spec for GLM-5.3: the GPU options run GLM-5 (glm-5)" in out
+        and "an estimate, not a measurement" in out
+    )

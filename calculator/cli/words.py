@@ -95,6 +95,9 @@ FLAGS: dict[str, str] = {
 ADVICE: dict[str, str] = {
     "tokenizer_factors": "set token_factors in the scenario file to count it",
     "best_case_hit_rate": "measure yours with the prefix command, or give --hit-rate",
+    "closed_model": "choose the open model they run with self_hosting.model (and record: auto) or --record",
+    "nearest_model_spec": "choose another with self_hosting.model in the scenario file",
+    "no_same_model": "choose the model with self_hosting.model in the scenario file, or --record",
 }
 """What a user at the command line can do about a warning, by its code."""
 

@@ -403,9 +403,9 @@ def _warnings(res: ResolvedScenario) -> list[Problem]:
             )
     owned = res.dedicated or res.self_hosted
     if res.serverless and not res.serverless.offer.open_weights and owned is not None:
+        # the front ends add how to choose another (their ADVICE for closed_model)
         whose = (
-            "the default throughput record, not a choice of yours: set self_hosting.model (or a record) to the "
-            "open model you would run"
+            "the default throughput record, not a choice of yours"
             if res.gpu_model is not None and res.gpu_model.chosen == "default"
             else "your choice of substitute"
         )
@@ -460,7 +460,7 @@ def _same_model_notes(res: ResolvedScenario) -> list[Problem]:
             Problem(
                 "self_hosting.model",
                 f"No model spec for {choice.stands_for}: the GPU options run {choice.spec.label}, its nearest "
-                "spec (a point release keeps the architecture as a rule; set self_hosting.model to choose another).",
+                "spec (a point release keeps the architecture as a rule).",
                 severity="warning",
                 code="nearest_model_spec",
             )
@@ -470,7 +470,7 @@ def _same_model_notes(res: ResolvedScenario) -> list[Problem]:
             Problem(
                 "self_hosting.model",
                 f"The GPU options cannot run the serverless model: {choice.reason}. They are sized from the "
-                f"default record {LEGACY_RECORD} instead; set self_hosting.model (or a record) to choose.",
+                f"default record {LEGACY_RECORD} instead.",
                 severity="warning",
                 code="no_same_model",
             )

@@ -83,7 +83,7 @@ def gpu_model_choice(scenario: Scenario, cat: Catalogs) -> GpuModelChoice | None
         return GpuModelChoice(
             None,
             "default",
-            reason=f"no model spec matches {offer.model} (import its config.json: models import CONFIG.json)",
+            reason=f"no model spec matches {offer.model} (a spec can be imported from its config.json)",
         )
     spec, exact = found
     return GpuModelChoice(spec, "serverless", stands_for=offer.model, exact=exact)
