@@ -483,12 +483,18 @@ def quantity_limit(key: str, per: str | None) -> Limit:
     return limits.TOKENS
 
 
+def fractional_volume(per: str | None) -> bool:
+    """Whether the Turns input may hold a fraction: per user a day (half a turn is every other day) and per
+    day (2,500 a month is 82.19 a day; a whole 82 would change the month to 2,494 on a switch)."""
+    return per in ("day", "user")
+
+
 def read_typed(key: str, held: object, per: str | None) -> int | float:
     """The number a volume or token input holds (text as typed, or a number a page or link set): an
     :class:`InputError` naming the input and its range when it holds none, never another number. Whole,
-    but for turns per user a day (half a turn a day is every other day)."""
+    but for turns a day or per user a day (:func:`fractional_volume`)."""
     text = plain(held) if isinstance(held, int | float) and not isinstance(held, bool) else str(held)
-    whole = not (key == "vol" and per == "user")
+    whole = not (key == "vol" and fractional_volume(per))
     try:
         value = read_quantity(text, quantity_limit(key, per), whole=whole)
     except QuantityError as exc:
