@@ -1,0 +1,120 @@
+"""Engine start-up logs that state the KV cache size, checked against :func:`~calculator.capacity.memory.fit`.
+
+A log excerpt (``tests/fixtures/engine_logs/*.log``) starts with ``# key: value`` lines naming the
+setup (source ``url``, ``engine``, ``model`` or an imported ``model_config``, ``gpu``, ``gpus``,
+``precision``, a non-default ``utilisation``, and ``role``: ``fit`` when the engine overheads were
+fitted on it, ``hold-out`` when not), then the engine's own lines: vLLM's ``GPU KV cache size: N
+tokens`` or SGLang's ``KV Cache is allocated. #tokens: N``. vLLM counts tokens over the whole replica
+(per GPU times the ways the cache splits); SGLang per GPU, which under tensor parallelism is the same.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from calculator.capacity.memory import fit
+from calculator.catalog.gpus import GpuCatalog
+from calculator.catalog.models import Checkpoint, ModelCatalog, ModelSpec, from_hf_config
+from calculator.catalog.prices import Source
+from calculator.errors import InputError
+
+__all__ = ["LogCase", "LogCheck", "check_log", "read_log"]
+
+_TOKENS = (
+    re.compile(r"GPU KV cache size: ([\d,]+) tokens"),
+    re.compile(r"KV Cache is allocated\. #tokens: (\d+)"),
+)
+
+
+class LogCase(BaseModel):
+    """One engine log excerpt and the setup it was printed for."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    header: dict[str, str]
+    reported_tokens: int
+
+    @property
+    def role(self) -> str:
+        return self.header.get("role", "hold-out")
+
+
+class LogCheck(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    case: LogCase
+    computed_tokens: int
+
+    @property
+    def error(self) -> float:
+        """Computed over reported, minus one."""
+        return self.computed_tokens / self.case.reported_tokens - 1
+
+
+def read_log(path: Path) -> LogCase:
+    """The header and the reported KV tokens of one excerpt; a file without either is a named error."""
+    header: dict[str, str] = {}
+    key = ""
+    tokens: int | None = None
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("#   ") and key:
+            header[key] += " " + line[4:].strip()
+        elif line.startswith("# ") and ":" in line:
+            key, _, value = line[2:].partition(":")
+            key = key.strip()
+            header[key] = value.strip()
+        else:
+            for pattern in _TOKENS:
+                match = pattern.search(line)
+                if match and tokens is None:
+                    tokens = int(match.group(1).replace(",", ""))
+    if tokens is None:
+        raise InputError("log", f"{path.name}: no 'GPU KV cache size' or 'KV Cache is allocated' line")
+    for needed in ("url", "engine", "gpu", "gpus", "precision"):
+        if needed not in header:
+            raise InputError("log", f"{path.name}: the header has no '{needed}:' line")
+    return LogCase(name=path.stem, header=header, reported_tokens=tokens)
+
+
+def _model(case: LogCase, models: ModelCatalog, fixtures: Path) -> ModelSpec:
+    h = case.header
+    if "model" in h:
+        return models.get(h["model"])
+    spec = from_hf_config(
+        fixtures / h["model_config"],
+        params_total_b=float(h["params_total_b"]),
+        params_active_b=float(h["params_active_b"]),
+    )
+    if "fp8_high_precision_params_b" in h:
+        checkpoint = Checkpoint(
+            format="fp8",
+            group_size=128 * 128,
+            scale_bytes=4,
+            high_precision_params_b=float(h["fp8_high_precision_params_b"]),
+            source=Source(url=h["url"], read=h.get("read", "2026-11-30")),  # type: ignore[arg-type]
+        )
+        spec = spec.model_copy(update={"checkpoint": checkpoint})
+    return spec
+
+
+def check_log(case: LogCase, models: ModelCatalog, gpus: GpuCatalog, fixtures: Path) -> LogCheck:
+    """``fit``'s ``max_cached_tokens`` for the log's setup, with the engine's defaults unless the log
+    names a utilisation (SGLang's ``--mem-fraction-static``)."""
+    h = case.header
+    model = _model(case, models, fixtures)
+    utilisation = float(h["utilisation"]) if "utilisation" in h else None
+    result = fit(
+        model,
+        gpus.get(h["gpu"]),
+        h["precision"],
+        context=min(model.max_context, 131_072),
+        gpus=int(h["gpus"]),
+        kv_dtype=h.get("kv_dtype"),
+        utilisation=utilisation,
+        engine=h["engine"],
+    )
+    return LogCheck(case=case, computed_tokens=result.max_cached_tokens)

@@ -1,0 +1,114 @@
+"""Memory that matches the engines: checkpoint formats, the KV dtype default, engine overheads checked
+against public engine logs (tests/fixtures/engine_logs, sources in tests/fixtures/README.md)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from calculator.capacity.engine_logs import check_log, read_log
+from calculator.capacity.memory import default_kv_dtype, fit, kv_split, weight_bytes
+from calculator.catalog.gpus import load_gpu_specs
+from calculator.catalog.models import load_model_specs
+from calculator.errors import InputError
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
+LOGS = sorted((FIXTURES / "engine_logs").glob("*.log"))
+MODELS = load_model_specs()
+GPUS = load_gpu_specs()
+GIB = 2**30
+
+
+@pytest.mark.parametrize("path", [p for p in LOGS if read_log(p).role == "fit"], ids=lambda p: p.stem)
+def test_fit_is_within_5_percent_of_the_kv_cache_an_engine_log_reports(path: Path) -> None:
+    check = check_log(read_log(path), MODELS, GPUS, FIXTURES)
+    assert abs(check.error) <= 0.05, (
+        f"{path.stem}: computed {check.computed_tokens:,} vs {check.case.reported_tokens:,}"
+    )
+
+
+def test_the_hold_out_logs_are_known_misses_and_say_why() -> None:
+    # Not fitted on: vLLM with an LMCache connector (+50%) and vLLM's offline LLM class in eager mode on an
+    # A100 (-15%). They stay printed by benchmarks/memory_check.py; the bound above does not claim them.
+    for path in LOGS:
+        case = read_log(path)
+        if case.role != "fit":
+            assert case.header.get("note"), f"{path.stem} needs a note saying why it misses"
+            check = check_log(case, MODELS, GPUS, FIXTURES)
+            assert abs(check.error) < 0.6
+
+
+def test_llama_8b_on_one_h100_caches_close_to_the_410128_tokens_vllm_logged() -> None:
+    # vllm#19996: 410,128 tokens (with an EAGLE head: one more layer of KV, 0.47 GiB more weights)
+    result = fit(MODELS.get("llama-3.1-8b"), GPUS.get("h100-sxm"), "bf16", 131072)
+    assert result.engine == "vllm" and result.utilisation == 0.9
+    assert result.max_cached_tokens == pytest.approx(410_128, rel=0.05)
+
+
+def test_every_log_names_its_source_and_a_kv_line() -> None:
+    assert len(LOGS) >= 5
+    for path in LOGS:
+        case = read_log(path)
+        assert case.header["url"].startswith("https://") and case.reported_tokens > 0
+
+
+def test_gpt_oss_120b_mxfp4_weights_come_close_to_what_vllm_loads_on_one_h100() -> None:
+    model = MODELS.get("gpt-oss-120b")
+    # files: 114.7B experts x 4.25 bits (E2M1 + an E8M0 scale per 32) + 2.1B x 2 bytes = 65.13 GB = 60.66 GiB
+    assert weight_bytes(model, "fp4") / GIB == pytest.approx(60.66, abs=0.01)
+    # vLLM 0.14.1 on one H100: "Model loading took 64.38 GiB" (vllm#33155); the engine's repacked layout
+    # holds ~6% more than the files, which this count leaves out
+    assert weight_bytes(model, "fp4") / GIB == pytest.approx(64.38, rel=0.065)
+    # at another precision the rule stays parameters x bytes: 116.8B x 1 byte
+    assert weight_bytes(model, "fp8") == pytest.approx(116.8e9)
+
+
+def test_deepseek_v3_fp8_checkpoint_keeps_embeddings_and_head_in_bf16() -> None:
+    model = MODELS.get("deepseek-v3")
+    # 671B at 1 byte plus the BF16 embeddings and head (2 x 129,280 x 7,168 = 1.85B) and router (0.11B) a
+    # second byte each, plus one FP32 scale per 128 x 128 block: 669.04 x 1.000244 + 1.96 x 2 = 673.1 GB
+    assert weight_bytes(model, "fp8") / 1e9 == pytest.approx(673.1, abs=0.1)
+    assert weight_bytes(model, "fp8") > 671e9
+
+
+def test_kv_cache_defaults_to_the_model_dtype_whatever_the_weights() -> None:
+    # vLLM and SGLang --kv-cache-dtype auto: BF16 beside FP8 or FP4 weights; FP8 only when asked
+    assert default_kv_dtype("fp8") == "bf16" and default_kv_dtype("fp4") == "bf16"
+    assert default_kv_dtype("fp16") == "fp16"
+    result = fit(MODELS.get("llama-3.3-70b"), GPUS.get("h100-sxm"), "fp8", 8192, gpus=2)
+    assert result.kv_dtype == "bf16" and result.kv_bytes_per_token == 327_680  # 2 x 80 x 8 x 128 x 2
+    assert fit(MODELS.get("llama-3.3-70b"), GPUS.get("h100-sxm"), "fp8", 8192, 2, "fp8").kv_bytes_per_token == 163_840
+
+
+def test_data_parallel_attention_fits_more_tokens_for_an_mla_model_on_8_gpus() -> None:
+    model, gpu = MODELS.get("deepseek-v3"), GPUS.get("h200-sxm")
+    tp = fit(model, gpu, "fp8", 32768, gpus=8)
+    dp = fit(model, gpu, "fp8", 32768, gpus=8, attention="dp")
+    # same weights per GPU; TP keeps the latent on all 8 GPUs, DP keeps each sequence on one
+    assert dp.weights_per_gpu_gb == tp.weights_per_gpu_gb and tp.kv_replicated and not dp.kv_replicated
+    assert dp.max_cached_tokens == pytest.approx(8 * tp.max_cached_tokens, abs=8)
+    assert dp.max_sequences >= 8 * tp.max_sequences
+    assert kv_split(model, 8, attention="dp") == (8, False)
+
+
+def test_unknown_engine_or_attention_layout_is_a_named_error() -> None:
+    model, gpu = MODELS.get("llama-3.1-8b"), GPUS.get("h100-sxm")
+    with pytest.raises(InputError, match="engine"):
+        fit(model, gpu, engine="tgi")
+    with pytest.raises(InputError, match="attention"):
+        fit(model, gpu, attention="ep")  # type: ignore[arg-type]
+
+
+def test_memory_check_prints_every_log() -> None:
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "memory_check.py")],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    ).stdout
+    assert all(p.stem in out for p in LOGS) and "hold-out" in out
