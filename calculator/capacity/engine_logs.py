@@ -95,7 +95,7 @@ def _model(case: LogCase, models: ModelCatalog, fixtures: Path) -> ModelSpec:
             group_size=128 * 128,
             scale_bytes=4,
             high_precision_params_b=float(h["fp8_high_precision_params_b"]),
-            source=Source(url=h["url"], read=h.get("read", "2026-11-30")),  # type: ignore[arg-type]
+            source=Source.model_validate({"url": h["url"], "read": h.get("read", "2026-11-30")}),
         )
         spec = spec.model_copy(update={"checkpoint": checkpoint})
     return spec
