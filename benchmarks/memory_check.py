@@ -19,15 +19,19 @@ FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures"
 
 def main() -> None:
     models, gpus = load_model_specs(), load_gpu_specs()
-    header = f"{'log':48} {'engine':7} {'role':9} {'reported':>10} {'computed':>10} {'error':>7}"
+    header = (
+        f"{'log':46} {'engine':6} {'role':8} {'tokens':>10} {'computed':>10} {'KV GiB':>7} {'computed':>8} {'error':>7}"
+    )
     print(header)
     print("-" * len(header))
     for path in sorted((FIXTURES / "engine_logs").glob("*.log")):
         check = check_log(read_log(path), models, gpus, FIXTURES)
         c = check.case
+        reported_kv = f"{c.reported_kv_gib:>7.2f}" if c.reported_kv_gib is not None else f"{'':>7}"
         print(
-            f"{c.name:48} {c.header['engine']:7} {c.role:9} {c.reported_tokens:>10,} "
-            f"{check.computed_tokens:>10,} {check.error:>+7.1%}"
+            f"{c.name:46} {c.header['engine']:6} {c.role:8} {c.reported_tokens:>10,} {check.computed_tokens:>10,} "
+            f"{reported_kv} {check.computed_kv_gib:>8.2f} {check.error:>+7.1%}"
+            + ("  (KV GiB)" if c.compares_memory else "")
         )
 
 

@@ -23,27 +23,34 @@ GPUS = load_gpu_specs()
 GIB = 2**30
 
 
-@pytest.mark.parametrize("path", [p for p in LOGS if read_log(p).role == "fit"], ids=lambda p: p.stem)
+BOUNDED = [p for p in LOGS if read_log(p).header.get("bound") != "excluded"]
+
+
+@pytest.mark.parametrize("path", BOUNDED, ids=lambda p: p.stem)
 def test_fit_is_within_5_percent_of_the_kv_cache_an_engine_log_reports(path: Path) -> None:
+    # fitted on: vllm-19996, vllm019 Llama-3.1-8B TP1/TP2 (vLLM); both SGLang logs. Every other log is held out.
     check = check_log(read_log(path), MODELS, GPUS, FIXTURES)
     assert abs(check.error) <= 0.05, (
         f"{path.stem}: computed {check.computed_tokens:,} vs {check.case.reported_tokens:,}"
     )
 
 
-def test_the_hold_out_logs_are_known_misses_and_say_why() -> None:
-    # Not fitted on: vLLM with an LMCache connector (+50%) and vLLM's offline LLM class in eager mode on an
-    # A100 (-15%). They stay printed by benchmarks/memory_check.py; the bound above does not claim them.
-    for path in LOGS:
+def test_at_least_five_held_out_logs_and_five_within_the_bound() -> None:
+    held_out = [p for p in BOUNDED if read_log(p).role == "hold-out"]
+    assert len(BOUNDED) >= 5 and len(held_out) >= 5
+
+
+def test_the_excluded_log_is_a_known_miss_that_says_why() -> None:
+    # vLLM with an LMCache connector (vllm#21348): about +27% tokens; the note says why it is out of the bound
+    for path in set(LOGS) - set(BOUNDED):
         case = read_log(path)
-        if case.role != "fit":
-            assert case.header.get("note"), f"{path.stem} needs a note saying why it misses"
-            check = check_log(case, MODELS, GPUS, FIXTURES)
-            assert abs(check.error) < 0.6
+        assert case.role == "hold-out" and "LMCache" in case.header["note"]
+        assert 0.05 < check_log(case, MODELS, GPUS, FIXTURES).error < 0.5
 
 
 def test_llama_8b_on_one_h100_caches_close_to_the_410128_tokens_vllm_logged() -> None:
-    # vllm#19996: 410,128 tokens (with an EAGLE head: one more layer of KV, 0.47 GiB more weights)
+    # vllm#19996: 410,128 tokens (with an EAGLE head: one more layer of KV, 0.47 GiB more weights); hand:
+    # 0.9 x 0.99 x 80 GiB - 16.06 GB - (0.13 GiB + 1024 x 128,256 x 34 B = 4.29 GiB) = 52.0 GiB / 128 KiB = 426k
     result = fit(MODELS.get("llama-3.1-8b"), GPUS.get("h100-sxm"), "bf16", 131072)
     assert result.engine == "vllm" and result.utilisation == 0.9
     assert result.max_cached_tokens == pytest.approx(410_128, rel=0.05)

@@ -10,6 +10,7 @@ tokens`` or SGLang's ``KV Cache is allocated. #tokens: N``. vLLM counts tokens o
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from calculator.errors import InputError
 
 __all__ = ["LogCase", "LogCheck", "check_log", "read_log"]
 
+_KV_GIB = re.compile(r"Available KV cache memory: (-?[\d.]+) GiB")
 _TOKENS = (
     re.compile(r"GPU KV cache size: ([\d,]+) tokens"),
     re.compile(r"KV Cache is allocated\. #tokens: (\d+)"),
@@ -37,10 +39,18 @@ class LogCase(BaseModel):
     name: str
     header: dict[str, str]
     reported_tokens: int
+    reported_kv_gib: float | None = None
+    """vLLM's ``Available KV cache memory``, per GPU, when the log prints it."""
 
     @property
     def role(self) -> str:
         return self.header.get("role", "hold-out")
+
+    @property
+    def compares_memory(self) -> bool:
+        """Whether the check compares KV memory per GPU rather than tokens (``compare: kv_gib``): for
+        sliding-window models, whose token count vLLM derives from its block layout."""
+        return self.header.get("compare") == "kv_gib"
 
 
 class LogCheck(BaseModel):
@@ -48,10 +58,13 @@ class LogCheck(BaseModel):
 
     case: LogCase
     computed_tokens: int
+    computed_kv_gib: float
 
     @property
     def error(self) -> float:
-        """Computed over reported, minus one."""
+        """Computed over reported, minus one: tokens, or KV memory per GPU when the case says so."""
+        if self.case.compares_memory and self.case.reported_kv_gib:
+            return self.computed_kv_gib / self.case.reported_kv_gib - 1
         return self.computed_tokens / self.case.reported_tokens - 1
 
 
@@ -60,6 +73,7 @@ def read_log(path: Path) -> LogCase:
     header: dict[str, str] = {}
     key = ""
     tokens: int | None = None
+    kv_gib: float | None = None
     for line in path.read_text(encoding="utf-8").splitlines():
         if line.startswith("#   ") and key:
             header[key] += " " + line[4:].strip()
@@ -68,6 +82,9 @@ def read_log(path: Path) -> LogCase:
             key = key.strip()
             header[key] = value.strip()
         else:
+            kv = _KV_GIB.search(line)
+            if kv and kv_gib is None:
+                kv_gib = float(kv.group(1))
             for pattern in _TOKENS:
                 match = pattern.search(line)
                 if match and tokens is None:
@@ -77,22 +94,28 @@ def read_log(path: Path) -> LogCase:
     for needed in ("url", "engine", "gpu", "gpus", "precision"):
         if needed not in header:
             raise InputError("log", f"{path.name}: the header has no '{needed}:' line")
-    return LogCase(name=path.stem, header=header, reported_tokens=tokens)
+    return LogCase(name=path.stem, header=header, reported_tokens=tokens, reported_kv_gib=kv_gib)
 
 
 def _model(case: LogCase, models: ModelCatalog, fixtures: Path) -> ModelSpec:
     h = case.header
     if "model" in h:
-        return models.get(h["model"])
-    spec = from_hf_config(
-        fixtures / h["model_config"],
-        params_total_b=float(h["params_total_b"]),
-        params_active_b=float(h["params_active_b"]),
-    )
+        spec = models.get(h["model"])
+    else:
+        spec = from_hf_config(
+            fixtures / h["model_config"],
+            params_total_b=float(h["params_total_b"]),
+            params_active_b=float(h["params_active_b"]),
+        )
+        config = json.loads((fixtures / h["model_config"]).read_text(encoding="utf-8"))
+        vocab = config.get("vocab_size")
+        if isinstance(vocab, int) and spec.vocab_size is None:
+            spec = spec.model_copy(update={"vocab_size": vocab})
     if "fp8_high_precision_params_b" in h:
+        # the log ran an FP8 checkpoint this spec does not describe (a third-party quantisation)
         checkpoint = Checkpoint(
             format="fp8",
-            group_size=128 * 128,
+            group_size=int(h.get("fp8_group_size", 128 * 128)),
             scale_bytes=4,
             high_precision_params_b=float(h["fp8_high_precision_params_b"]),
             source=Source.model_validate({"url": h["url"], "read": h.get("read", "2026-11-30")}),
@@ -117,4 +140,8 @@ def check_log(case: LogCase, models: ModelCatalog, gpus: GpuCatalog, fixtures: P
         utilisation=utilisation,
         engine=h["engine"],
     )
-    return LogCheck(case=case, computed_tokens=result.max_cached_tokens)
+    return LogCheck(
+        case=case,
+        computed_tokens=result.max_cached_tokens,
+        computed_kv_gib=result.kv_budget_per_gpu_gb * 1e9 / 2**30,
+    )

@@ -69,6 +69,10 @@ Attention = Literal["tp", "dp"]
 replicated); ``dp`` (SGLang ``--enable-dp-attention``) keeps each sequence on one GPU."""
 
 
+DEFAULT_VOCAB = 128_256
+"""Vocabulary assumed when a model spec gives none (Llama 3's): vLLM's overhead grows with it."""
+
+
 class EngineProfile(BaseModel):
     """What an engine keeps besides weights and KV cache, and how it sizes the cache."""
 
@@ -81,9 +85,17 @@ class EngineProfile(BaseModel):
     """(at least this many GPUs, share) pairs overriding ``utilisation``: SGLang's
     ``--mem-fraction-static`` default falls as tensor parallelism grows."""
     overhead_gib: float
-    """Per GPU, inside the engine's share: activation peak, sampler warm-up, CUDA context."""
+    """Per GPU, inside the engine's share, whatever the model: CUDA context and non-torch memory."""
     parallel_overhead_gib: float = 0.0
     """Per GPU, added when the model spans more than one GPU (NCCL and all-reduce buffers)."""
+    sampler_bytes_per_logit: float = 0.0
+    """Peak activation of the start-up profile per sequence and vocabulary entry: vLLM warms the
+    sampler with ``max_num_seqs`` dummy requests over the whole vocabulary in FP32, several copies."""
+    max_num_seqs: int = 0
+    """Sequences the engine schedules by default on a GPU of at least ``large_gpu_gib`` (not an A100)."""
+    max_num_seqs_small: int = 0
+    """Sequences it schedules by default on smaller GPUs and A100s."""
+    large_gpu_gib: float = 70.0
     basis: str
     """How the figures were found, with sources."""
 
@@ -94,23 +106,42 @@ class EngineProfile(BaseModel):
                 share = value
         return share
 
-    def overhead(self, gpus: int) -> float:
+    def default_max_num_seqs(self, gpu: GpuSpec) -> int:
+        large = gpu.memory_gb * VISIBLE_MEMORY_SHARE >= self.large_gpu_gib and not gpu.id.startswith("a100")
+        return self.max_num_seqs if large else self.max_num_seqs_small
+
+    def overhead(self, gpus: int, vocab_size: int | None = None, gpu: GpuSpec | None = None) -> float:
         """GiB per GPU the engine holds besides weights and KV cache."""
-        return self.overhead_gib + (self.parallel_overhead_gib if gpus > 1 else 0.0)
+        fixed = self.overhead_gib + (self.parallel_overhead_gib if gpus > 1 else 0.0)
+        if not self.sampler_bytes_per_logit:
+            return fixed
+        seqs = self.default_max_num_seqs(gpu) if gpu is not None else self.max_num_seqs
+        vocab = vocab_size or DEFAULT_VOCAB
+        return fixed + seqs * vocab * self.sampler_bytes_per_logit / GIB
 
 
 ENGINES: dict[str, EngineProfile] = {
     "vllm": EngineProfile(
         name="vLLM",
         utilisation=0.9,
-        overhead_gib=4.2,
+        overhead_gib=0.13,
+        parallel_overhead_gib=1.0,
+        sampler_bytes_per_logit=34.0,
+        max_num_seqs=1024,
+        max_num_seqs_small=256,
         basis=(
-            "vLLM sizes the KV cache as total_gpu_memory x gpu_memory_utilization minus weights, the profiled "
-            "activation peak (including the sampler warm-up over max_num_seqs) and non-torch memory. 4.2 GiB "
-            "fitted on https://github.com/vllm-project/vllm/issues/19996 (read 2026-11-30): Llama-3.1-8B BF16 on "
-            "one H100, utilisation 0.9, 'Available KV cache memory: 51.63 GiB' = 0.9 x 79.2 - 14.96 (weights) - "
-            "0.47 (EAGLE head, estimated) - 4.2. The offline LLM class with fewer sequences and eager mode holds "
-            "less (1.3 GiB on an A100: vllm-gce log), so this default is conservative there"
+            "vLLM sizes the KV cache as total_gpu_memory x gpu_memory_utilization minus weights, the peak "
+            "activation of its start-up profile and non-torch memory (CUDA graphs are captured after). The peak "
+            "is mostly the sampler warm-up over max_num_seqs dummy requests and the whole vocabulary in FP32: "
+            "max_num_seqs x vocabulary x 34 bytes; max_num_seqs defaults to 1024 for vllm serve on GPUs of 70 GiB "
+            "or more other than the A100, else 256 (vLLM arg_utils; the logs print 'Defaulting max_num_seqs to "
+            "1024'). Non-torch memory 0.13 GiB on one GPU, 1.0 GiB more per GPU under tensor parallelism. The "
+            "34 bytes and 1.0 GiB are fitted together on three logs across versions (vLLM 0.9.1: "
+            "https://github.com/vllm-project/vllm/issues/19996; vLLM 0.19.0, Llama-3.1-8B on 1 and 2 H100s: "
+            "https://github.com/llm-d-incubation/llm-d-planner accuracy/results/v0.19.0/logs; read 2026-11-30). "
+            "Releases differ: 0.17+ profiles less activation (1.9 GiB for Llama-3.1-8B where older ones took "
+            "4.8) and more non-torch memory under tensor parallelism (2.1 GiB), so the default sits between them "
+            "(errors of 4% either way, printed by benchmarks/memory_check.py)"
         ),
     ),
     "sglang": EngineProfile(
@@ -338,7 +369,8 @@ def fit(
     _check_attention(attention)
     context = model.default_context if context is None else context
     utilisation = profile.default_utilisation(gpus) if utilisation is None else utilisation
-    reserve_gb = profile.overhead(gpus) * GIB / GB if reserve_gb is None else reserve_gb
+    if reserve_gb is None:
+        reserve_gb = profile.overhead(gpus, model.vocab_size, gpu) * GIB / GB
     kv_dtype = kv_dtype or default_kv_dtype(precision)
     if kv_dtype.lower() not in KV_DTYPE_BYTES:
         _bytes_of(KV_DTYPE_BYTES, kv_dtype, "kv_dtype")

@@ -241,6 +241,9 @@ class ModelSpec(_Frozen):
     max_context: Count
     """The longest context the model supports, with the publisher's documented RoPE scaling (Qwen3 with
     YaRN: 131,072); ``max_position_embeddings`` in most configs."""
+    vocab_size: Count | None = None
+    """Tokens in the vocabulary (``vocab_size``): vLLM's start-up warms the sampler over a full batch of
+    logits, so its memory overhead grows with it; absent, the fit assumes Llama 3's 128,256 and says so."""
     checkpoint: Checkpoint | None = None
     """How the published weights are stored when not BF16 (MXFP4 experts, FP8 with BF16 embeddings and
     head, INT4 groups); absent, the weights ship in BF16."""
