@@ -214,7 +214,11 @@ def weights_basis(model: ModelSpec, precision: str) -> str:
             f"{model.params_total_b - checkpoint.high_precision_params_b:g}B quantised with one scale per "
             f"{checkpoint.group_size:,}, {checkpoint.high_precision_params_b:g}B in BF16"
         )
-    return f"{model.params_total_b:g}B parameters x {bytes_per_weight(precision):g} bytes ({precision.upper()})"
+    plain = f"{model.params_total_b:g}B parameters x {bytes_per_weight(precision):g} bytes ({precision.upper()})"
+    if checkpoint is not None:
+        # say which precision reads the files as published, so a BF16 default is not mistaken for them
+        plain += f"; the published checkpoint is {checkpoint.format.upper()} (--precision {checkpoint.precision})"
+    return plain
 
 
 def kv_split(model: ModelSpec, gpus: int, *, attention: Attention = "tp") -> tuple[int, bool]:
