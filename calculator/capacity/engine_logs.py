@@ -22,9 +22,13 @@ from calculator.catalog.models import Checkpoint, ModelCatalog, ModelSpec, from_
 from calculator.catalog.prices import Source
 from calculator.errors import InputError
 
-__all__ = ["LogCase", "LogCheck", "check_log", "read_log"]
+__all__ = ["SMALL_BUDGET_GIB", "SMALL_BUDGET_TOLERANCE_GIB", "LogCase", "LogCheck", "check_log", "read_log"]
 
-_KV_GIB = re.compile(r"Available KV cache memory: (-?[\d.]+) GiB")
+_KV_GIB = re.compile(r"Available KV cache memory:(?:\*\*)? (-?[\d.]+) GiB")
+SMALL_BUDGET_GIB = 10.0
+"""Below this much KV memory per GPU a log is checked in GiB, within :data:`SMALL_BUDGET_TOLERANCE_GIB`:
+a few hundred MiB of engine overhead is a large share of a small budget, not a large error."""
+SMALL_BUDGET_TOLERANCE_GIB = 1.0
 _TOKENS = (
     re.compile(r"GPU KV cache size: ([\d,]+) tokens"),
     re.compile(r"KV Cache is allocated\. #tokens: (\d+)"),
@@ -38,7 +42,8 @@ class LogCase(BaseModel):
 
     name: str
     header: dict[str, str]
-    reported_tokens: int
+    reported_tokens: int | None
+    """vLLM's ``GPU KV cache size`` or SGLang's ``#tokens``; None when the source states only memory."""
     reported_kv_gib: float | None = None
     """vLLM's ``Available KV cache memory``, per GPU, when the log prints it."""
 
@@ -49,8 +54,14 @@ class LogCase(BaseModel):
     @property
     def compares_memory(self) -> bool:
         """Whether the check compares KV memory per GPU rather than tokens (``compare: kv_gib``): for
-        sliding-window models, whose token count vLLM derives from its block layout."""
-        return self.header.get("compare") == "kv_gib"
+        sliding-window models, whose token count vLLM derives from its block layout, and sources that
+        state only memory."""
+        return self.header.get("compare") == "kv_gib" or self.reported_tokens is None
+
+    @property
+    def small_budget(self) -> bool:
+        """Whether the reported KV memory is under :data:`SMALL_BUDGET_GIB` per GPU."""
+        return self.reported_kv_gib is not None and self.reported_kv_gib < SMALL_BUDGET_GIB
 
 
 class LogCheck(BaseModel):
@@ -63,9 +74,21 @@ class LogCheck(BaseModel):
     @property
     def error(self) -> float:
         """Computed over reported, minus one: tokens, or KV memory per GPU when the case says so."""
-        if self.case.compares_memory and self.case.reported_kv_gib:
-            return self.computed_kv_gib / self.case.reported_kv_gib - 1
+        if self.case.reported_tokens is None or (self.case.compares_memory and self.case.reported_kv_gib):
+            return self.computed_kv_gib / (self.case.reported_kv_gib or 1.0) - 1
         return self.computed_tokens / self.case.reported_tokens - 1
+
+    @property
+    def gib_error(self) -> float | None:
+        """Computed minus reported KV memory per GPU, GiB, when the log states it."""
+        return None if self.case.reported_kv_gib is None else self.computed_kv_gib - self.case.reported_kv_gib
+
+    @property
+    def within_bound(self) -> bool:
+        """5% of the reported figure, or for a small budget 1 GiB per GPU."""
+        if self.case.small_budget and self.gib_error is not None:
+            return abs(self.gib_error) <= SMALL_BUDGET_TOLERANCE_GIB
+        return abs(self.error) <= 0.05
 
 
 def read_log(path: Path) -> LogCase:
@@ -89,8 +112,12 @@ def read_log(path: Path) -> LogCase:
                 match = pattern.search(line)
                 if match and tokens is None:
                     tokens = int(match.group(1).replace(",", ""))
-    if tokens is None:
-        raise InputError("log", f"{path.name}: no 'GPU KV cache size' or 'KV Cache is allocated' line")
+    if kv_gib is None and "reported_kv_gib" in header:
+        kv_gib = float(header["reported_kv_gib"])  # a summary table's column, quoted in the header
+    if tokens is None and kv_gib is None:
+        raise InputError(
+            "log", f"{path.name}: no 'GPU KV cache size', 'KV Cache is allocated' or 'Available KV cache memory' line"
+        )
     for needed in ("url", "engine", "gpu", "gpus", "precision"):
         if needed not in header:
             raise InputError("log", f"{path.name}: the header has no '{needed}:' line")
