@@ -184,7 +184,8 @@ with st.sidebar:
             "c_kv",
             KV_DTYPES,
             AUTO,
-            "Precision of the KV cache; auto: FP8 with FP8 or lower weights, else BF16.",
+            "Precision of the KV cache; auto: the model's dtype (BF16), as vLLM's and SGLang's "
+            "--kv-cache-dtype auto, whatever the weights' precision.",
         )
     c1, c2 = st.columns(2)
     with c1:
@@ -211,9 +212,14 @@ with st.sidebar:
         util = number(
             "c_util", 0.9, 0.01, "Share of each GPU's memory the engine may take (vLLM's default 0.9).", "%.2f"
         )
+        known = cat.models.find(model_id)
         reserve = number(
             "c_rsv",
-            round(ENGINES["vllm"].overhead(1) * 2**30 / 1e9, 1),
+            # vLLM's default for this model and GPU: its sampler warm-up grows with the vocabulary
+            round(
+                ENGINES["vllm"].overhead(gpus, known.vocab_size if known else None, cat.gpus.get(gpu_id)) * 2**30 / 1e9,
+                1,
+            ),
             0.5,
             "Activations, sampler warm-up, CUDA context and engine buffers, per GPU: vLLM's calibrated default "
             "(benchmarks/memory_check.py checks it against engine logs).",
