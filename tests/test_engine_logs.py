@@ -125,3 +125,31 @@ def test_memory_check_prints_every_log() -> None:
         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
     ).stdout
     assert all(p.stem in out for p in LOGS) and "hold-out" in out
+
+
+def test_int4_group_quantisation_counts_a_scale_per_group() -> None:
+    # an AWQ/GPTQ-style checkpoint: 4-bit weights, one FP16 scale and one FP16 zero per 128, embeddings and
+    # head (2 x 128,256 x 4,096 = 1.05B) in BF16: 6.98B x (0.5 + 4/128) + 1.05B x 2 = 3.71 + 2.10 = 5.81 GB
+    from calculator.catalog.models import Checkpoint
+    from calculator.catalog.prices import Source
+
+    source = Source.model_validate(
+        {"url": "https://huggingface.co/docs/transformers/quantization/awq", "read": "2026-11-30"}
+    )
+    checkpoint = Checkpoint(format="int4", group_size=128, scale_bytes=4, high_precision_params_b=1.05, source=source)
+    model = MODELS.get("llama-3.1-8b").model_copy(update={"checkpoint": checkpoint})
+    assert weight_bytes(model, "int4") / 1e9 == pytest.approx((8.03 - 1.05) * (0.5 + 4 / 128) + 1.05 * 2, rel=1e-9)
+    assert weight_bytes(model, "bf16") == pytest.approx(8.03e9 * 2)  # another precision: parameters x bytes
+
+
+def test_fit_command_takes_the_engine_and_the_attention_layout(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from calculator.cli.parser import main
+
+    args = ["fit", "--model", "deepseek-v3", "--gpu", "h200-sxm", "--precision", "fp8", "--gpus", "8"]
+    assert main([*args, "--engine", "sglang", "--attention", "dp", "--context", "32768", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["engine"] == "sglang" and data["attention"] == "dp" and data["kv_replicated"] is False
+    assert data["utilisation"] == 0.81  # SGLang's mem_fraction_static default on 8 GPUs
+    assert data["weights_basis"].startswith("the FP8 checkpoint as published")
