@@ -101,10 +101,15 @@ def test_data_parallel_attention_fits_more_tokens_for_an_mla_model_on_8_gpus() -
     model, gpu = MODELS.get("deepseek-v3"), GPUS.get("h200-sxm")
     tp = fit(model, gpu, "fp8", 32768, gpus=8)
     dp = fit(model, gpu, "fp8", 32768, gpus=8, attention="dp")
-    # same weights per GPU; TP keeps the latent on all 8 GPUs, DP keeps each sequence on one
-    assert dp.weights_per_gpu_gb == tp.weights_per_gpu_gb and tp.kv_replicated and not dp.kv_replicated
-    assert dp.max_cached_tokens == pytest.approx(8 * tp.max_cached_tokens, abs=8)
-    assert dp.max_sequences >= 8 * tp.max_sequences
+    # TP keeps the latent on all 8 GPUs, DP keeps each sequence on one; DP repeats the attention weights on
+    # every GPU: 673.1 GB x (11.4/671 + (1 - 11.4/671)/8) = 94.1 GB a GPU, where TP splits all: 84.1 GB
+    assert tp.kv_replicated and not dp.kv_replicated
+    assert tp.weights_per_gpu_gb == pytest.approx(673.1 / 8, abs=0.05)
+    assert dp.weights_per_gpu_gb == pytest.approx(673.1 * (11.4 / 671 + (1 - 11.4 / 671) / 8), abs=0.05)
+    # so each GPU's budget shrinks by 10 GB, but 8 GPUs each hold their own sequences instead of one copy
+    expected = 8 * tp.max_cached_tokens * dp.kv_budget_per_gpu_gb / tp.kv_budget_per_gpu_gb
+    assert dp.max_cached_tokens == pytest.approx(expected, rel=1e-6)
+    assert dp.max_cached_tokens > 5 * tp.max_cached_tokens and dp.max_sequences > 5 * tp.max_sequences
     assert kv_split(model, 8, attention="dp") == (8, False)
 
 

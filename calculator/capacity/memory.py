@@ -16,7 +16,8 @@ engine logs that print the KV cache size (see :data:`ENGINES` and ``benchmarks/m
 Tensor parallelism over g GPUs splits the weights g ways, but the KV cache only across KV heads:
 an MLA latent, or a GQA model with fewer KV heads than GPUs, is replicated on every GPU. Data-parallel
 attention (SGLang's ``--enable-dp-attention``) keeps each sequence's whole cache on one GPU, so nothing
-is replicated and the cached tokens add up over the GPUs; the weights are still split over them.
+is replicated and the cached tokens add up over the GPUs; the experts and MLPs are still split over
+them, while each GPU keeps all attention weights (``ModelSpec.attention_params_b``; 11.4B for DeepSeek-V3).
 "Does not fit" is an answer: it says by how much and what would fit instead.
 """
 
@@ -302,17 +303,29 @@ def _fit_once(
     visible = gpu.memory_gb * GIB * VISIBLE_MEMORY_SHARE
     usable = visible * utilisation
     weights_gpu = weights / gpus
+    replicated_attention = attention == "dp" and gpus > 1 and model.attention_params_b is not None
+    if replicated_attention and model.attention_params_b is not None:
+        # data-parallel attention: every GPU keeps all attention weights, the rest is split
+        share = model.attention_params_b / model.params_total_b
+        weights_gpu = weights * ((1 - share) / gpus + share)
     budget = usable - weights_gpu - reserve_gb * GB
     per_gpu_sequences = max(0, math.floor(budget / per_sequence_gpu)) if per_sequence_gpu > 0 else 0
     sequences = per_gpu_sequences * gpus if attention == "dp" else per_gpu_sequences
     shortfall = 0.0 if per_gpu_sequences >= 1 else (per_sequence_gpu - budget) / GB
     cached_tokens = max(0, math.floor(budget * ways / per_token)) if per_token > 0 else 0
     profile = engine_profile(engine)
-    layout = (
-        "data-parallel attention: each GPU keeps whole sequences (nothing replicated), weights split over the GPUs"
-        if attention == "dp"
-        else "tensor parallel: weights split evenly; KV cache split across KV heads only"
-    )
+    if attention == "tp":
+        layout = "tensor parallel: weights split evenly; KV cache split across KV heads only"
+    elif replicated_attention:
+        layout = (
+            "data-parallel attention: each GPU keeps whole sequences and all attention weights "
+            f"({model.attention_params_b:g}B parameters); the rest of the weights split over the GPUs"
+        )
+    else:
+        layout = (
+            "data-parallel attention: each GPU keeps whole sequences; weights split over the GPUs (the spec "
+            "gives no attention parameter count, so the attention weights each GPU repeats are not counted)"
+        )
     return FitResult(
         model=model.id,
         gpu=gpu.id,

@@ -241,6 +241,9 @@ class ModelSpec(_Frozen):
     max_context: Count
     """The longest context the model supports, with the publisher's documented RoPE scaling (Qwen3 with
     YaRN: 131,072); ``max_position_embeddings`` in most configs."""
+    attention_params_b: float | None = Field(default=None, gt=0, allow_inf_nan=False, strict=True)
+    """Parameters of the attention layers in billions (projections, a sparse-attention indexer): each GPU
+    keeps all of them under data-parallel attention; absent, the fit splits them like the rest and says so."""
     vocab_size: Count | None = None
     """Tokens in the vocabulary (``vocab_size``): vLLM's start-up warms the sampler over a full batch of
     logits, so its memory overhead grows with it; absent, the fit assumes Llama 3's 128,256 and says so."""
@@ -290,6 +293,8 @@ class ModelSpec(_Frozen):
             raise ValueError(f"sparse_attention.layers exceeds the model's layers ({self.layers})")
         if self.default_context > self.max_context:
             raise ValueError(f"default_context ({self.default_context}) exceeds max_context ({self.max_context})")
+        if self.attention_params_b is not None and self.attention_params_b >= self.params_total_b:
+            raise ValueError("attention_params_b must be below params_total_b")
         if self.checkpoint is not None and self.checkpoint.high_precision_params_b >= self.params_total_b:
             raise ValueError("checkpoint.high_precision_params_b must be below params_total_b")
         expert_params_b = self.experts.expert_params_b if self.experts is not None else None
