@@ -89,7 +89,9 @@ def memory_frame(f: FitResult) -> pd.DataFrame:
     When it does not fit, the KV cache of a single sequence is stacked on the weights and the
     reserve, so the bar passes the GPU's memory by exactly the shortfall.
     """
-    held = f.memory_per_gpu_gb * (1 - f.utilisation)
+    # what the engine is not given: the share it leaves, and what CUDA never reports as free
+    visible = f.visible_memory_per_gpu_gb or f.memory_per_gpu_gb
+    held = f.memory_per_gpu_gb - visible * f.utilisation
     rows: list[tuple[str, float, str]] = [
         ("Weights", f.weights_per_gpu_gb, f"{f.precision.upper()} weights, split over {f.gpus} GPU(s)")
     ]
@@ -101,7 +103,7 @@ def memory_frame(f: FitResult) -> pd.DataFrame:
         rows.append(
             ("KV for one sequence (missing)", f.kv_per_sequence_per_gpu_gb, f"one sequence of {f.context:,} tokens")
         )
-    rows.append(("Reserve", f.reserve_gb, "activations, CUDA graphs and engine buffers (assumed)"))
+    rows.append(("Reserve", f.reserve_gb, f"{f.engine} overhead: activations, CUDA context, buffers (calibrated)"))
     rows.append(("Held back", held, f"{1 - f.utilisation:.0%} of memory not given to the engine"))
     df = pd.DataFrame(rows, columns=["part", "gb", "what"])
     df["order"] = [list(MEMORY_PARTS).index(p) for p in df["part"]]
