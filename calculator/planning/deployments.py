@@ -131,6 +131,8 @@ class Deployment(BaseModel):
     """What sized the replica: the measurement (its id and load level) or the roofline estimate, labelled."""
     evidence_kind: Literal["measurement", "estimate"]
     record_id: str
+    batch: int | None
+    """Sequences decoded together in the replica sized from (an estimate's chosen batch; a record's in flight)."""
     latency_note: str
     """Where the per-user speed and TTFT come from (a measured percentile, or the roofline's figure)."""
     cost: OptionCost
@@ -597,6 +599,7 @@ def _deployment(
         evidence=sized.evidence + nodes,
         evidence_kind=sized.evidence_kind,
         record_id=sized.record.id,
+        batch=round(sized.record.in_flight) if sized.record.in_flight else None,
         latency_note=sized.latency_note,
         cost=cost,
     )
