@@ -11,8 +11,7 @@ from .apptest import metrics, open_page, text_of
 
 def _rows(at: AppTest) -> list[dict[str, object]]:
     frame = at.dataframe[0].value
-    rows: list[dict[str, object]] = frame.to_dict("records")
-    return rows
+    return [{str(k): v for k, v in row.items()} for row in frame.to_dict("records")]
 
 
 def test_the_page_ranks_the_cheapest_meeting_configurations_and_draws_the_front() -> None:
