@@ -255,3 +255,18 @@ def test_bad_flag_values_are_one_line_and_exit_2(capsys: pytest.CaptureFixture[s
         return
     assert code == 2, err
     assert err.count("\n") == 1 and err.startswith("error:") and "Traceback" not in err
+
+
+def test_a_model_no_node_holds_runs_over_two_whole_nodes_and_says_so() -> None:
+    cat = load_catalogs()
+    scenario = load_preset("coding-agent")
+    # GLM-5 in BF16: 744B x 2 bytes = 1,488 GB, 186 GB per GPU on 8, more than an H200 (141 GiB = 151 GB) or a
+    # B200 (180 GiB = 193 GB, 174 GB at 90%) holds; on 16 GPUs 93 GB each fits.
+    bf16 = find_deployments(scenario, cat, "glm-5", precisions=("bf16",)).deployments
+    assert bf16 and {d.gpus_per_replica for d in bf16} == {16}
+    assert all(d.kind == "gpu_vm" and "2 nodes of 8" in d.evidence for d in bf16)
+    # in FP8 (93 GB a GPU on 8) one node of H200s or B200s holds it, so none of theirs spans two; an H100 node
+    # does not (80 GiB = 85.9 GB, 77.3 GB at 90%), so H100s do
+    fp8 = find_deployments(scenario, cat, "glm-5", precisions=("fp8",)).deployments
+    assert max(d.gpus_per_replica for d in fp8 if d.gpu in ("h200-sxm", "b200")) == 8
+    assert {d.gpus_per_replica for d in fp8 if d.gpu == "h100-sxm"} == {16}

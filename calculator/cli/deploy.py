@@ -79,7 +79,7 @@ def _row(rank: int, d: Any) -> list[str]:
         str(rank),
         f"{d.provider}/{d.offer}",
         f"{'dedicated' if d.kind == 'dedicated' else 'GPU VM'}, {d.price_kind.replace('_', '-')}",
-        f"{d.gpus_per_replica}x {d.gpu}",
+        f"{d.gpus_per_replica}x {d.gpu}" + (f" ({d.gpus_per_replica // 8} nodes)" if d.gpus_per_replica > 8 else ""),
         d.precision.upper() + (" spec.what-if" if d.what_if else ""),
         str(d.replicas),
         str(d.gpus),
@@ -160,7 +160,8 @@ def _print(result: Any, scenario: Any, show_all: bool) -> None:
     else:
         best = meeting[0]
         print(
-            f"Cheapest meeting it: {best.label}, {best.replicas} replica(s), "
+            ("Cheapest meeting it: " if result.target is not None else "Cheapest: ")
+            + f"{best.label}, {best.replicas} replica(s), "
             f"{format_money(best.monthly, best.currency)} a month"
         )
     print()

@@ -380,8 +380,8 @@ class _Search:
             meets_target=bool(meeting),
             evidence=label,
             evidence_kind="estimate",
-            latency_note="roofline: decode speed at the batch; TTFT is the prompt's prefill alone, no queueing "
-            "(the target's percentile does not apply to an estimate)",
+            latency_note="roofline: decode speed at the batch; TTFT is the uncached prompt's prefill alone, without "
+            "queueing, so a lower bound (the target's percentile does not apply to an estimate)",
         )
 
     def _estimate_at(
@@ -575,7 +575,12 @@ def _deployment(
     cost: OptionCost,
 ) -> Deployment:
     feature = "prefix caching" + (" + speculative decoding (what-if)" if what_if else "")
-    nodes = f" over {gpus // NODE_GPUS} nodes" if gpus > NODE_GPUS else ""
+    nodes = (
+        f"; {gpus // NODE_GPUS} nodes of {NODE_GPUS}, estimated as one tensor-parallel group (across nodes engines "
+        "run pipeline parallel, over the network: expect less per user)"
+        if gpus > NODE_GPUS
+        else ""
+    )
     return Deployment(
         provider=sheet.provider,
         offer=offer.id,
