@@ -9,6 +9,7 @@ sets the Compare page's GPU option and the setup it is sized from. All numbers c
 from __future__ import annotations
 
 import datetime as dt
+from typing import Literal
 
 import altair as alt
 import pandas as pd
@@ -17,6 +18,8 @@ import streamlit as st
 from app_pages import _scenario_ui, _state
 from app_pages._chart import altair_chart
 from app_pages._data import catalogs, kept, priced_key
+from app_pages._params import NumberParam, check_params
+from app_pages._widgets import bound_number
 from calculator.errors import InputError
 from calculator.planning.deployments import (
     SPECULATIVE_SOURCE,
@@ -31,6 +34,11 @@ from calculator.present.money import format_money
 from calculator.scenario.inputs import LatencyTarget
 
 TOP = 10
+BIND: Literal["query-params"] = "query-params"
+NUMBERS = {
+    "d_ttft": NumberParam("TTFT at most (ms, 0 = any)", float, 0.0, 600_000.0),
+    "d_tps": NumberParam("Tokens/s per user at least (0 = any)", float, 0.0, 10_000.0),
+}
 ss = st.session_state
 today = dt.date.today()
 
@@ -41,8 +49,17 @@ st.caption(
     "ranked by monthly cost among those meeting the latency target."
 )
 url_problems = _scenario_ui.read_links()
+url_problems += check_params(
+    {k: st.query_params[k] for k in st.query_params},
+    NUMBERS,
+    {
+        "d_model": catalogs().models.ids,
+        "d_pct": list(_state.PERCENTILES),
+        **dict.fromkeys(("d_spot", "d_spec", "d_all"), ["true", "false"]),
+    },
+)
 for problem in url_problems:
-    st.warning(problem)
+    st.error(problem)
 session = _scenario_ui.session_scenario()
 if session is None:
     st.warning("The Compare page's inputs are not allowed as they are; it says why. Fix them there first.")
@@ -67,6 +84,7 @@ with st.container(horizontal=True):
         models,
         index=models.index(_default_model()),
         key="d_model",
+        bind=BIND,
         help="The scenario's model by default (its open serverless model, else the model its GPUs are sized for).",
     )
     percentile = st.selectbox(
@@ -74,33 +92,37 @@ with st.container(horizontal=True):
         list(_state.PERCENTILES),
         index=list(_state.PERCENTILES).index(target_now.percentile if target_now else "p95"),
         key="d_pct",
+        bind=BIND,
         help="Of measured latencies; an estimate has one figure (the roofline's), not a distribution.",
     )
-    ttft = st.number_input(
-        "TTFT at most (ms, 0 = any)",
-        min_value=0.0,
-        max_value=600_000.0,
-        value=float(target_now.ttft_ms or 0) if target_now else 0.0,
-        step=100.0,
-        key="d_ttft",
+    ttft = bound_number(
+        "d_ttft",
+        NUMBERS["d_ttft"],
+        float(target_now.ttft_ms or 0) if target_now else 0.0,
+        100.0,
+        "Time to the first token, at the percentile.",
     )
-    tps = st.number_input(
-        "Tokens/s per user at least (0 = any)",
-        min_value=0.0,
-        max_value=10_000.0,
-        value=float(target_now.tokens_per_s_per_user or 0) if target_now else 0.0,
-        step=5.0,
-        key="d_tps",
+    tps = bound_number(
+        "d_tps",
+        NUMBERS["d_tps"],
+        float(target_now.tokens_per_s_per_user or 0) if target_now else 0.0,
+        5.0,
+        "Output tokens a second each user sees while the answer streams, at the percentile.",
     )
 with st.container(horizontal=True):
-    spot = st.toggle("Include spot prices", key="d_spot", help="Interruptible GPUs: cheaper, and can be taken away.")
+    spot = st.toggle(
+        "Include spot prices", key="d_spot", bind=BIND, help="Interruptible GPUs: cheaper, and can be taken away."
+    )
     spec_on = st.toggle(
         "Speculative decoding what-if",
         key="d_spec",
+        bind=BIND,
         help=f"Adds rows for estimated setups with decode {SPECULATIVE_WHAT_IF:g}x faster (an assumption: "
         f"{SPECULATIVE_SOURCE}).",
     )
-    show_all = st.toggle("Show every configuration", key="d_all", help="Not only the ten cheapest meeting the target.")
+    show_all = st.toggle(
+        "Show every configuration", key="d_all", bind=BIND, help="Not only the ten cheapest meeting the target."
+    )
 
 target = LatencyTarget(percentile=percentile, ttft_ms=ttft or None, tokens_per_s_per_user=tps or None)
 speedup = SPECULATIVE_WHAT_IF if spec_on else None
