@@ -138,6 +138,7 @@ except InputError as exc:
     st.error(exc.problem.message)
     st.stop()
 
+st.caption(f"Model: {result.model}, {result.model_reason}.")
 meeting = result.meeting
 if meeting:
     best = meeting[0]

@@ -270,3 +270,14 @@ def test_a_model_no_node_holds_runs_over_two_whole_nodes_and_says_so() -> None:
     fp8 = find_deployments(scenario, cat, "glm-5", precisions=("fp8",)).deployments
     assert max(d.gpus_per_replica for d in fp8 if d.gpu in ("h200-sxm", "b200")) == 8
     assert {d.gpus_per_replica for d in fp8 if d.gpu == "h100-sxm"} == {16}
+
+
+def test_the_model_deployed_is_named_with_why_and_a_substitute_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    # rag-chatbot buys Llama 3.3 70B from Together (open weights, a spec here): the same model self-hosted
+    code, out, _ = run(capsys, "deploy", "--preset", "rag-chatbot")
+    assert code == 0 and "Model: llama-3.3-70b, the scenario's serverless model" in out
+    # multi-turn-chat buys Claude Haiku (closed): the GPUs run another model, and the answer says so
+    code, out, _ = run(capsys, "deploy", "--preset", "multi-turn-chat")
+    assert code == 0 and "NOT the serverless model: claude-haiku-4-5 (anthropic) has closed weights" in out
+    code, out, _ = run(capsys, "deploy", "--preset", "multi-turn-chat", "--model", "qwen3-32b")
+    assert code == 0 and "Model: qwen3-32b, the model asked for" in out

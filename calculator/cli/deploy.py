@@ -150,6 +150,7 @@ def _print(result: Any, scenario: Any, show_all: bool) -> None:
         f"requests/s, prices as of {scenario.price_date.isoformat()}"
         + (", spot prices included" if result.spot else "")
     )
+    print(f"Model: {result.model}, {result.model_reason}")
     text = _target_text(result.target)
     print(text[:1].upper() + text[1:])
     meeting = result.meeting

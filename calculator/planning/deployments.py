@@ -71,6 +71,7 @@ __all__ = [
     "Skipped",
     "TENSOR_PARALLEL",
     "deployment_model",
+    "model_choice",
     "find_deployments",
     "pareto_front",
 ]
@@ -161,6 +162,8 @@ class DeploymentSearch(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     model: str
+    model_reason: str
+    """Why this model: asked for, the scenario's serverless model, or a substitute, said so."""
     target: LatencyTarget | None
     deployments: tuple[Deployment, ...]
     skipped: tuple[Skipped, ...]
@@ -228,19 +231,27 @@ def pareto_front(deployments: tuple[Deployment, ...] | list[Deployment]) -> list
 def deployment_model(scenario: Scenario, cat: Catalogs, model_id: str | None = None) -> ModelSpec:
     """The model to deploy: the one asked for, else the scenario's estimate's, else its serverless model
     when the weights are open and a spec exists, else the model of the record it sizes GPUs from."""
+    return model_choice(scenario, cat, model_id)[0]
+
+
+def model_choice(scenario: Scenario, cat: Catalogs, model_id: str | None = None) -> tuple[ModelSpec, str]:
+    """:func:`deployment_model`, and a sentence saying why that model (so a substitute is never silent)."""
     if model_id:
-        return cat.models.get(model_id)
+        return cat.models.get(model_id), "the model asked for"
     if scenario.self_hosting.estimate is not None:
-        return cat.models.get(scenario.self_hosting.estimate.model)
+        return cat.models.get(scenario.self_hosting.estimate.model), "the model the scenario's estimate sizes"
+    served = None
     if scenario.serverless is not None:
         try:
             _, offer = cat.prices.serverless(scenario.serverless.provider, scenario.serverless.model)
         except InputError:
             offer = None
-        if offer is not None and offer.open_weights:
+        if offer is not None:
+            served = f"{offer.model} ({scenario.serverless.provider})"
             spec = cat.models.find(offer.base_model or offer.model) or cat.models.find(offer.model)
-            if spec is not None:
-                return spec
+            if offer.open_weights and spec is not None:
+                return spec, f"the scenario's serverless model, {served}, self-hosted"
+            served += " has closed weights" if not offer.open_weights else " has no model spec here"
     try:
         record = sizing_record(scenario, with_own_records(cat, scenario))
     except InputError:
@@ -248,7 +259,10 @@ def deployment_model(scenario: Scenario, cat: Catalogs, model_id: str | None = N
     spec = cat.models.find(record.model) if record is not None and record.model else None
     if spec is None:
         raise InputError("model", f"the scenario names no model with a spec; give one of: {', '.join(cat.models.ids)}")
-    return spec
+    why = f"the model of the record the scenario sizes GPUs from ({record.id})" if record else ""
+    if served:
+        why += f"; NOT the serverless model: {served} (give --model to choose)"
+    return spec, why
 
 
 # --- one replica of one setup ---------------------------------------------------------------------
@@ -521,7 +535,7 @@ def find_deployments(
     A model that fits no offer at all is an :class:`InputError` saying what would.
     """
     cat = with_own_records(cat, scenario)
-    spec = deployment_model(scenario, cat, model)
+    spec, why = model_choice(scenario, cat, model)
     target = target if target is not None else scenario.self_hosting.latency_target
     if target is not None and target.ttft_ms is None and target.tokens_per_s_per_user is None:
         target = None
@@ -554,6 +568,7 @@ def find_deployments(
     found.sort(key=lambda d: (d.monthly, not d.meets_target, -(d.tokens_per_s_per_user or 0.0), d.provider, d.offer))
     return DeploymentSearch(
         model=spec.id,
+        model_reason=why,
         target=target,
         deployments=tuple(found),
         skipped=tuple(skipped),
