@@ -11,8 +11,6 @@ from __future__ import annotations
 import datetime as dt
 from typing import Literal
 
-import altair as alt
-import pandas as pd
 import streamlit as st
 
 from app_pages import _scenario_ui, _state
@@ -28,8 +26,8 @@ from calculator.planning.deployments import (
     DeploymentSearch,
     deployment_model,
     find_deployments,
-    pareto_front,
 )
+from calculator.present.deploy_charts import deployments_frame, pareto_chart, pareto_frame
 from calculator.present.money import format_money
 from calculator.scenario.inputs import LatencyTarget
 
@@ -162,30 +160,8 @@ if result.skipped:
 shown: list[Deployment] = list(result.deployments) if show_all else list((meeting or result.deployments)[:TOP])
 
 
-def _frame(rows: list[Deployment]) -> pd.DataFrame:
-    return pd.DataFrame(
-        [
-            {
-                "#": i + 1,
-                "Offer": f"{d.provider}/{d.offer}",
-                "Kind": ("Dedicated" if d.kind == "dedicated" else "GPU VM") + f", {d.price_kind.replace('_', '-')}",
-                "Replica": f"{d.gpus_per_replica}x {d.gpu}",
-                "Precision": d.precision.upper() + (" (spec. decoding what-if)" if d.what_if else ""),
-                "Replicas": d.replicas,
-                "GPUs": d.gpus,
-                "Per month": format_money(d.monthly, d.currency),
-                "Tokens/s per user": None if d.tokens_per_s_per_user is None else round(d.tokens_per_s_per_user, 1),
-                "TTFT (ms)": None if d.ttft_ms is None else round(d.ttft_ms),
-                "Meets target": d.meets_target,
-                "Evidence": d.evidence,
-            }
-            for i, d in enumerate(rows)
-        ]
-    )
-
-
 st.subheader("Ranked by monthly cost")
-st.dataframe(_frame(shown), hide_index=True, width="stretch", key="d_table")
+st.dataframe(deployments_frame(shown), hide_index=True, width="stretch", key="d_table")
 st.caption(
     f"{len(result.deployments)} configuration(s) fit, {len(meeting)} meet the target. Replicas: ceil(peak / "
     "(capacity x target utilisation)) plus spares for GPU VMs, billed as Compare bills them (self-hosted includes "
@@ -219,33 +195,8 @@ if used:
 
 
 st.subheader("Cost against per-user speed")
-front = {id(d) for d in pareto_front(result.deployments)}
-points = pd.DataFrame(
-    [
-        {
-            "configuration": d.label,
-            "monthly": float(d.monthly),
-            "tokens_per_s_per_user": d.tokens_per_s_per_user,
-            "meets": "meets the target" if d.meets_target else "misses the target",
-            "pareto": id(d) in front,
-        }
-        for d in result.deployments
-        if d.tokens_per_s_per_user is not None
-    ]
-)
+points = pareto_frame(result.deployments)
 if not points.empty:
-    x = alt.X("monthly:Q", title=f"Per month ({scenario.currency})", scale=alt.Scale(type="log"))
-    y = alt.Y("tokens_per_s_per_user:Q", title="Tokens/s per user")
-    dots = (
-        alt.Chart(points)
-        .mark_circle(size=50, opacity=0.6)
-        .encode(x=x, y=y, color=alt.Color("meets:N", title=None), tooltip=["configuration", "monthly", y.shorthand])
-    )
-    line = (
-        alt.Chart(points[points["pareto"]])
-        .mark_line(point=True, color="black", strokeDash=[4, 2])
-        .encode(x=x, y=y, tooltip=["configuration", "monthly"])
-    )
-    altair_chart(alt.layer(dots, line).properties(height=380), width="stretch")
+    altair_chart(pareto_chart(points, scenario.currency), width="stretch")
     st.caption("The dashed line is the Pareto front: no other configuration is both cheaper and faster per user.")
 _scenario_ui.link_scenario(scenario, cat)

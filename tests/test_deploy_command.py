@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from calculator.catalog.catalogs import load_catalogs
 from calculator.cli import main
 from calculator.planning.deployments import find_deployments, pareto_front
+from calculator.present.deploy_charts import pareto_chart, pareto_frame
 from calculator.scenario.inputs import LatencyTarget
 from calculator.scenario.model import load_preset, load_scenario
 
@@ -281,3 +282,27 @@ def test_the_model_deployed_is_named_with_why_and_a_substitute_says_so(capsys: p
     assert code == 0 and "NOT the serverless model: claude-haiku-4-5 (anthropic) has closed weights" in out
     code, out, _ = run(capsys, "deploy", "--preset", "multi-turn-chat", "--model", "qwen3-32b")
     assert code == 0 and "Model: qwen3-32b, the model asked for" in out
+
+
+def test_fp8_only_on_gpus_with_fp8_and_int4_weights_anywhere() -> None:
+    cat = load_catalogs()
+    found = find_deployments(load_preset("rag-chatbot"), cat, "llama-3.1-8b", precisions=("fp8", "int4")).deployments
+    fp8_gpus = {d.gpu for d in found if d.precision == "fp8"}
+    # the A100 and A10(G) data sheets give no FP8 rate; the H100, H200, B200, L4 and L40S do
+    assert fp8_gpus and not fp8_gpus & {"a100-80gb-sxm", "a100-40gb", "a100-80gb-pcie", "a10", "a10g"}
+    assert {"h100-sxm", "l40s"} <= fp8_gpus
+    assert {"a100-80gb-sxm", "a10g"} <= {d.gpu for d in found if d.precision == "int4"}
+
+
+def test_the_chart_is_valid_vega_lite_with_the_front_drawn_through_its_points() -> None:
+    result = find_deployments(load_preset("multi-turn-chat"), load_catalogs(), target=LatencyTarget(ttft_ms=300))
+    points = pareto_frame(result.deployments)
+    front = pareto_front(result.deployments)
+    assert points["pareto"].sum() == len(front)
+    spec = pareto_chart(points, "USD").to_dict()  # validated against the Vega-Lite schema Altair ships
+    json.loads(json.dumps(spec, allow_nan=False))  # strict JSON: no NaN reaches the browser
+    marks = [layer["mark"]["type"] for layer in spec["layer"]]
+    assert marks == ["circle", "line"]
+    line = spec["layer"][1]
+    rows = spec["datasets"][line["data"]["name"]]
+    assert sorted(r["configuration"] for r in rows) == sorted(d.label for d in front)

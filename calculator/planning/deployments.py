@@ -439,6 +439,15 @@ class _Search:
         )
 
 
+def _supports(gpu: GpuSpec, precision: str) -> bool:
+    """Whether the GPU runs ``precision`` as the spec says: FP8, INT8 and FP4 need tensor cores of their own or
+    FP8's (an A100 has neither, so its "FP8" would be BF16 with upcast weights: left out); BF16, FP16 and
+    weight-only INT4 (dequantised to BF16) run everywhere."""
+    if precision in ("fp8", "int8", "fp4"):
+        return gpu.effective_precision(precision) != "bf16"
+    return True
+
+
 def _layouts(spec: ModelSpec) -> tuple[AttentionLayout, ...]:
     """Attention layouts to try: tensor parallel; data-parallel attention for MLA models is added here
     (``("tp", "dp") if spec.mla is not None``) once the capacity layer takes ``attention=``."""
@@ -547,8 +556,8 @@ def find_deployments(
     for sheet, offer, gpu in _offers(cat, search, spot, skipped):
         per_gpu = isinstance(offer, DedicatedOffer) and offer.version_at(scenario.price_date).per_gpu_hour is not None
         for precision in precisions:
-            if precision != "bf16" and gpu.effective_precision(precision) == "bf16":
-                continue  # no tensor cores for it: the weights would be upcast, at BF16 speed
+            if not _supports(gpu, precision):
+                continue
             sizes = [g for g in _replica_sizes(offer, per_gpu) if spec.attention_heads % g == 0]
             whole_nodes = isinstance(offer, GpuVmOffer) and offer.gpus_per_instance == NODE_GPUS
             if whole_nodes and not any(search.fits_on(gpu, g, precision) for g in sizes):
