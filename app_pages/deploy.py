@@ -154,8 +154,12 @@ else:
     if closest is not None:
         lines.append(f"Closest to the target: {closest.label}.")
     st.warning(" ".join(lines))
-if result.skipped:
-    st.caption("Left out: " + "; ".join(f"{s.provider}/{s.offer} ({s.reason})" for s in result.skipped))
+named = [f"{s.provider}/{s.offer} ({s.reason})" for s in result.skipped if s.kind != "no_price"]
+unpriced = sum(s.kind == "no_price" for s in result.skipped)
+if unpriced:
+    named.append(f"{unpriced} offer(s) with no price on {scenario.price_date.isoformat()}")
+if named:
+    st.caption("Left out: " + "; ".join(named))
 
 shown: list[Deployment] = list(result.deployments) if show_all else list((meeting or result.deployments)[:TOP])
 
@@ -170,10 +174,12 @@ st.caption(
 )
 
 
-def _use(d: Deployment) -> None:
-    """Make ``d`` the Compare page's GPU option, sized from the same setup (its measurement, else the estimate)."""
+def _use(d: Deployment, chosen: LatencyTarget) -> None:
+    """Make ``d`` the Compare page's GPU option, sized from the same setup (its measurement, else the estimate),
+    under this page's latency target (the busiest measured level meeting it is the one Compare sizes from)."""
     ss["ded" if d.kind == "dedicated" else "vm"] = _state.offer_key(d.provider, d.offer)
     ss["own"] = False
+    ss.update(pct=chosen.percentile, ttft=float(chosen.ttft_ms or 0), tps=float(chosen.tokens_per_s_per_user or 0))
     if d.evidence_kind == "measurement":
         ss["rec"], ss["est"] = d.record_id, False
     else:
@@ -186,7 +192,17 @@ def _use(d: Deployment) -> None:
 st.subheader("Use one in the scenario")
 for i, d in enumerate(shown[:TOP]):
     with st.container(horizontal=True, vertical_alignment="center"):
-        st.button("Use this", key=f"d_use_{i}", on_click=_use, args=(d,), icon=":material/check:")
+        st.button(
+            "Use this",
+            key=f"d_use_{i}",
+            on_click=_use,
+            args=(d, target),
+            icon=":material/check:",
+            disabled=d.what_if,
+            help="A what-if: the Compare page has no speculative-decoding input, so it cannot price this row."
+            if d.what_if
+            else "Sets the Compare page's GPU option, the setup it is sized from and the latency target.",
+        )
         st.caption(f"#{i + 1} {d.label}: {format_money(d.monthly, d.currency)} a month, {d.replicas} replica(s)")
 used = ss.pop("d_used", None)
 if used:

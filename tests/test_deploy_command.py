@@ -306,3 +306,19 @@ def test_the_chart_is_valid_vega_lite_with_the_front_drawn_through_its_points() 
     line = spec["layer"][1]
     rows = spec["datasets"][line["data"]["name"]]
     assert sorted(r["configuration"] for r in rows) == sorted(d.label for d in front)
+
+
+def test_a_date_before_the_sheets_is_one_line_naming_the_date(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "deploy", "--preset", "rag-chatbot", "--as-of", "2020-01-01")
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith("error: --as-of: no GPU VM or dedicated (spot left out) offer in the price sheets can be "
+                          "priced on 2020-01-01")  # fmt: skip
+
+
+def test_offers_without_a_price_on_the_date_are_counted_not_listed(capsys: pytest.CaptureFixture[str]) -> None:
+    # Hugging Face's endpoints are priced from 2025-07-09, most GPU VMs only from 2026: on 2025-08-01 the
+    # others are left out, in one line
+    code, out, err = run(capsys, "deploy", "--preset", "rag-chatbot", "--as-of", "2025-08-01", "--json")
+    assert code == 0
+    assert err.count("\n") == 1 and "offer(s) with no price on 2025-08-01" in err
+    assert "huggingface" in {d["provider"] for d in json.loads(out)}

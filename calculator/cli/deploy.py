@@ -120,6 +120,8 @@ def cmd_deploy(args: argparse.Namespace) -> int:
     from calculator.planning.deployments import find_deployments
 
     scenario = required_scenario(args)
+    if args.as_of:
+        scenario = scenario.model_copy(update={"as_of": args.as_of})
     catalogs = load_catalogs(args.sheets, args.gpu_specs, args.records, args.models)
     precisions = tuple(dict.fromkeys(args.precision)) if args.precision else ("bf16", "fp8")
     result = find_deployments(
@@ -131,13 +133,28 @@ def cmd_deploy(args: argparse.Namespace) -> int:
         precisions=precisions,
         speculative_speedup=args.speculative_speedup,
     )
-    for s in result.skipped:
-        print(f"note: skipped {s.provider}/{s.offer}: {s.reason}", file=sys.stderr)
+    _skipped(result.skipped, scenario.price_date)
     if args.json:
         console.emit([deployment_json(d) for d in result.deployments])
         return 0
     _print(result, scenario, args.all)
     return 0
+
+
+def _skipped(skipped: Any, when: Any) -> None:
+    """Offers left out, on stderr: each without a GPU spec (or for another model) by name; those without a price
+    on the date counted, with the first as an example (a date before the sheets began leaves out most)."""
+    unpriced = [s for s in skipped if s.kind == "no_price"]
+    for s in skipped:
+        if s.kind != "no_price":
+            print(f"note: skipped {s.provider}/{s.offer}: {s.reason}", file=sys.stderr)
+    if unpriced:
+        first = unpriced[0]
+        print(
+            f"note: skipped {len(unpriced)} offer(s) with no price on {when.isoformat()}, "
+            f"for example {first.provider}/{first.offer}: {first.reason}",
+            file=sys.stderr,
+        )
 
 
 def _print(result: Any, scenario: Any, show_all: bool) -> None:
@@ -212,6 +229,7 @@ def add_deploy_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     dep.add_argument("--ttft-ms", type=flags.positive, help="time to first token at most this (ms)")
     dep.add_argument("--tokens-per-s-per-user", type=flags.positive, help="output tokens/s per user at least this")
     dep.add_argument("--latency-percentile", choices=["p50", "p90", "p95", "p99"], help="of the target (default p95)")
+    dep.add_argument("--as-of", type=flags.iso_date, help="prices in force on this date (default: the scenario's)")
     dep.add_argument("--spot", action="store_true", help="include spot (interruptible) GPU prices")
     dep.add_argument(
         "--precision", action="append", choices=PRECISION_CHOICES, help="weight precision to try, repeatable "

@@ -38,7 +38,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from calculator.capacity.memory import default_kv_dtype, fit
+from calculator.capacity.memory import bytes_per_weight, default_kv_dtype, fit
 from calculator.capacity.roofline import RooflineAssumptions, replica_speed
 from calculator.capacity.sizing import (
     ReplicaCapacity,
@@ -154,6 +154,7 @@ class Skipped(BaseModel):
     provider: str
     offer: str
     reason: str
+    kind: Literal["no_gpu_spec", "no_price", "other_model"]
 
 
 class DeploymentSearch(BaseModel):
@@ -493,16 +494,18 @@ def _offers(
         try:
             gpu = cat.gpus.get(offer.gpu)
         except InputError:
-            skipped.append(Skipped(provider=sheet.provider, offer=offer.id, reason=f"no GPU spec for {offer.gpu!r}"))
+            reason = f"no GPU spec for {offer.gpu!r}"
+            skipped.append(Skipped(provider=sheet.provider, offer=offer.id, reason=reason, kind="no_gpu_spec"))
             continue
         try:
             offer.version_at(as_of)
         except InputError as exc:
-            skipped.append(Skipped(provider=sheet.provider, offer=offer.id, reason=exc.problem.message))
+            reason = exc.problem.message
+            skipped.append(Skipped(provider=sheet.provider, offer=offer.id, reason=reason, kind="no_price"))
             continue
         if isinstance(offer, DedicatedOffer) and offer.model and not _same_model(offer.model, search.spec, cat):
             reason = f"deploys only {offer.model}"
-            skipped.append(Skipped(provider=sheet.provider, offer=offer.id, reason=reason))
+            skipped.append(Skipped(provider=sheet.provider, offer=offer.id, reason=reason, kind="other_model"))
             continue
         yield sheet, offer, gpu
 
@@ -553,6 +556,7 @@ def find_deployments(
     skipped: list[Skipped] = []
     found: list[Deployment] = []
     what_ifs = (False, True) if speculative_speedup and speculative_speedup > 1 else (False,)
+    tried: list[tuple[GpuSpec, int, str]] = []
     for sheet, offer, gpu in _offers(cat, search, spot, skipped):
         per_gpu = isinstance(offer, DedicatedOffer) and offer.version_at(scenario.price_date).per_gpu_hour is not None
         for precision in precisions:
@@ -562,6 +566,7 @@ def find_deployments(
             whole_nodes = isinstance(offer, GpuVmOffer) and offer.gpus_per_instance == NODE_GPUS
             if whole_nodes and not any(search.fits_on(gpu, g, precision) for g in sizes):
                 sizes += [NODE_GPUS * n for n in MULTI_NODE]
+            tried += [(gpu, max(sizes), precision)] if sizes else []
             for g in sizes:
                 for attention in _layouts(spec):
                     for what_if in what_ifs:
@@ -572,8 +577,17 @@ def find_deployments(
                         found.append(
                             _deployment(sheet, offer, gpu, g, precision, attention, what_if, spec, sized, cost)
                         )
+    if not found and not tried:
+        kinds = "GPU VM or dedicated" + ("" if spot else " (spot left out)")
+        raise InputError(
+            "as_of",
+            f"no {kinds} offer in the price sheets can be priced on {scenario.price_date.isoformat()} "
+            f"({len(skipped)} left out, for example {skipped[0].provider}/{skipped[0].offer}: {skipped[0].reason})"
+            if skipped
+            else f"the price sheets hold no {kinds} offer",
+        )
     if not found:
-        raise InputError("model", _fits_nowhere(search, precisions, skipped))
+        raise InputError("model", _fits_nowhere(search, tried))
     found.sort(key=lambda d: (d.monthly, not d.meets_target, -(d.tokens_per_s_per_user or 0.0), d.provider, d.offer))
     return DeploymentSearch(
         model=spec.id,
@@ -634,19 +648,15 @@ def _deployment(
     )
 
 
-def _fits_nowhere(search: _Search, precisions: tuple[str, ...], skipped: list[Skipped]) -> str:
-    """Why no offer holds the model, and what would: the roomiest setup the sheets sell, and its shortfall."""
-    spec, cat = search.spec, search.cat
-    sold = {o.gpu for _, o in cat.prices.offers() if isinstance(o, DedicatedOffer | GpuVmOffer)}
-    known = [g for g in cat.gpus.gpus if g.id in sold]
-    if not known:
-        return f"no GPU offer in the price sheets has a GPU spec ({len(skipped)} offer(s) skipped)"
-    roomiest = max(known, key=lambda g: g.memory_gb)
-    precision = min(precisions, key=lambda p: {"bf16": 2, "fp16": 2, "fp8": 1, "int8": 1}.get(p, 0.5))
-    room = fit(spec, roomiest, precision, search.context, NODE_GPUS * max(MULTI_NODE), default_kv_dtype(precision))
+def _fits_nowhere(search: _Search, tried: list[tuple[GpuSpec, int, str]]) -> str:
+    """Why no offer holds the model, and what would: the roomiest setup tried (most weights it could hold), its
+    shortfall, and what :func:`~calculator.capacity.memory.fit` says would fit."""
+    spec = search.spec
+    gpu, gpus, precision = max(tried, key=lambda t: t[0].memory_gb * t[1] / bytes_per_weight(t[2]))
+    room = fit(spec, gpu, precision, search.context, gpus, default_kv_dtype(precision))
+    shown = sorted({p.upper() for _, _, p in tried})
     return (
         f"{spec.id} fits no GPU offer in the price sheets for one sequence of {search.context:,} tokens "
-        f"(tried {', '.join(p.upper() for p in precisions)}, up to {NODE_GPUS * max(MULTI_NODE)} GPUs per replica): "
-        f"on {NODE_GPUS * max(MULTI_NODE)}x {roomiest.id} at {precision.upper()} it is short by "
+        f"(tried {', '.join(shown)}): the roomiest, {gpus}x {gpu.id} at {precision.upper()}, is short by "
         f"{room.shortfall_gb:.1f} GB per GPU; would fit: {'; or '.join(room.suggestions) or 'a GPU with more memory'}"
     )
