@@ -374,7 +374,12 @@ class _Search:
         """The roofline at the largest batch that meets the target (the engine's default without one)."""
         speedup = self.speculative_speedup if what_if and self.speculative_speedup else 1.0
         assumptions = RooflineAssumptions(speculative_speedup=speedup)
-        points = [p for b in BATCHES if (p := self._estimate_at(gpu, gpus, precision, attention, b, assumptions))]
+        points: list[tuple[ThroughputRecord, float, float]] = []
+        for b in BATCHES:
+            point = self._estimate_at(gpu, gpus, precision, attention, b, assumptions)
+            if points and point[0].concurrency == points[-1][0].concurrency:
+                break  # the KV cache holds no more sequences: larger batches are this one again
+            points.append(point)
         if not points:
             return None
         meeting = [p for p in points if self._meets(p[1], p[2])]
@@ -407,8 +412,9 @@ class _Search:
         attention: AttentionLayout,
         batch: int,
         assumptions: RooflineAssumptions,
-    ) -> tuple[ThroughputRecord, float, float] | None:
-        """The roofline record of one batch, its per-user tokens/s and its TTFT in ms.
+    ) -> tuple[ThroughputRecord, float, float]:
+        """The roofline record of one batch (fewer when the KV cache holds fewer), its per-user tokens/s and its
+        TTFT in ms.
 
         THE ONE CALL SITE for the attention layout. When ``fit`` and ``replica_speed`` take
         ``attention: Literal["tp", "dp"]``, pass ``attention=attention`` to the roofline calls here (and
@@ -421,8 +427,7 @@ class _Search:
             setup, self.spec, gpu, float(s.input_tokens), float(s.prefix_share), float(s.hit_rate),
             float(s.output_tokens), assumptions,
         )  # fmt: skip
-        if record.concurrency is not None and record.concurrency < batch:
-            return None  # the memory holds fewer sequences: a smaller batch already said it
+        batch = round(record.concurrency or batch)  # what the KV cache holds, when less
         speed = replica_speed(
             self.spec, gpu, precision, float(s.input_tokens), float(s.output_tokens), batch, gpus,
             default_kv_dtype(precision), assumptions,
@@ -466,7 +471,7 @@ def _price_kind(offer: DedicatedOffer | GpuVmOffer) -> PriceKind:
     return "committed" if offer.min_billed_hours else "on_demand"
 
 
-def _replica_sizes(offer: DedicatedOffer | GpuVmOffer, sheet_as_of_per_gpu: bool) -> tuple[int, ...]:
+def _replica_sizes(offer: DedicatedOffer | GpuVmOffer, per_gpu: bool) -> tuple[int, ...]:
     """GPUs per engine replica the offer can hold on one machine.
 
     A GPU VM: what divides its instance (a replica does not span separate VMs). A dedicated endpoint
@@ -475,7 +480,7 @@ def _replica_sizes(offer: DedicatedOffer | GpuVmOffer, sheet_as_of_per_gpu: bool
     """
     if isinstance(offer, GpuVmOffer):
         unit = offer.gpus_per_instance
-    elif sheet_as_of_per_gpu:
+    elif per_gpu:
         unit = max(TENSOR_PARALLEL)
     else:
         unit = offer.gpus_per_replica
