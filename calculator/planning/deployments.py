@@ -38,8 +38,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from calculator.capacity.memory import bytes_per_weight, default_kv_dtype, fit
-from calculator.capacity.roofline import RooflineAssumptions, replica_speed
+from calculator.capacity.memory import FitResult, bytes_per_weight, default_kv_dtype, fit
+from calculator.capacity.roofline import ReplicaSpeed, RooflineAssumptions, replica_speed
 from calculator.capacity.sizing import (
     ReplicaCapacity,
     best_under_target,
@@ -266,6 +266,65 @@ def model_choice(scenario: Scenario, cat: Catalogs, model_id: str | None = None)
     return spec, why
 
 
+# --- THE ONE PLACE the attention layout reaches the capacity layer --------------------------------------
+# MERGE (data-parallel attention): when ``calculator.capacity.memory.fit`` and
+# ``calculator.capacity.roofline.replica_speed`` take ``attention: Literal["tp", "dp"] = "tp"``, pass
+# ``attention=attention`` in the calls below (``estimate_record`` and ``replica_capacity`` call both inside,
+# so they take it too), drop the asserts, and return ``("tp", "dp")`` for MLA models from :func:`_layouts`.
+# Nothing else changes: every configuration already carries its layout (``Deployment.attention``).
+
+
+def _layouts(spec: ModelSpec) -> tuple[AttentionLayout, ...]:
+    """Attention layouts to try: tensor parallel; data-parallel attention for MLA models is added here
+    (``("tp", "dp") if spec.mla is not None``) once the capacity layer takes ``attention=``."""
+    return ATTENTION_LAYOUTS
+
+
+def _fit(
+    spec: ModelSpec, gpu: GpuSpec, precision: str, context: int, gpus: int, attention: AttentionLayout
+) -> FitResult:
+    assert attention == "tp", "data-parallel attention is wired at merge (see above)"
+    return fit(spec, gpu, precision, context, gpus, default_kv_dtype(precision))
+
+
+def _estimate(
+    spec: ModelSpec,
+    gpu: GpuSpec,
+    precision: str,
+    gpus: int,
+    batch: int,
+    shape: TurnShape,
+    attention: AttentionLayout,
+    assumptions: RooflineAssumptions,
+) -> tuple[ThroughputRecord, ReplicaSpeed]:
+    """The roofline record of ``batch`` sequences (fewer when the KV cache holds fewer) and the replica's speed
+    at the batch it holds."""
+    assert attention == "tp", "data-parallel attention is wired at merge (see above)"
+    setup = EstimateSetup(model=spec.id, precision=precision, gpus_per_replica=gpus, max_batch=batch)
+    i, o = float(shape.input_tokens), float(shape.output_tokens)
+    record = estimate_record(setup, spec, gpu, i, float(shape.prefix_share), float(shape.hit_rate), o, assumptions)
+    held = round(record.concurrency or batch)  # what the KV cache holds, when less
+    speed = replica_speed(spec, gpu, precision, i, o, held, gpus, default_kv_dtype(precision), assumptions)
+    return record, speed
+
+
+def _estimate_capacity(
+    record: ThroughputRecord,
+    spec: ModelSpec,
+    gpu: GpuSpec,
+    shape: TurnShape,
+    attention: AttentionLayout,
+    assumptions: RooflineAssumptions,
+) -> ReplicaCapacity:
+    """An estimate's replica capacity as Compare finds it (:func:`replica_capacity` of the record at its own shape:
+    the same figure, so "use this" bills the same). It checks the batch against ``fit`` again: with "dp", pass
+    the layout through (or take ``record.requests_per_s`` as the capacity, the record being of this shape)."""
+    assert attention == "tp", "data-parallel attention is wired at merge (see above)"
+    i, o = float(shape.input_tokens), float(shape.output_tokens)
+    share, hit = float(shape.prefix_share), float(shape.hit_rate)
+    return replica_capacity(record, gpu, i, share, hit, o, target_gpu=gpu, model=spec, assumptions=assumptions)
+
+
 # --- one replica of one setup ---------------------------------------------------------------------
 
 
@@ -292,16 +351,16 @@ class _Search:
     target: LatencyTarget | None
     speculative_speedup: float | None
     sized: dict[tuple[str, int, str, str, bool], _Sized | None] = field(default_factory=dict)
-    fits: dict[tuple[str, int, str], bool] = field(default_factory=dict)
+    fits: dict[tuple[str, int, str, str], bool] = field(default_factory=dict)
 
     @property
     def context(self) -> int:
         return max(int(self.shape.input_tokens + self.shape.output_tokens), 1)
 
-    def fits_on(self, gpu: GpuSpec, gpus: int, precision: str) -> bool:
-        key = (gpu.id, gpus, precision)
+    def fits_on(self, gpu: GpuSpec, gpus: int, precision: str, attention: AttentionLayout = "tp") -> bool:
+        key = (gpu.id, gpus, precision, attention)
         if key not in self.fits:
-            self.fits[key] = fit(self.spec, gpu, precision, self.context, gpus, default_kv_dtype(precision)).fits
+            self.fits[key] = _fit(self.spec, gpu, precision, self.context, gpus, attention).fits
         return self.fits[key]
 
     def replica(
@@ -316,7 +375,7 @@ class _Search:
     def _size(
         self, gpu: GpuSpec, gpus: int, precision: str, attention: AttentionLayout, what_if: bool
     ) -> _Sized | None:
-        if not self.fits_on(gpu, gpus, precision):
+        if not self.fits_on(gpu, gpus, precision, attention):
             return None
         levels = self._measured_levels(gpu, gpus, precision)
         if what_if and levels:
@@ -384,11 +443,7 @@ class _Search:
             return None
         meeting = [p for p in points if self._meets(p[1], p[2])]
         record, speed, ttft = meeting[-1] if meeting else points[-1]
-        s = self.shape
-        capacity = replica_capacity(
-            record, gpu, float(s.input_tokens), float(s.prefix_share), float(s.hit_rate), float(s.output_tokens),
-            target_gpu=gpu, model=self.spec, assumptions=assumptions,
-        )  # fmt: skip
+        capacity = _estimate_capacity(record, self.spec, gpu, self.shape, attention, assumptions)
         label = f"ESTIMATE (roofline, not a measurement), batch {record.concurrency:g}"
         if what_if:
             label += f"; what-if: speculative decoding {speedup:g}x decode (assumed; {SPECULATIVE_SOURCE})"
@@ -414,24 +469,9 @@ class _Search:
         assumptions: RooflineAssumptions,
     ) -> tuple[ThroughputRecord, float, float]:
         """The roofline record of one batch (fewer when the KV cache holds fewer), its per-user tokens/s and its
-        TTFT in ms.
-
-        THE ONE CALL SITE for the attention layout. When ``fit`` and ``replica_speed`` take
-        ``attention: Literal["tp", "dp"]``, pass ``attention=attention`` to the roofline calls here (and
-        through ``estimate_record``), and add "dp" for MLA models in :func:`_layouts`.
-        """
-        assert attention == "tp", "data-parallel attention is wired at merge (see the docstring)"
+        TTFT in ms: the prompt's uncached tokens at the replica's prefill speed."""
         s = self.shape
-        setup = EstimateSetup(model=self.spec.id, precision=precision, gpus_per_replica=gpus, max_batch=batch)
-        record = estimate_record(
-            setup, self.spec, gpu, float(s.input_tokens), float(s.prefix_share), float(s.hit_rate),
-            float(s.output_tokens), assumptions,
-        )  # fmt: skip
-        batch = round(record.concurrency or batch)  # what the KV cache holds, when less
-        speed = replica_speed(
-            self.spec, gpu, precision, float(s.input_tokens), float(s.output_tokens), batch, gpus,
-            default_kv_dtype(precision), assumptions,
-        )  # fmt: skip
+        record, speed = _estimate(self.spec, gpu, precision, gpus, batch, s, attention, assumptions)
         uncached = float(uncached_tokens(float(s.input_tokens), float(s.prefix_share), float(s.hit_rate)))
         ttft = uncached / speed.prefill_tokens_per_s * 1000
         return record, speed.decode.tokens_per_s_per_user, ttft
@@ -452,12 +492,6 @@ def _supports(gpu: GpuSpec, precision: str) -> bool:
     if precision in ("fp8", "int8", "fp4"):
         return gpu.effective_precision(precision) != "bf16"
     return True
-
-
-def _layouts(spec: ModelSpec) -> tuple[AttentionLayout, ...]:
-    """Attention layouts to try: tensor parallel; data-parallel attention for MLA models is added here
-    (``("tp", "dp") if spec.mla is not None``) once the capacity layer takes ``attention=``."""
-    return ATTENTION_LAYOUTS
 
 
 # --- offers ---------------------------------------------------------------------------------------
@@ -569,7 +603,7 @@ def find_deployments(
                 continue
             sizes = [g for g in _replica_sizes(offer, per_gpu) if spec.attention_heads % g == 0]
             whole_nodes = isinstance(offer, GpuVmOffer) and offer.gpus_per_instance == NODE_GPUS
-            if whole_nodes and not any(search.fits_on(gpu, g, precision) for g in sizes):
+            if whole_nodes and not any(search.fits_on(gpu, g, precision, a) for g in sizes for a in _layouts(spec)):
                 sizes += [NODE_GPUS * n for n in MULTI_NODE]
             tried += [(gpu, max(sizes), precision)] if sizes else []
             for g in sizes:
@@ -658,7 +692,7 @@ def _fits_nowhere(search: _Search, tried: list[tuple[GpuSpec, int, str]]) -> str
     shortfall, and what :func:`~calculator.capacity.memory.fit` says would fit."""
     spec = search.spec
     gpu, gpus, precision = max(tried, key=lambda t: t[0].memory_gb * t[1] / bytes_per_weight(t[2]))
-    room = fit(spec, gpu, precision, search.context, gpus, default_kv_dtype(precision))
+    room = _fit(spec, gpu, precision, search.context, gpus, "tp")
     shown = sorted({p.upper() for _, _, p in tried})
     return (
         f"{spec.id} fits no GPU offer in the price sheets for one sequence of {search.context:,} tokens "
