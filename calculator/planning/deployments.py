@@ -11,7 +11,7 @@ for its month, so the answer to "which GPUs, how many, and what does it cost" is
                      two 8-GPU nodes where the model fits no single node and the offer sells nodes
     precision        BF16, and FP8 where the GPU has FP8 tensor cores (``precisions`` adds others)
     attention        tensor-parallel ("tp"); data-parallel attention ("dp") for MLA models joins at
-                     one marked place, :func:`_estimate_at`, once ``fit``/``replica_speed`` take it
+                     one marked section ("THE ONE PLACE ..."), once ``fit``/``replica_speed`` take it
     engine features  prefix caching on (the uncached input is ``input x (1 - share x hit rate)``,
                      the scenario's own shape); speculative decoding only as a labelled what-if
 
