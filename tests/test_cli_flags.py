@@ -65,6 +65,8 @@ def _change_sheets(d: Path) -> None:
     _replace(d / "lyceum.yaml", "          input: 1.40\n", "          input: 1.50\n")
     sonnet = "          input: 3.00\n          cached_input: 0.30\n"
     _replace(d / "anthropic.yaml", sonnet, sonnet.replace("3.00", "3.30"), count=3)
+    # a GPU VM's price, for deploy (which reads every GPU offer and no serverless price)
+    _replace(d / "lambda.yaml", "        per_gpu_hour: 4.29\n", "        per_gpu_hour: 3.29\n")
 
 
 def _change_gpus(d: Path) -> None:
@@ -151,6 +153,8 @@ def _argv(command: str, work: Path) -> tuple[list[str], tuple[int, int]]:
         "ttl": (["ttl", "--provider", "anthropic", "--model", "claude-sonnet-4-5", "--prefix-tokens", "18000",
                  "--gaps-seconds", "30,600", "--as-of", AS_OF, "--json"], (0, 0)),
         "compare": (["compare", *scenario, "--as-of", AS_OF, "--json"], (0, 0)),
+        # a p50 TTFT target the rate-4 record meets and the rate-8 one does not: the records folder sizes it
+        "deploy": (["deploy", *scenario, "--latency-percentile", "p50", "--ttft-ms", "150", "--json"], (0, 0)),
     }  # fmt: skip
     if command not in runs:
         pytest.fail(f"no exercise for `{command}`: add a run whose output depends on each folder it reads")
@@ -185,6 +189,7 @@ def test_the_parser_offers_data_folder_flags_where_commands_read_them() -> None:
         "growth": every,
         "ttl": {"sheets"},
         "compare": every,
+        "deploy": every,
     }
 
 

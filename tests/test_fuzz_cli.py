@@ -725,6 +725,7 @@ def seeds(world: World) -> dict[str, Seed]:
         "ttl": [("--provider", "anthropic"), ("--model", "claude-sonnet-4-5"), ("--prefix-tokens", "18000"),
                 ("--gaps-seconds", "30,600"), AS_OF],
         "compare": [PRESET, AS_OF],
+        "deploy": [PRESET, ("--ttft-ms", "2000"), ("--tokens-per-s-per-user", "20")],
     }  # fmt: skip
 
 
