@@ -150,6 +150,11 @@ def test_sglang_rate_sweep_saturates_at_rate_8_where_latency_then_climbs() -> No
     rid, bound, rps = _read(records[:5])
     assert (rid.endswith("-4-rate8"), bound) == (True, "saturated")
     assert rps == pytest.approx(2400 / 346.7753648299258)  # completed / duration of the rate-8 row
+    found = read_series(series_of(records[0], records[:5]))
+    assert "Busier levels served up to 8.35 req/s" in found.sentence and "set a latency target" in found.sentence
+    # a target that tolerates rate 16's latency (TTFT p50 614 ms) sizes from it: 3,200 / 383.07 s = 8.353 req/s
+    rid, bound, rps = _read(records[:5], LatencyTarget(percentile="p50", ttft_ms=1000))
+    assert (rid.endswith("-5-rate16"), bound, round(rps, 3)) == (True, "saturated", 8.353)
     # 50 tokens/s per user is an inter-token latency of at most 20 ms: 13.6, 14.8, 19.4 ms meet it, 70.8 does not
     rid, bound, rps = _read(records[:5], LatencyTarget(percentile="p50", tokens_per_s_per_user=50))
     assert (rid.endswith("-3-rate4"), bound) == (True, "at_least")

@@ -207,6 +207,14 @@ def describe(
         how = f"the busiest of {n} load levels, none saturated"
     if bound == "saturated":
         head = f"Capacity {figures}, {how}: {why}."
+        beyond = [r for r in series if r.requests_per_s > record.requests_per_s]
+        if target is None and beyond and offered_load(record)[0] == "rate":
+            # a busier level served more only as its queue grew: a target that tolerates its latency can use it
+            top = max(beyond, key=lambda r: r.requests_per_s)
+            head += (
+                f" Busier levels served up to {_g(top.requests_per_s)} req/s ({top.id}) at more than "
+                f"{LATENCY_CLIMB:g}x the latency: set a latency target to size from them."
+            )
     elif n == 1:
         head = (
             f"At least {figures}, a lower bound, not the capacity: {why}, and it is {how} "
