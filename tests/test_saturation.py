@@ -206,7 +206,27 @@ def test_single_aiperf_and_genai_perf_levels_are_labelled_by_what_they_served() 
     assert found.bound == "at_least" and "lower bound, not the capacity" in found.sentence
 
 
-def test_aiperf_concurrency_levels_of_one_version_read_as_one_run() -> None:
+def test_aiperf_concurrency_sweep_saturates_where_more_in_flight_stops_buying_throughput() -> None:
+    # one file per level, as AIPerf writes them: 1 to 32 in flight served 9.10, 17.73, 34.78, 62.00, 100.48, 84.31
+    # req/s. 16 in flight: the busier level served less (84.31 < 1.10 x 100.48): saturated there. 8 in flight is
+    # not (100.48 >= 1.10 x 62.00).
+    levels = [
+        _imported(BENCH / "aiperf" / f"aiperf-0.13.0_sweep_c{c}_profile_export_aiperf.json")[0]
+        for c in (32, 4, 1, 16, 2, 8)
+    ]
+    series = series_of(levels[0], levels)
+    assert [r.concurrency for r in series] == [1, 2, 4, 8, 16, 32]
+    found = read_series(series)
+    assert (found.record.concurrency, found.bound) == (16, "saturated")
+    assert found.requests_per_s == pytest.approx(100.48, abs=0.01)
+    # TTFT p50 at most 40 ms: 34.4, 33.4, 33.8, 36.4 ms meet it, 49.1 (16 in flight) does not; 8 in flight
+    # is then the busiest meeting it, and 16 in flight served more: at least 62.0
+    capped = read_series(series, LatencyTarget(percentile="p50", ttft_ms=40))
+    assert (capped.record.concurrency, capped.bound) == (8, "at_least")
+    assert capped.requests_per_s == pytest.approx(62.0, abs=0.01)
+
+
+def test_aiperf_levels_offering_different_kinds_of_load_are_different_runs() -> None:
     # AIPerf 0.10.0 at 4 in flight (31.2 req/s) and at 20 req/s are different kinds of load: two runs
     c4 = _imported(BENCH / "aiperf" / "aiperf-0.10.0_c4_profile_export_aiperf.json")
     rate = _imported(BENCH / "aiperf" / "aiperf-0.10.0_rate20_profile_export_aiperf.json")
