@@ -271,11 +271,11 @@ for engine, best, reasons in cc.busiest_by_engine(group.records, target):
         st.success(
             f"**{engine}**: {best.requests_per_s:.3g} requests/s "
             f"({cc.output_tokens_per_s(best):,.0f} output tokens/s) in run `{best.id}`"
-            + (
-                ": at least that much, a lower bound (that level kept up with what it was offered)."
-                if bound == "at_least"
-                else ", where the replica was at its limit."
-            )
+            + {
+                "at_least": ": at least that much, a lower bound (that level kept up with what it was offered).",
+                "saturated": ", where the replica was at its limit.",
+                "unknown": " (the run does not say what load it was offered).",
+            }[bound]
         )
     else:
         st.warning(f"**{engine}**: no measured level meets the target.")

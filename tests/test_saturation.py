@@ -79,6 +79,14 @@ def test_a_latency_target_picks_the_busiest_level_meeting_it_and_says_whether_it
         read_series(series, LatencyTarget(percentile="p50", ttft_ms=50))
 
 
+def test_a_record_that_does_not_say_its_offered_load_is_taken_as_stated(catalogs: Catalogs) -> None:
+    # typed-in figures (no tool, no rate, no concurrency): not a curve, and neither saturated nor a lower bound
+    typed = catalogs.records.get(RATE4).model_copy(update={"id": "typed", "request_rate": None})
+    found = read_series(series_of(typed, [typed, *catalogs.records.records]))
+    assert (found.levels, found.bound) == (("typed",), "unknown")
+    assert found.sentence.startswith("Capacity 4.04 req/s (2,048 output tokens/s) as the record states it")
+
+
 # --- the presets size from the saturation point ------------------------------------------------------------
 
 

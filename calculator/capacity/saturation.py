@@ -48,8 +48,8 @@ __all__ = [
     "served_output_tokens_per_s",
 ]
 
-Bound = Literal["saturated", "at_least"]
-LoadKind = Literal["rate", "concurrency"]
+Bound = Literal["saturated", "at_least", "unknown"]
+LoadKind = Literal["rate", "concurrency", "unstated"]
 
 KEPT_UP = 0.95
 """A rate level served what it was offered when it served at least 95% of it (tools round; runs start and end)."""
@@ -67,13 +67,14 @@ def served_output_tokens_per_s(r: ThroughputRecord) -> float:
 
 
 def offered_load(r: ThroughputRecord) -> tuple[LoadKind, float]:
-    """What the run offered: its request rate, else its requests in flight; no rate and no concurrency is an
-    "as fast as possible" run, an infinite rate."""
+    """What the run offered: its request rate, else its requests in flight. A tool's file with neither is an
+    "as fast as possible" run (the importers leave the rate empty for an infinite one); a record typed in or
+    written by hand with neither does not say what it was offered ("unstated")."""
     if r.request_rate is not None:
         return "rate", r.request_rate
     if r.concurrency is not None:
         return "concurrency", r.concurrency
-    return "rate", math.inf
+    return ("rate", math.inf) if r.tool else ("unstated", math.inf)
 
 
 def same_series(a: ThroughputRecord, b: ThroughputRecord) -> bool:
@@ -85,8 +86,9 @@ def same_series(a: ThroughputRecord, b: ThroughputRecord) -> bool:
     """
     if (a.engine, a.engine_version, a.tool) != (b.engine, b.engine_version, b.tool):
         return False
-    if offered_load(a)[0] != offered_load(b)[0]:
-        return False
+    kind = offered_load(a)[0]
+    if kind == "unstated" or offered_load(b)[0] != kind:
+        return False  # levels whose offered load is not stated cannot be placed on a curve
     if a.source.url and b.source.url and a.source.url != b.source.url:
         return False
     return comparable(a, b)[0]
@@ -126,6 +128,11 @@ def level_bound(record: ThroughputRecord, series: Sequence[ThroughputRecord]) ->
     """Whether the replica was at its limit at ``record``'s level of ``series``, and why, in words."""
     kind, load = offered_load(record)
     served = record.requests_per_s
+    if kind == "unstated":
+        return "unknown", (
+            f"{record.id} does not say what load it was offered, so whether the replica was at its limit there "
+            "is not known"
+        )
     busier = [r for r in series if r.id != record.id and offered_load(r)[1] > load]
     if kind == "rate":
         if math.isinf(load):
@@ -173,7 +180,8 @@ class SeriesCapacity(BaseModel):
     requests_per_s: float
     output_tokens_per_s: float
     bound: Bound
-    """``saturated``: the replica was at its limit there; ``at_least``: it kept up, so this is a lower bound."""
+    """``saturated``: the replica was at its limit there; ``at_least``: it kept up, so this is a lower bound;
+    ``unknown``: the record does not say what load it was offered (figures typed in)."""
     levels: tuple[str, ...]
     """The ids of the run's levels, by rising offered load."""
     sentence: str
@@ -205,7 +213,9 @@ def describe(
         how = f"the saturation point of {n} load levels"
     else:
         how = f"the busiest of {n} load levels, none saturated"
-    if bound == "saturated":
+    if bound == "unknown":
+        head = f"Capacity {figures} as the record states it: {why}."
+    elif bound == "saturated":
         head = f"Capacity {figures}, {how}: {why}."
         beyond = [r for r in series if r.requests_per_s > record.requests_per_s]
         if target is None and beyond and offered_load(record)[0] == "rate":
