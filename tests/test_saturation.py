@@ -17,6 +17,7 @@ import pytest
 from calculator.capacity.saturation import read_series, series_of
 from calculator.catalog.catalogs import Catalogs
 from calculator.catalog.measurements import ThroughputRecord
+from calculator.cli import main
 from calculator.errors import InputError
 from calculator.measure.importers import import_file
 from calculator.pricing.compare import compare
@@ -99,7 +100,7 @@ def test_the_presets_size_gpus_from_the_runs_saturation_point(catalogs: Catalogs
     for kind in ("dedicated", "self_hosted"):
         option = result.option(kind)
         assert option is not None and option.capacity is not None and option.capacity.record_id == RATE8
-        assert option.notes[0].startswith("Capacity 6.92 req/s")
+        assert option.notes[0].startswith("Capacity 6.92 req/s") and option.capacity.bound == "saturated"
 
 
 def test_a_measured_shape_sizes_from_the_saturated_rate_not_the_offered_load(catalogs: Catalogs) -> None:
@@ -126,7 +127,7 @@ def test_a_target_only_the_kept_up_level_meets_says_lower_bound_and_double_derat
     option = result.option("self_hosted")
     assert option is not None and option.capacity is not None and option.capacity.record_id == RATE4
     note = option.notes[0]
-    assert note.startswith("At least 4.04 req/s") and "lower bound" in note
+    assert note.startswith("At least 4.04 req/s") and "lower bound" in note and option.capacity.bound == "at_least"
     assert "target utilisation derates this lower bound again" in note
 
 
@@ -239,3 +240,12 @@ def test_aiperf_levels_offering_different_kinds_of_load_are_different_runs() -> 
     c4 = _imported(BENCH / "aiperf" / "aiperf-0.10.0_c4_profile_export_aiperf.json")
     rate = _imported(BENCH / "aiperf" / "aiperf-0.10.0_rate20_profile_export_aiperf.json")
     assert [r.id for r in series_of(c4[0], c4 + rate)] == [c4[0].id]
+
+
+def test_compare_json_says_how_the_sizing_level_stands_in_its_run(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["compare", "--preset", "coding-agent", "--json"]) == 0
+    options = {o["option"]: o for o in json.loads(capsys.readouterr().out)["options"]}
+    assert options["serverless"]["capacity_bound"] is None
+    for kind in ("dedicated", "self_hosted"):
+        assert options[kind]["capacity_bound"] == "saturated"
+        assert options[kind]["notes"][0].startswith("Capacity 6.92 req/s")

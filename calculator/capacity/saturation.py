@@ -30,7 +30,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from calculator.capacity.sizing import best_under_target
+from calculator.capacity.sizing import Bound, best_under_target
 from calculator.catalog.measurements import ThroughputRecord, comparable
 from calculator.errors import InputError
 from calculator.scenario.inputs import LatencyTarget
@@ -48,7 +48,6 @@ __all__ = [
     "served_output_tokens_per_s",
 ]
 
-Bound = Literal["saturated", "at_least", "unknown"]
 LoadKind = Literal["rate", "concurrency", "unstated"]
 
 KEPT_UP = 0.95

@@ -243,7 +243,7 @@ def _sized(
             # option alike (one rule). Below a level that kept up with its load the limit is unknown, so the
             # derating still applies but is said to double-count: sizing from a saturated level is the fix.
             note += " The target utilisation derates this lower bound again: the replicas are likely more than needed."
-        capacity = capacity.model_copy(update={"note": f"{note} Sizing: {capacity.note}"})
+        capacity = capacity.model_copy(update={"note": f"{note} Sizing: {capacity.note}", "bound": series.bound})
     return OwnedSide(kind, sheet, offer, record, capacity, shape, series)
 
 
