@@ -646,6 +646,8 @@ if owned_side is not None:
             + (f", measured {rec.measured.isoformat()}" if rec.measured else "")
             # how the figures were read from it is benchmark wording: the assumptions table below has it
             + (". How its figures were read: the assumptions below." if rec.source.note else ".")
+            # which level of its run that is, and whether the replica was at its limit there or only kept up
+            + (f" {owned_side.series.sentence}" if owned_side.series is not None else "")
         )
 
 
@@ -720,7 +722,7 @@ if stale_prices:
     st.warning("\n".join(f"- {line}" for line in stale_prices))
 for opt in result.options:
     for note in opt.notes:
-        if "minimum" in note or "estimate" in note.lower():
+        if "minimum" in note or "estimate" in note.lower() or "lower bound" in note:
             st.info(f"{OPTION_LABELS[opt.option]}: {note}")
 
 # --- the why: one view at a time, and only the open one is worked out -------------------------------

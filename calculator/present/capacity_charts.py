@@ -33,6 +33,7 @@ import pandas as pd
 from calculator.capacity.calibration import Case, CaseResult, estimate_case
 from calculator.capacity.memory import FitResult
 from calculator.capacity.roofline import RooflineAssumptions, decode
+from calculator.capacity.saturation import served_output_tokens_per_s
 from calculator.capacity.sizing import best_under_target, replica_capacity
 from calculator.catalog.datafile import DataFileError
 from calculator.catalog.gpus import GpuCatalog, GpuSpec
@@ -252,7 +253,7 @@ def decode_chart(df: pd.DataFrame, metric: str, max_sequences: int) -> alt.Layer
 
 def output_tokens_per_s(r: ThroughputRecord) -> float:
     """Output tokens/s of the replica: as measured, else requests/s x mean output length."""
-    return r.output_tokens_per_s or r.requests_per_s * r.output_tokens
+    return served_output_tokens_per_s(r)
 
 
 def _per_user_measured(r: ThroughputRecord) -> float | None:
