@@ -4,7 +4,7 @@
 the roofline estimates a replica, and someone has to say how many GPUs and at what precision. The rule
 here is the one an engineer starts from: the model's own weights (no extra quantisation), on the fewest
 GPUs of the offer's type that hold them and at least one sequence of the scenario's turn (tensor
-parallel 1, 2, 4, 8; beyond 8, replicas spanning nodes).
+parallel 1, 2, 4, 8; 16 spans two nodes).
 """
 
 from __future__ import annotations
@@ -17,22 +17,22 @@ from calculator.scenario.inputs import EstimateSetup
 
 __all__ = ["REPLICA_GPU_COUNTS", "fewest_gpus", "native_precision", "replica_setup"]
 
-REPLICA_GPU_COUNTS = (1, 2, 4, 8, 16, 32, 64)
+REPLICA_GPU_COUNTS = (1, 2, 4, 8, 16)
 """GPUs per replica tried, fewest first: tensor-parallel sizes divide the heads evenly (powers of two),
-and one node holds 8; 16 and more are replicas over several nodes (GLM-5 at FP8 on H100)."""
+and one node holds 8; 16 is a replica over two nodes, as the largest open models run on H100s (GLM-5,
+DeepSeek-V3 and Kimi K2 at FP8). A model that needs more is left to a GPU with more memory."""
 
 
 def native_precision(model: ModelSpec, gpu: GpuSpec) -> str:
-    """The weights' precision the estimate serves ``model`` at on ``gpu``: FP8 on a GPU with FP8 tensor
-    cores, else BF16.
+    """The weights' precision the estimate serves ``model`` at on ``gpu``: its published checkpoint's
+    (``checkpoint``: FP8 for DeepSeek-V3.x and GLM-5-FP8, MXFP4, run as ``fp4``, for gpt-oss), else FP8 on
+    a GPU with FP8 tensor cores and BF16 without.
 
-    FP8 is how the open models the price sheets sell are published and served: DeepSeek-V3.x and Kimi K2
-    ship FP8 weights, Z.ai (GLM-5-FP8), Qwen (Qwen3-*-FP8) and Meta (Llama-4-Maverick-FP8) publish FP8
-    checkpoints, and the serverless providers serve FP8 (Together's -Turbo). A GPU without FP8 (A100, A10)
-    loads the BF16 weights. ``model`` is here for checkpoint formats narrower than FP8 (gpt-oss's MXFP4
-    experts), which the spec does not state yet: such a model is sized at FP8, so its weights are
-    overstated, never understated."""
-    del model  # the spec carries no checkpoint format yet (see the docstring)
+    A model published in BF16 is served in FP8 by the providers that sell it (Together's -Turbo) and most
+    publishers ship an FP8 checkpoint beside it (Qwen3-*-FP8, Llama-4-Maverick-FP8), so FP8 is the like-for-like
+    comparison; a GPU without FP8 (A100, A10) loads the BF16 weights."""
+    if model.checkpoint is not None:
+        return model.checkpoint.precision
     return "fp8" if gpu.fp8_dense_tflops is not None else "bf16"
 
 
@@ -49,7 +49,7 @@ def fewest_gpus(model: ModelSpec, gpu: GpuSpec, precision: str, context: int) ->
 def replica_setup(model: ModelSpec, gpu: GpuSpec, context: int) -> EstimateSetup:
     """The estimate's replica for ``model`` on ``gpu``: its native precision, the fewest GPUs that fit.
 
-    A model no replica of up to 64 GPUs can hold is an :class:`InputError` naming the model and the GPU."""
+    A model no replica of up to 16 GPUs can hold is an :class:`InputError` naming the model and the GPU."""
     precision = native_precision(model, gpu)
     room = fewest_gpus(model, gpu, precision, context)
     if room is None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from calculator.capacity.memory import fit
+from calculator.capacity.memory import default_kv_dtype, fit
 from calculator.catalog.catalogs import Catalogs
 from calculator.catalog.gpus import GpuSpec
 from calculator.catalog.measurements import ThroughputRecord
@@ -102,7 +102,7 @@ def measured_record(
 ) -> ThroughputRecord | None:
     """A measurement of ``spec`` to size from on ``gpu``, or None: the user's own records first, then those
     on the offer's GPU, then the one that served the most output tokens per GPU; a record whose setup
-    cannot hold the weights and one ``context``-token sequence on ``gpu`` does not count."""
+    cannot hold the weights and one ``context``-token sequence on ``gpu`` (as sizing checks it) does not count."""
     own_ids = {r.id for r in own}
     usable = []
     for record in cat.records.records:
@@ -110,13 +110,14 @@ def measured_record(
         # parameter counts a record leaves out come from the spec, so only its conditions must be stated
         if found is None or found.id != spec.id or record.missing or record.gpu is None:
             continue
-        if record.gpu != gpu.id:
-            precision = (record.precision or "bf16").lower()
-            try:
-                if not fit(spec, gpu, precision, context, record.replica_gpus).fits:
-                    continue
-            except InputError:  # a precision the memory table does not know cannot be moved to another GPU
+        # the setup must hold the turn on the offer's GPU as sizing will check it (a 70B FP8 record measured on
+        # one H100 with short prompts cannot hold a 20,500-token sequence)
+        precision = (record.precision or "bf16").lower()
+        try:
+            if not fit(spec, gpu, precision, context, record.replica_gpus, default_kv_dtype(precision)).fits:
                 continue
+        except InputError:  # a precision the memory table does not know cannot be checked, so is not used
+            continue
         usable.append(record)
     if not usable:
         return None

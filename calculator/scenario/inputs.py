@@ -212,8 +212,10 @@ class SelfHosting(_Frozen):
     """How you would run the engine yourself (and how a dedicated endpoint is sized)."""
 
     record: Name = AUTO_RECORD
-    """The throughput record capacity is taken from (an id from ``measurements/``), or ``auto``: the same model
-    as the serverless option (or ``model``), from a measurement of it if one exists, else a labelled estimate."""
+    """The throughput record whose run capacity is read from (an id from ``measurements/``): the run's saturation
+    point, or its busiest level meeting ``latency_target``, not necessarily this level. Or ``auto``: the same
+    model as the serverless option (or ``model``), from a measurement of it if one exists, else a labelled
+    estimate."""
     model: Name | None = None
     """With ``record: auto``, the model the GPU options run (an id or alias from ``models/``): your choice of
     substitute when the serverless model is closed. Absent: the serverless model's own spec (or its nearest)."""
@@ -236,7 +238,7 @@ class SelfHosting(_Frozen):
     build_minutes_per_change: Annotated[float, MINUTES] = 0.0
     """One-time engine build per model change (TensorRT-LLM's took about 28 minutes for a 70B model)."""
     latency_target: LatencyTarget | None = None
-    """Use the busiest load level of the record's setup that still meets this (TTFT, tokens/s per user)."""
+    """Use the busiest load level of the record's run that still meets this (TTFT, tokens/s per user)."""
     estimate: EstimateSetup | None = None
     """Size from a roofline estimate of this model instead of a measured record (labelled an estimate)."""
 
