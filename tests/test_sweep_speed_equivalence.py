@@ -45,8 +45,9 @@ def _estimated() -> Scenario:
     hosting = base.self_hosting.model_copy(
         update={"estimate": EstimateSetup(model="llama-3.3-70b", precision="fp8", gpus_per_replica=1)}
     )
-    # one H100 VM, as the preset's nebius offer was before it moved to an 8x H200 node for GLM-5
-    gpu_vm = GpuVmChoice(provider="nebius", offer="h100-sxm-1x")
+    # one H200 VM: 70B at FP8 leaves one H100 room for about 2,500 tokens under the engine memory rule, not
+    # this 20,500-token turn (the preset itself now runs GLM-5 on an 8x B200 node)
+    gpu_vm = GpuVmChoice(provider="nebius", offer="h200-sxm-1x")
     return base.model_copy(update={"self_hosting": hosting, "gpu_vm": gpu_vm})
 
 
