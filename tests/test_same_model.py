@@ -271,3 +271,15 @@ def test_the_command_line_says_a_closed_models_substitute_is_the_users_choice(
         "No model spec for GLM-5.3: the GPU options run GLM-5 (glm-5)" in out
         and "an estimate, not a measurement" in out
     )
+
+
+def test_a_record_whose_own_gpus_cannot_hold_the_turn_is_not_used(catalogs: Catalogs) -> None:
+    # On B200s no Llama 3.3 70B record exists; the 1x H100 FP8 records cannot hold a 20,500-token turn on
+    # their own H100 (70B of FP8 weights leave room for about 2,500 tokens), so the 4x H200 BF16 run sizes it
+    preset = load_preset("coding-agent")
+    scenario = preset.model_copy(
+        update={"serverless": ServerlessChoice(provider="groq", model="llama-3.3-70b-versatile")}
+    )
+    side = resolve(scenario, catalogs).self_hosted
+    assert side is not None and side.setup is None
+    assert side.record.model == "llama-3.3-70b" and (side.record.gpu, side.record.gpu_count) == ("h200-sxm", 4)

@@ -110,13 +110,17 @@ def measured_record(
         # parameter counts a record leaves out come from the spec, so only its conditions must be stated
         if found is None or found.id != spec.id or record.missing or record.gpu is None:
             continue
-        # the setup must hold the turn on the offer's GPU as sizing will check it (a 70B FP8 record measured on
-        # one H100 with short prompts cannot hold a 20,500-token sequence)
+        # the setup must hold the turn on its own GPU and on the offer's, as sizing checks both (a 70B FP8 record
+        # measured on one H100 with short prompts cannot hold a 20,500-token sequence there)
         precision = (record.precision or "bf16").lower()
         try:
-            if not fit(spec, gpu, precision, context, record.replica_gpus, default_kv_dtype(precision)).fits:
-                continue
-        except InputError:  # a precision the memory table does not know cannot be checked, so is not used
+            held = all(
+                fit(spec, on, precision, context, record.replica_gpus, default_kv_dtype(precision)).fits
+                for on in {gpu.id: gpu, record.gpu: cat.gpus.get(record.gpu)}.values()
+            )
+        except (InputError, ValueError):  # a precision or GPU the catalogue does not know cannot be checked
+            continue
+        if not held:
             continue
         usable.append(record)
     if not usable:
