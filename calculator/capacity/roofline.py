@@ -16,13 +16,19 @@ multipliers (speculative decoding, a lower precision) are assumptions and say so
 
 :class:`RooflineAssumptions` is the only place efficiencies live: the estimate, the split of a
 measured record's time into prefill and decode (``calculator.capacity.sizing``), the calibration
-and the Capacity page's charts all take the same object. The defaults were fitted to the published
-measurements in ``calculator/data/roofline_cases.yaml`` (``benchmarks/roofline_check.py`` prints
-estimate against measurement for each): within 25% on the five cases consistent with their stated
-conditions. That is in-sample: expect more on other setups.
+and the Capacity page's charts all take the same object. The defaults are
+:func:`calculator.capacity.calibration.fit_assumptions` on the ``fit`` cases of
+``calculator/data/roofline_cases.yaml`` (80 points: TensorRT-LLM's perf overview, GPUStack's DeepSeek-R1 and
+gpt-oss-120b pages, the earlier cases), fitted 2026-11-30; ``benchmarks/roofline_check.py`` refits and says
+whether they still agree. The error stated to users is the one on the ``holdout`` cases the fit never saw
+(:func:`calculator.capacity.calibration.estimate_error`): at that date a median |error| of 55% and a worst of
+298% over 63 points, 52 of them mixture-of-experts. It misses the 10% / 25% target: dense models at
+steady state are close, MoE runs are not (see the script's per-case table).
 """
 
 from __future__ import annotations
+
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -33,12 +39,14 @@ from calculator.catalog.models import ModelSpec
 
 __all__ = [
     "DEFAULT_ASSUMPTIONS",
+    "AttentionLayout",
     "DecodePoint",
     "ReplicaSpeed",
     "RooflineAssumptions",
     "decode",
     "decode_step",
     "expert_share_read",
+    "kv_read_ways",
     "params_only_speed",
     "prefill_rate",
     "prefill_tokens_per_s",
@@ -56,10 +64,16 @@ class RooflineAssumptions(BaseModel):
     """Share of peak memory bandwidth a decode step reaches."""
     decode_flops_efficiency: float = Field(default=0.35, gt=0, le=1)
     """Share of peak dense FLOP/s a large decode batch reaches."""
-    prefill_flops_efficiency: float = Field(default=0.5, gt=0, le=1)
+    prefill_flops_efficiency: float = Field(default=0.65, gt=0, le=1)
     """Share of peak dense FLOP/s prefill reaches (model FLOPs utilisation)."""
-    tp_overhead: float = Field(default=0.3, ge=0, le=1)
+    tp_overhead: float = Field(default=0.2, ge=0, le=1)
     """Extra time per step for tensor-parallel communication, when on more than one GPU."""
+    moe_efficiency: float = Field(default=0.25, gt=0, le=1)
+    """Share of the dense roofline a mixture-of-experts model reaches: expert GEMMs over a few tokens each,
+    routing and token dispatch (fitted to published MoE runs, see ``calibration``)."""
+    layer_overhead_us: float = Field(default=20.0, ge=0, le=1000)
+    """Fixed time per layer per decode step (kernel launches, synchronisation, all-reduce latency): the
+    floor a step cannot go below whatever the batch, which is what a single stream sees."""
     speculative_speedup: float = Field(default=1.0, ge=1, le=5)
     """What-if: decode speed-up from speculative decoding (1 = off); depends on acceptance, so an assumption."""
 
@@ -70,6 +84,10 @@ class RooflineAssumptions(BaseModel):
             f"prefill reaches {self.prefill_flops_efficiency:.0%} of peak FLOP/s",
             f"tensor-parallel communication adds {self.tp_overhead:.0%} per step",
         ]
+        if self.moe_efficiency < 1:
+            out.append(f"a mixture of experts reaches {self.moe_efficiency:.0%} of that")
+        if self.layer_overhead_us > 0:
+            out.append(f"each decode step costs at least {self.layer_overhead_us:g} µs per layer")
         if self.speculative_speedup > 1:
             out.append(f"what-if: speculative decoding speeds decode {self.speculative_speedup:g}x (assumed)")
         return out
@@ -82,6 +100,22 @@ class RooflineAssumptions(BaseModel):
 
 DEFAULT_ASSUMPTIONS = RooflineAssumptions()
 """The one default set, used wherever no assumptions are passed."""
+
+AttentionLayout = Literal["tp", "dp"]
+"""How a replica's GPUs share attention. ``"tp"``: tensor-parallel attention, every GPU attends for every
+sequence with its share of the KV heads (an MLA latent, which has no heads to split, is held and read in
+full by every GPU). ``"dp"``: data-parallel attention (SGLang ``--enable-dp-attention``, vLLM ``-dp`` with
+expert parallelism): each GPU attends only for its own sequences, so the KV cache and its reads split over
+the GPUs instead of being replicated."""
+
+
+def kv_read_ways(model: ModelSpec, gpus: int, attention: AttentionLayout = "tp") -> int:
+    """How many ways one decode step's KV reads split over ``gpus``: across KV heads under tensor-parallel
+    attention (not at all for an MLA latent), across sequences, so every GPU, under data-parallel attention."""
+    if attention == "dp":
+        return gpus
+    ways, _ = kv_split(model, gpus)
+    return ways
 
 
 def expert_share_read(model: ModelSpec, batch: float) -> float:
@@ -129,13 +163,18 @@ def decode_step(
     flops_per_token: float,
     gpus: int = 1,
     assumptions: RooflineAssumptions | None = None,
+    *,
+    slowdown: float = 1.0,
+    floor_s: float = 0.0,
 ) -> DecodePoint:
     """One decode step that reads ``bytes_per_gpu`` on each GPU and computes ``flops_per_token`` for each
-    of ``batch`` sequences: the slower of the memory and the compute roof."""
+    of ``batch`` sequences: the slower of the memory and the compute roof, times ``slowdown`` (a mixture of
+    experts), and never below ``floor_s`` (the model's per-layer fixed cost)."""
     a = assumptions or DEFAULT_ASSUMPTIONS
     memory_s = bytes_per_gpu / (gpu.memory_bandwidth_tbs * 1e12 * a.bandwidth_efficiency)
     compute_s = flops_per_token * batch / (gpu.dense_tflops(precision) * 1e12 * gpus * a.decode_flops_efficiency)
-    step = max(memory_s, compute_s) * _tp_factor(gpus, a) / a.speculative_speedup
+    roof = max(memory_s, compute_s) * _tp_factor(gpus, a) * slowdown
+    step = (roof + floor_s) / a.speculative_speedup
     return DecodePoint(
         batch=batch,
         step_ms=step * 1000,
@@ -167,15 +206,33 @@ def decode(
     gpus: int = 1,
     kv_dtype: str = "bf16",
     assumptions: RooflineAssumptions | None = None,
+    *,
+    attention: AttentionLayout = "tp",
 ) -> DecodePoint:
-    """One decode step for ``batch`` sequences at a mean context of ``context`` tokens."""
+    """One decode step for ``batch`` sequences at a mean context of ``context`` tokens.
+
+    Each GPU reads its slice of the weights and its share of the KV cache. Under tensor-parallel attention
+    the cache splits only across KV heads, so an MLA latent (or fewer KV heads than GPUs) is read in full
+    by every GPU; under data-parallel attention each GPU reads the cache of its own sequences only. Sparse
+    attention (DeepSeek-V3.2, GLM-5) reads the indexer keys of the whole context but the cache of only
+    the ``top_k`` tokens it picked (:meth:`ModelSpec.kv_bytes_read_per_step`). Not counted: the attention
+    weights each GPU holds whole under data-parallel attention (about 11B of DeepSeek-V3's 671B)."""
     kv = model.kv_bytes_read_per_step(KV_DTYPE_BYTES[kv_dtype.lower()], context)
-    # each GPU reads its slice of the weights and its share of the KV cache, which splits only across
-    # KV heads: an MLA latent (or fewer KV heads than GPUs) is read in full by every GPU
-    ways, _ = kv_split(model, gpus)
+    ways = kv_read_ways(model, gpus, attention)
     per_gpu = weights_read_bytes(model, precision, batch) / gpus + batch * kv / ways
     flops = 2 * model.params_active_b * 1e9 + attention_flops_per_token(model, context)
-    return decode_step(gpu, precision, batch, per_gpu, flops, gpus, assumptions)
+    a = assumptions or DEFAULT_ASSUMPTIONS
+    return decode_step(
+        gpu, precision, batch, per_gpu, flops, gpus, a, slowdown=_moe_slowdown(model, a), floor_s=_floor_s(model, a)
+    )
+
+
+def _moe_slowdown(model: ModelSpec, a: RooflineAssumptions) -> float:
+    return 1 / a.moe_efficiency if model.is_moe else 1.0
+
+
+def _floor_s(model: ModelSpec, a: RooflineAssumptions) -> float:
+    return model.layers * a.layer_overhead_us * 1e-6
 
 
 def prefill_tokens_per_s(
@@ -188,7 +245,8 @@ def prefill_tokens_per_s(
 ) -> float:
     """Prompt tokens per second; a causal prompt's tokens see half its length on average."""
     per_token = 2 * model.params_active_b * 1e9 + attention_flops_per_token(model, prompt_tokens / 2)
-    return prefill_rate(gpu, precision, per_token, gpus, assumptions)
+    a = assumptions or DEFAULT_ASSUMPTIONS
+    return prefill_rate(gpu, precision, per_token, gpus, a) / _moe_slowdown(model, a)
 
 
 class ReplicaSpeed(BaseModel):
@@ -224,14 +282,16 @@ def replica_speed(
     gpus: int = 1,
     kv_dtype: str | None = None,
     assumptions: RooflineAssumptions | None = None,
+    *,
+    attention: AttentionLayout = "tp",
 ) -> ReplicaSpeed:
     """Prefill of the whole prompt, and decode with every sequence at its mean context over the output
-    (the prompt plus half the output)."""
+    (the prompt plus half the output); ``attention`` as in :func:`decode`."""
     kv_dtype = kv_dtype or default_kv_dtype(precision)
     context = input_tokens + output_tokens / 2
     return ReplicaSpeed(
         prefill_tokens_per_s=prefill_tokens_per_s(model, gpu, precision, input_tokens, gpus, assumptions),
-        decode=decode(model, gpu, precision, batch, context, gpus, kv_dtype, assumptions),
+        decode=decode(model, gpu, precision, batch, context, gpus, kv_dtype, assumptions, attention=attention),
     )
 
 
