@@ -114,6 +114,7 @@ PERFECT = RooflineAssumptions(
     tp_overhead=0,
     moe_efficiency=1,
     layer_overhead_us=0,
+    sequence_overhead_us=0,
 )
 
 
@@ -188,6 +189,7 @@ FIT_GRID: dict[str, tuple[float, ...]] = {
     "tp_overhead": tuple(round(0.05 * i, 2) for i in range(11)),
     "moe_efficiency": tuple(round(0.10 + 0.05 * i, 2) for i in range(19)),
     "layer_overhead_us": tuple(float(10 * i) for i in range(31)),
+    "sequence_overhead_us": tuple(float(5 * i) for i in range(21)),
 }
 """The values each efficiency may take in the fit: steps of 5 points, within what engines report."""
 
@@ -198,6 +200,7 @@ FIT_START = RooflineAssumptions(
     tp_overhead=0.3,
     moe_efficiency=1.0,
     layer_overhead_us=0.0,
+    sequence_overhead_us=0.0,
 )
 """Where the fit starts: the hand-set efficiencies used before any fit (so the fit does not depend on the
 defaults it produces)."""
