@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 
-from calculator.capacity.calibration import CaseResult, check_cases, fit_assumptions, summarise
+from calculator.capacity.calibration import CaseResult, Split, check_cases, fit_assumptions, summarise
 from calculator.capacity.roofline import DEFAULT_ASSUMPTIONS
 from calculator.catalog.gpus import load_gpu_specs
 from calculator.catalog.models import load_model_specs
@@ -36,10 +36,14 @@ def main(argv: list[str] | None = None) -> None:
     models, gpus = load_model_specs(), load_gpu_specs()
     results = check_cases(models, gpus, DEFAULT_ASSUMPTIONS)
     print("assumptions: " + "; ".join(DEFAULT_ASSUMPTIONS.notes()))
-    for split, title in (("fit", "IN-SAMPLE (fit)"), ("holdout", "HOLD-OUT (never seen by the fit)")):
+    splits: tuple[tuple[Split, str, str], ...] = (
+        ("fit", "IN-SAMPLE (fit)", "in-sample"),
+        ("holdout", "HOLD-OUT (never seen by the fit)", "hold-out"),
+    )
+    for split, title, _ in splits:
         _table(title, [r for r in results if r.case.split == split])
     print()
-    for split, name in (("fit", "in-sample"), ("holdout", "hold-out")):
+    for split, _, name in splits:
         s = summarise(results, split)
         print(
             f"{name}: {s.points} points ({s.moe_points} mixture-of-experts), {s.set_aside} set aside: "

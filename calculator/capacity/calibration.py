@@ -38,6 +38,7 @@ __all__ = [
     "CaseResult",
     "ErrorSummary",
     "EstimateError",
+    "Split",
     "check_cases",
     "estimate_case",
     "estimate_error",

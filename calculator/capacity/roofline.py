@@ -242,7 +242,15 @@ def decode(
     flops = 2 * model.params_active_b * 1e9 + attention_flops_per_token(model, context, decode=True)
     a = assumptions or DEFAULT_ASSUMPTIONS
     return decode_step(
-        gpu, precision, batch, per_gpu, flops, gpus, a, slowdown=_moe_slowdown(model, a), floor_s=_floor_s(model, a, batch)
+        gpu,
+        precision,
+        batch,
+        per_gpu,
+        flops,
+        gpus,
+        a,
+        slowdown=_moe_slowdown(model, a),
+        floor_s=_floor_s(model, a, batch),
     )
 
 
