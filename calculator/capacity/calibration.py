@@ -294,10 +294,9 @@ class EstimateError(BaseModel):
     provenance: str
 
     def widened(self, scale: float) -> EstimateError:
-        """The same band ``scale`` times as wide (a what-if: a less trusted estimate)."""
-        return self.model_copy(
-            update={"low_factor": 1 - (1 - self.low_factor) * scale, "high_factor": 1 + (self.high_factor - 1) * scale}
-        )
+        """The same band ``scale`` times as wide on a log scale (a what-if: a less trusted estimate); factors
+        stay above zero however wide."""
+        return self.model_copy(update={"low_factor": self.low_factor**scale, "high_factor": self.high_factor**scale})
 
 
 @cache
