@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from calculator.capacity.calibration import EstimateError
+from calculator.cli import main
 from calculator.present.estimate_range import estimate_range_caption
 from calculator.pricing.compare import Catalogs, Comparison, compare
 from calculator.scenario.inputs import EstimateSetup
-from calculator.scenario.model import Scenario, load_preset
+from calculator.scenario.model import Scenario, dump_scenario, load_preset
 
 
 def _estimated() -> Scenario:
@@ -100,3 +104,23 @@ def test_the_cheapest_option_is_listed_when_it_changes_within_the_band(catalogs:
     assert "the cheapest option changes within this range" in estimate_range_caption(band, "USD")
     # the narrower band keeps the serverless API cheapest throughout
     assert compare(scenario, catalogs, error=BAND).estimate_range.cheapest == ("serverless",)  # type: ignore[union-attr]
+
+
+def test_the_command_line_prints_and_returns_the_range_for_an_estimated_option(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "estimated.yaml"
+    path.write_text(dump_scenario(_estimated()), encoding="utf-8")
+    assert main(["compare", "--scenario", str(path), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    band = data["estimate_range"]
+    monthly = {o["option"]: o["monthly"] for o in data["options"]}
+    for row in band["options"]:
+        assert row["monthly_low"] <= monthly[row["option"]] <= row["monthly_high"]
+    assert band["cheapest"][0] == data["cheapest"] and "hold-out" in band["provenance"]
+    # existing keys are kept
+    assert {"options", "cheapest", "break_even", "stays_cheapest_above"} <= set(data)
+    assert main(["compare", "--scenario", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert "Estimated options as a range (roofline hold-out:" in text
+    assert "Self-hosted GPUs: $" in text.split("Estimated options as a range")[1]
