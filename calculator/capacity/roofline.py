@@ -94,7 +94,7 @@ class RooflineAssumptions(BaseModel):
             f"tensor-parallel communication adds {self.tp_overhead:.0%} per step",
         ]
         if self.moe_efficiency < 1:
-            out.append(f"a mixture of experts reaches {self.moe_efficiency:.0%} of that")
+            out.append(f"mixture-of-experts models decode at {self.moe_efficiency:.0%} of that")
         if self.layer_overhead_us > 0:
             out.append(f"each decode step costs at least {self.layer_overhead_us:g} µs per layer")
         if self.sequence_overhead_us > 0:
