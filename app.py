@@ -24,6 +24,7 @@ page = st.navigation(
         st.Page("app_pages/cache_ttl.py", title="Cache TTL", icon=":material/timer:"),
         st.Page("app_pages/price_sheets.py", title="Price sheets", icon=":material/sell:"),
         st.Page("app_pages/capacity.py", title="Capacity", icon=":material/memory:"),
+        st.Page("app_pages/deploy.py", title="Deploy", icon=":material/rocket_launch:"),
         st.Page("app_pages/measurements.py", title="Measurements", icon=":material/speed:"),
         st.Page("app_pages/prefix_analysis.py", title="Prefix analysis", icon=":material/account_tree:"),
         st.Page("app_pages/plan.py", title="Plan", icon=":material/timeline:"),

@@ -119,13 +119,13 @@ def adopt_old_rates(state: MutableMapping[Any, Any], params: MutableMapping[str,
     return problems
 
 
-def converted_engineer_cost(values: Mapping[str, Any], old: str, new: str) -> float:
+def converted_engineer_cost(values: Mapping[str, Any], old: str, new: str) -> int:
     """The engineer's monthly cost input carried from currency ``old`` to ``new`` at the page's rates: it is
     in the chosen currency, so a switch converts it (12,500 dollars are about 1.96 million yen) rather than
     relabel it; at most what the input takes."""
     fx = Fx(**{rate_field(code): unquoted(code, _dec(values[key])) for code, key in FX_KEYS.items()})
     converted = fx.convert(_dec(values["engcost"]), old, new).quantize(Decimal(1))
-    return min(float(converted), limits.ENGINEER_MONTHLY_COST.high)
+    return int(min(converted, Decimal(limits.ENGINEER_MONTHLY_COST.high)))
 
 
 @dataclass(frozen=True)
@@ -254,10 +254,10 @@ NUMBERS: dict[str, NumberSpec] = {
         NumberSpec(
             "engcost",
             "Engineer monthly cost",
-            float,
+            int,  # whole currency units: a float field wrote 1959559.0 into the link after a yen switch
             limits.ENGINEER_MONTHLY_COST.low,
             limits.ENGINEER_MONTHLY_COST.high,
-            500.0,
+            500,
             "Fully loaded monthly cost of one platform engineer, in the chosen currency.",
             "%.0f",
         ),
@@ -483,12 +483,18 @@ def quantity_limit(key: str, per: str | None) -> Limit:
     return limits.TOKENS
 
 
+def fractional_volume(per: str | None) -> bool:
+    """Whether the Turns input may hold a fraction: per user a day (half a turn is every other day) and per
+    day (2,500 a month is 82.19 a day; a whole 82 would change the month to 2,494 on a switch)."""
+    return per in ("day", "user")
+
+
 def read_typed(key: str, held: object, per: str | None) -> int | float:
     """The number a volume or token input holds (text as typed, or a number a page or link set): an
     :class:`InputError` naming the input and its range when it holds none, never another number. Whole,
-    but for turns per user a day (half a turn a day is every other day)."""
+    but for turns a day or per user a day (:func:`fractional_volume`)."""
     text = plain(held) if isinstance(held, int | float) and not isinstance(held, bool) else str(held)
-    whole = not (key == "vol" and per == "user")
+    whole = not (key == "vol" and fractional_volume(per))
     try:
         value = read_quantity(text, quantity_limit(key, per), whole=whole)
     except QuantityError as exc:
@@ -699,7 +705,7 @@ def scenario_to_state(s: Scenario, cat: Catalogs) -> dict[str, Any]:
         "util": float(s.self_hosting.target_utilisation),
         "spare": int(s.self_hosting.spare_replicas),
         "eng": float(s.self_hosting.engineer_share),
-        "engcost": float(s.self_hosting.engineer_monthly_cost),
+        "engcost": int(s.self_hosting.engineer_monthly_cost),
         "auto": bool(s.self_hosting.autoscale),
         **_advanced_state(s, cat),
     }

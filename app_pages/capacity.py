@@ -21,7 +21,7 @@ from app_pages._params import NumberParam, check_params
 from app_pages._uploads import shown_name
 from app_pages._widgets import bound_number, bound_quantity, stop_if_unread
 from calculator.capacity.calibration import check_cases
-from calculator.capacity.memory import KV_DTYPE_BYTES, WEIGHT_BYTES, fit
+from calculator.capacity.memory import ENGINES, KV_DTYPE_BYTES, WEIGHT_BYTES, fit
 from calculator.capacity.roofline import DEFAULT_ASSUMPTIONS, RooflineAssumptions, prefill_tokens_per_s
 from calculator.catalog import limits
 from calculator.catalog.datafile import DataFileError, validation_lines
@@ -184,7 +184,8 @@ with st.sidebar:
             "c_kv",
             KV_DTYPES,
             AUTO,
-            "Precision of the KV cache; auto: FP8 with FP8 or lower weights, else BF16.",
+            "Precision of the KV cache; auto: the model's dtype (BF16), as vLLM's and SGLang's "
+            "--kv-cache-dtype auto, whatever the weights' precision.",
         )
     c1, c2 = st.columns(2)
     with c1:
@@ -211,7 +212,19 @@ with st.sidebar:
         util = number(
             "c_util", 0.9, 0.01, "Share of each GPU's memory the engine may take (vLLM's default 0.9).", "%.2f"
         )
-        reserve = number("c_rsv", 2.0, 0.5, "Activations, CUDA graphs and engine buffers, per GPU.", "%.1f")
+        known = cat.models.find(model_id)
+        reserve = number(
+            "c_rsv",
+            # vLLM's default for this model and GPU: its sampler warm-up grows with the vocabulary
+            round(
+                ENGINES["vllm"].overhead(gpus, known.vocab_size if known else None, cat.gpus.get(gpu_id)) * 2**30 / 1e9,
+                1,
+            ),
+            0.5,
+            "Activations, sampler warm-up, CUDA context and engine buffers, per GPU: vLLM's calibrated default "
+            "(benchmarks/memory_check.py checks it against engine logs).",
+            "%.1f",
+        )
     with st.expander("Roofline assumptions and what-ifs", expanded=False):
         st.caption(
             "Efficiency factors: shares of the datasheet peaks an engine reaches. Assumptions, not facts. The "

@@ -132,20 +132,17 @@ def _on_per_change() -> None:
     except InputError:
         ss["_per_was"] = ss["per"]
         return
-    if ss["per"] == "user":
-        if not users:  # a per-user volume needs users: keep the month's traffic, as users sending a turn each
+    converted: float = month
+    if ss["per"] in ("user", "day"):
+        if ss["per"] == "user" and not users:  # per user needs users: keep the month, as users sending a turn each
             users = max(min(month, int(_state.NUMBERS["users"].max)), 1)
             ss["users"] = plain(users)
-        exact = month / users / DAYS_PER_MONTH
-        # the shortest figure that still gives the same month (250, not 249.99994520547943)
-        converted: float = next(
-            (c for c in (round(exact, places) for places in range(7)) if monthly_turns(c, "user", users) == month),
+        exact = month / (users if ss["per"] == "user" else 1) / DAYS_PER_MONTH
+        # the shortest figure that still gives the same month (250, not 249.99994520547943; 82.19 a day)
+        converted = next(
+            (c for c in (round(exact, places) for places in range(7)) if monthly_turns(c, ss["per"], users) == month),
             exact,
         )
-    elif ss["per"] == "day":
-        converted = int(round(month / DAYS_PER_MONTH))
-    else:
-        converted = month
     ss["vol"] = plain(min(converted, _state.volume_spec(ss["per"]).max))  # a month's limit, a day at a time
     ss["_per_was"] = ss["per"]
 
@@ -158,7 +155,7 @@ def number(key: str, default: float, container: st.delta_generator.DeltaGenerato
     spec = _state.number_specs(ss.get("per"))[key]
     if key in _state.QUANTITIES:
         limit = _state.quantity_limit(key, ss.get("per"))
-        whole = not (key == "vol" and ss.get("per") == "user")  # turns per user a day may be 0.5
+        whole = not (key == "vol" and _state.fractional_volume(ss.get("per")))
         quantity_input(
             key,
             spec.label,
@@ -652,6 +649,8 @@ if owned_side is not None:
             + (f", measured {rec.measured.isoformat()}" if rec.measured else "")
             # how the figures were read from it is benchmark wording: the assumptions table below has it
             + (". How its figures were read: the assumptions below." if rec.source.note else ".")
+            # which level of its run that is, and whether the replica was at its limit there or only kept up
+            + (f" {owned_side.series.sentence}" if owned_side.series is not None else "")
         )
 
 
@@ -726,7 +725,7 @@ if stale_prices:
     st.warning("\n".join(f"- {line}" for line in stale_prices))
 for opt in result.options:
     for note in opt.notes:
-        if "minimum" in note or "estimate" in note.lower():
+        if "minimum" in note or "estimate" in note.lower() or "lower bound" in note:
             st.info(f"{OPTION_LABELS[opt.option]}: {note}")
 
 # --- the why: one view at a time, and only the open one is worked out -------------------------------

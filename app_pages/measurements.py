@@ -21,6 +21,7 @@ from app_pages._chart import altair_chart
 from app_pages._data import catalogs
 from app_pages._params import NumberParam, check_params
 from app_pages._widgets import url_bind
+from calculator.capacity.saturation import describe, series_of
 from calculator.catalog import limits
 from calculator.catalog.measurements import ThroughputRecord
 from calculator.present import capacity_charts as cc
@@ -266,9 +267,15 @@ for what, limit, held in (
         st.info(f"These runs hold {what} at {have}, not {percentile}: choose one of those as the percentile.")
 for engine, best, reasons in cc.busiest_by_engine(group.records, target):
     if best is not None:
+        bound = describe(best, series_of(best, group.records), target).bound
         st.success(
             f"**{engine}**: {best.requests_per_s:.3g} requests/s "
-            f"({cc.output_tokens_per_s(best):,.0f} output tokens/s) in run `{best.id}`."
+            f"({cc.output_tokens_per_s(best):,.0f} output tokens/s) in run `{best.id}`"
+            + {
+                "at_least": ": at least that much, a lower bound (that level kept up with what it was offered).",
+                "saturated": ", where the replica was at its limit.",
+                "unknown": " (the run does not say what load it was offered).",
+            }[bound]
         )
     else:
         st.warning(f"**{engine}**: no measured level meets the target.")

@@ -163,6 +163,10 @@ PAGES: dict[str, Page] = {
         },
         choices={"pl_sc": [_state.COMPARE_PAGE, *PRESETS]},
     ),
+    "deploy": Page(
+        numbers={"d_ttft": Number(float, 0, 600_000), "d_tps": Number(float, 0, 10_000)},
+        choices={"d_model": list(CAT.models.ids), "d_pct": ["p50", "p90", "p95", "p99"], "d_spot": ["true", "false"]},
+    ),
     "replay": Page(
         numbers={"r_n": Number(int, 1, 200), "r_max": Number(int, 0, 4096), "r_to": Number(float, 1, 600)},
         choices={"r_gpu": list(CAT.gpus.ids), "r_prec": list(KV_DTYPE_BYTES)},

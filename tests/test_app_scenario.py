@@ -133,7 +133,10 @@ def test_records_added_on_measurements_size_compares_gpu_options(catalogs: Catal
     at.switch_page("app_pages/measurements.py").run()
     at.file_uploader(key="m_files").set_value((ONLINE.name, ONLINE.read_bytes(), "application/jsonl")).run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    chosen = _imported()[4].id  # the busiest level: fewer replicas than the preset's record
+    # The ShareGPT run's busier level (the file's last row): that run kept up at both its rates (3.95 of 4,
+    # 7.64 of 8 req/s), so its busiest level is its capacity, at least. (The random run's busiest level, rate 16,
+    # would size from that run's saturation point, rate 8: the bundled record's figures, not a moved answer.)
+    chosen = _imported()[6].id
     at.selectbox(key="m_size").set_value(chosen).run()
     at.button(key="m_add").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
@@ -153,7 +156,9 @@ def test_records_added_on_measurements_size_compares_gpu_options(catalogs: Catal
     shown = {k.removesuffix(" (cheapest)"): v for k, v in metrics(at).items()}
     assert shown["Self-hosted GPUs"] == format_money(hosted.monthly, "USD")
     bundled = compare(_on_compare(load_preset("coding-agent")), catalogs).option("self_hosted")
-    assert bundled is not None and bundled.monthly != hosted.monthly  # the record moved the answer
+    # the record moved the answer: a replica's capacity (the monthly total moves in whole replicas, 4 for both)
+    assert bundled is not None and bundled.capacity is not None and hosted.capacity is not None
+    assert hosted.capacity.record_id == chosen and bundled.capacity.requests_per_s != hosted.capacity.requests_per_s
 
     # the Compare page's link (inputs plus the packed evidence) reproduces it in a new session
     again = _app(**{k: at.query_params[k] for k in at.query_params})

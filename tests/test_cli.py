@@ -208,7 +208,9 @@ def test_fit_answers_does_not_fit_with_exit_0(capsys: pytest.CaptureFixture[str]
     args = ["fit", "--model", "llama-3.3-70b", "--gpu", "h100-sxm", "--precision", "fp8", "--context", "32768"]
     code, out, _ = run(capsys, *args, "--json")
     data = json.loads(out)
-    assert code == 0 and data["fits"] is False and data["kv_bytes_per_token"] == 163840.0
+    # the KV cache defaults to the model's BF16 now (vLLM --kv-cache-dtype auto): 2 x 80 x 8 x 128 x 2 bytes
+    assert code == 0 and data["fits"] is False and data["kv_bytes_per_token"] == 327680.0
+    assert data["engine"] == "vllm" and data["attention"] == "tp" and "FP8" in data["weights_basis"]
     code, out, _ = run(capsys, *args, "--gpus", "2", "--json")
     data = json.loads(out)
     assert code == 0 and data["fits"] is True and data["max_sequences"] > 0 and isinstance(data["weights_gb"], float)

@@ -26,7 +26,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import calculator.catalog.textfile as textfile
-from calculator.catalog.datafile import DataFileError, load_model, parse_yaml
+from calculator.catalog.datafile import DataFileError, load_model, load_model_text, parse_yaml
 from calculator.cli import main
 from calculator.errors import InputError
 from calculator.measure.importers import import_file
@@ -346,8 +346,10 @@ def test_a_non_utf8_or_oversized_data_file_names_itself(tmp_path: Path, monkeypa
     import calculator.catalog.datafile as datafile
 
     monkeypatch.setattr(datafile, "MAX_YAML_CHARS", 100)
-    with pytest.raises(DataFileError, match="larger than 100 characters"):
+    with pytest.raises(DataFileError, match="latin.yaml: larger than 100 characters"):
         load_model(latin, Scenario)
+    with pytest.raises(DataFileError, match="upload.yaml: larger than 100 characters"):  # an upload: the same rule
+        load_model_text(SCENARIO, "upload.yaml", Scenario)
 
 
 # --- bounded work -----------------------------------------------------------------------------------

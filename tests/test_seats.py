@@ -17,7 +17,7 @@ import pytest
 from calculator.cli import main
 from calculator.scenario.inputs import DAYS_PER_MONTH, Traffic, monthly_turns
 
-from .apptest import open_page, text_of
+from .apptest import metrics, open_page, text_of
 from .pdf_cells import record_pdf
 
 SEED_REUSED = Decimal("0.00968")
@@ -62,6 +62,11 @@ def test_compare_takes_the_volume_as_users_and_turns_per_user(capsys: pytest.Cap
     serverless = next(o for o in data["options"] if o["option"] == "serverless")
     assert code == 0 and data["turns_per_month"] == 30_417 and data["users"] == 100
     assert Decimal(str(serverless["monthly"])) == (SEED_REUSED * 30_417).quantize(Decimal("0.01"))  # $294.44
+
+
+def test_compare_takes_a_fraction_of_a_turn_a_day_as_the_page_shows_it(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _compare(capsys, *PRESET, "--turns-per-day", "82.2")
+    assert code == 0 and json.loads(out)["turns_per_month"] == 2_500  # 82.2 x 365 / 12 = 2,500.25
 
 
 @pytest.mark.parametrize(
@@ -144,6 +149,17 @@ def test_switching_a_day_volume_to_users_shows_a_round_figure() -> None:
     at = open_page("compare", preset="coding-agent", asof="2026-10-30", per="day", vol="50000")
     at.segmented_control(key="per").set_value("user").run()
     assert at.text_input(key="vol").value == "250"  # 50,000 a day over the preset's 200 users
+
+
+def test_switching_a_month_volume_to_per_day_and_back_keeps_the_month() -> None:
+    at = open_page("compare", preset="coding-agent", asof="2026-10-30", vol="2500")
+    month = metrics(at)
+    at.segmented_control(key="per").set_value("day").run()
+    # the shortest figure giving the same month: 82.2 x 365 / 12 = 2,500.25, so 2,500; a whole 82 gives 2,494
+    assert at.text_input(key="vol").value == "82.2"
+    assert metrics(at) == month
+    at.segmented_control(key="per").set_value("month").run()
+    assert at.text_input(key="vol").value == "2500"
 
 
 def test_a_typed_value_is_named_by_its_field_not_as_a_url_parameter() -> None:

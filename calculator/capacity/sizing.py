@@ -128,6 +128,11 @@ def check_usable(record: ThroughputRecord) -> None:
         )
 
 
+Bound = Literal["saturated", "at_least", "unknown"]
+"""How a measured load level stands in its run: at the replica's limit, a lower bound (it kept up with what it
+was offered), or not known (the record does not say what it was offered)."""
+
+
 class ReplicaCapacity(BaseModel):
     """Requests per second one replica sustains for the scenario's shape, and how that was found."""
 
@@ -140,6 +145,9 @@ class ReplicaCapacity(BaseModel):
     gpu_scale: float = 1.0
     """Factor applied when the offer's GPU differs from the record's (memory bandwidth ratio)."""
     note: str
+    bound: Bound | None = None
+    """How the measured level stands in its run (:mod:`calculator.capacity.saturation`): at the replica's limit,
+    a lower bound, or not known; None for a roofline estimate."""
 
 
 def uncached_tokens(input_tokens: float | Arr, prefix_share: float | Arr, hit_rate: float | Arr) -> float | Arr:

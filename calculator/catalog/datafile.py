@@ -56,8 +56,11 @@ MAX_YAML_DEPTH = 64
 """Deepest nesting of a data file: the schemas nest five levels; a deeper file is hostile or broken."""
 MAX_YAML_VALUES = 1_000_000
 """Values a data file may hold once its aliases are expanded (a price sheet holds a few thousand)."""
-MAX_YAML_CHARS = 16 * 1024 * 1024
-"""Largest data file read: the bundled price sheets are a few tens of kilobytes."""
+MAX_YAML_CHARS = 1024 * 1024
+"""Largest data file read: the bundled price sheets are a few tens of kilobytes, a measurements file of 700
+records is about a megabyte. Users' files go through PyYAML's pure-Python parser (strict about duplicate keys
+and aliases), about 1 MB/s, and a validation error composes the file again to name the line: a 16 MiB cap let
+a 15 MB file take 16 s to be refused, this one answers in about a second."""
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
@@ -294,7 +297,9 @@ def load_model(path: Path, model: type[M], context: dict[str, Any] | None = None
 
 
 def load_model_text(text: str, name: str, model: type[M], context: dict[str, Any] | None = None) -> M:
-    """Like :func:`load_model` for text that did not come from a file (an upload, a URL)."""
+    """Like :func:`load_model` for text that did not come from a file (an upload, a URL), with its size rule."""
+    if len(text) > MAX_YAML_CHARS:
+        raise DataFileError([f"{name}: larger than {MAX_YAML_CHARS:,} characters; data files are small text files"])
     return _validated(parse_yaml(text, name), text, name, model, context)
 
 

@@ -29,6 +29,7 @@ __all__ = [
     "DEFAULT_MODELS_DIR",
     "CACHE_ELEMENTS_MAX",
     "CacheLayers",
+    "Checkpoint",
     "Experts",
     "MlaSpec",
     "ModelCatalog",
@@ -155,6 +156,45 @@ class Experts(_Frozen):
         return self
 
 
+CHECKPOINT_BITS = {"mxfp4": 4, "fp8": 8, "int4": 4}
+"""Bits one quantised weight takes, before its scales."""
+CHECKPOINT_PRECISION = {"mxfp4": "fp4", "fp8": "fp8", "int4": "int4"}
+"""The precision name (``fit --precision``) that runs a checkpoint format natively."""
+
+
+class Checkpoint(_Frozen):
+    """How the published weights are stored, when not plain BF16: which weights are quantised, to
+    what, with what scales, and which stay in BF16. Memory at the native precision is what the files
+    hold; at any other precision the calculator keeps parameters x bytes."""
+
+    format: Literal["mxfp4", "fp8", "int4"]
+    """``mxfp4``: 4-bit E2M1 values with one 8-bit E8M0 scale per 32 (gpt-oss experts); ``fp8``: E4M3
+    values, block or channel scales (DeepSeek-V3: 128 x 128 blocks, FP32 scales); ``int4``: 4-bit
+    integers in groups (GPTQ/AWQ, usually 128 per FP16 scale)."""
+    group_size: Count
+    """Weights sharing one scale: 32 for MXFP4, 128 x 128 = 16384 for DeepSeek's FP8 blocks, the group
+    size of an INT4 checkpoint (128)."""
+    scale_bytes: float = Field(ge=0, le=8, allow_inf_nan=False)
+    """Bytes of each scale (and zero point, for INT4 with zeros): 1 for E8M0, 4 for FP32, 2 for FP16."""
+    high_precision_params_b: float = Field(ge=0, allow_inf_nan=False, strict=True)
+    """Parameters, in billions, the checkpoint keeps in BF16 (embeddings, lm_head, norms, router, and
+    for gpt-oss the attention): every other parameter is in ``format``."""
+    source: Source
+    notes: str | None = None
+
+    @property
+    def precision(self) -> str:
+        """The ``--precision`` that runs this checkpoint as published (``fp4`` for MXFP4)."""
+        return CHECKPOINT_PRECISION[self.format]
+
+    def weight_bytes(self, params_total_b: float) -> float:
+        """Bytes the checkpoint's weights take: the quantised share at its bits plus one scale per
+        group, the rest at 2 bytes."""
+        quantised = max(params_total_b - self.high_precision_params_b, 0.0) * 1e9
+        per_weight = CHECKPOINT_BITS[self.format] / 8 + self.scale_bytes / self.group_size
+        return quantised * per_weight + self.high_precision_params_b * 1e9 * 2
+
+
 class ModelSpec(_Frozen):
     """One model's architecture: parameter counts, attention shape and, for a mixture of experts, its experts."""
 
@@ -201,6 +241,15 @@ class ModelSpec(_Frozen):
     max_context: Count
     """The longest context the model supports, with the publisher's documented RoPE scaling (Qwen3 with
     YaRN: 131,072); ``max_position_embeddings`` in most configs."""
+    attention_params_b: float | None = Field(default=None, gt=0, allow_inf_nan=False, strict=True)
+    """Parameters of the attention layers in billions (projections, a sparse-attention indexer): each GPU
+    keeps all of them under data-parallel attention; absent, the fit splits them like the rest and says so."""
+    vocab_size: Count | None = None
+    """Tokens in the vocabulary (``vocab_size``): vLLM's start-up warms the sampler over a full batch of
+    logits, so its memory overhead grows with it; absent, the fit assumes Llama 3's 128,256 and says so."""
+    checkpoint: Checkpoint | None = None
+    """How the published weights are stored when not BF16 (MXFP4 experts, FP8 with BF16 embeddings and
+    head, INT4 groups); absent, the weights ship in BF16."""
     source: Source
     notes: str | None = None
     """Caveats: figures from secondary sources, conventions (embeddings in the active count), what the
@@ -244,6 +293,10 @@ class ModelSpec(_Frozen):
             raise ValueError(f"sparse_attention.layers exceeds the model's layers ({self.layers})")
         if self.default_context > self.max_context:
             raise ValueError(f"default_context ({self.default_context}) exceeds max_context ({self.max_context})")
+        if self.attention_params_b is not None and self.attention_params_b >= self.params_total_b:
+            raise ValueError("attention_params_b must be below params_total_b")
+        if self.checkpoint is not None and self.checkpoint.high_precision_params_b >= self.params_total_b:
+            raise ValueError("checkpoint.high_precision_params_b must be below params_total_b")
         expert_params_b = self.experts.expert_params_b if self.experts is not None else None
         if expert_params_b is not None and expert_params_b >= self.params_total_b:
             raise ValueError(

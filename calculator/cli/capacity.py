@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from decimal import Decimal
 from typing import Any
 
 from calculator.catalog.gpus import load_gpu_specs
@@ -18,18 +17,32 @@ def cmd_fit(args: argparse.Namespace) -> int:
 
     model = load_model_specs(args.models).get(args.model)
     gpu = load_gpu_specs(args.gpu_specs).get(args.gpu)
+    utilisation = None if args.memory_utilisation is None else float(args.memory_utilisation)
     result = fit(
-        model, gpu, args.precision, args.context, args.gpu_count, args.kv_dtype, float(args.memory_utilisation)
+        model,
+        gpu,
+        args.precision,
+        args.context,
+        args.gpu_count,
+        args.kv_dtype,
+        utilisation,
+        engine=args.engine,
+        attention=args.attention,
     )
     if args.json:
         console.emit(result.model_dump(mode="json"))
         return 0
     verdict = "fits" if result.fits else "does NOT fit"
     print(f"{model.id} at {result.precision.upper()} on {result.gpus}x {gpu.id}, context {result.context:,}: {verdict}")
+    print(
+        f"engine {result.engine}, {result.utilisation:.0%} of memory, KV cache {result.kv_dtype.upper()}, "
+        f"attention {result.attention}; weights: {result.weights_basis}"
+    )
     rows = [
         ["weights (all experts resident)", f"{result.weights_gb:,.1f} GB", f"{result.weights_per_gpu_gb:,.1f} GB"],
         ["KV cache per token", f"{result.kv_bytes_per_token / 1024:,.1f} KiB", ""],
         ["KV per sequence at the context", "", f"{result.kv_per_sequence_per_gpu_gb:,.2f} GB"],
+        ["engine overhead", "", f"{result.reserve_gb:,.1f} GB"],
         ["KV budget", "", f"{result.kv_budget_per_gpu_gb:,.1f} GB"],
         ["concurrent sequences at the context", f"{result.max_sequences:,}", ""],
         ["tokens the KV cache holds", f"{result.max_cached_tokens:,}", ""],
@@ -53,6 +66,20 @@ def add_capacity_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
         "--context", type=flags.context, help="tokens per sequence (default: the model's default context)"
     )
     fit_.add_argument("--gpus", dest="gpu_count", type=flags.gpus, default=1, help="tensor-parallel GPUs (default 1)")
-    fit_.add_argument("--kv-dtype", choices=["bf16", "fp16", "fp8", "int8"], help="KV cache precision")
-    fit_.add_argument("--memory-utilisation", type=flags.share, default=Decimal("0.9"), help="share of memory (0.9)")
+    fit_.add_argument(
+        "--kv-dtype", choices=["bf16", "fp16", "fp8", "int8"], help="KV cache precision (default: the model's, BF16)"
+    )
+    fit_.add_argument(
+        "--memory-utilisation",
+        type=flags.share,
+        default=None,
+        help="share of memory (default: the engine's; vLLM 0.9, SGLang 0.88 on one GPU)",
+    )
+    fit_.add_argument("--engine", choices=["vllm", "sglang"], default="vllm", help="whose memory accounting (vllm)")
+    fit_.add_argument(
+        "--attention",
+        choices=["tp", "dp"],
+        default="tp",
+        help="tp: KV split by head (MLA latent replicated); dp: data-parallel attention, whole sequences per GPU",
+    )
     fit_.set_defaults(func=cmd_fit)

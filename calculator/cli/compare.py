@@ -135,6 +135,7 @@ def _comparison_json(result: Comparison) -> dict[str, Any]:
                 "utilisation": o.utilisation,
                 "capacity_requests_per_s": o.capacity.requests_per_s if o.capacity else None,
                 "capacity_method": o.capacity.method if o.capacity else None,
+                "capacity_bound": o.capacity.bound if o.capacity else None,
                 "price_versions": [
                     {**p.model_dump(mode="json"), "age_days": p.age_days(result.as_of)} for p in o.prices
                 ],

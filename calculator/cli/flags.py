@@ -229,9 +229,10 @@ def turns_per_month(text: str) -> int:
     return _whole(limits.TURNS_PER_MONTH)(text)
 
 
-def turns_per_day(text: str) -> int:
-    """A day's volume: as many as make at most 10^12 a month."""
-    return _whole(limits.TURNS_PER_DAY)(text)
+def turns_per_day(text: str) -> float:
+    """A day's volume: as many as make at most 10^12 a month; a fraction is kept (82.2 a day is 2,500 a
+    month, as the page shows it), the month is rounded to whole turns."""
+    return limited(limits.TURNS_PER_DAY)(text)
 
 
 def users(text: str) -> int:

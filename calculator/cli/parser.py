@@ -1,7 +1,7 @@
 """The command line: ``python -m calculator COMMAND``.
 
 Commands: turn, sheets, gpus, records, presets, compare, models, fit, measurements import, prefix,
-bench, profile, hybrid, growth, ttl, schemas.
+bench, profile, hybrid, growth, ttl, schemas, deploy.
 
 Every command prints a readable table, or JSON with ``--json`` (money and rates as JSON numbers).
 Bad input exits with status 2 and one line naming the flag or field and what is allowed; a
@@ -38,6 +38,7 @@ _REGISTRARS = (
     ("plan", "add_plan_parsers"),
     ("extras", "add_ttl_parser"),
     ("compare", "add_compare_parser"),
+    ("deploy", "add_deploy_parser"),
 )
 
 COMMAND_MODULES: dict[str, str] = {
@@ -49,6 +50,7 @@ COMMAND_MODULES: dict[str, str] = {
     **dict.fromkeys(("profile", "hybrid", "growth"), "plan"),
     "ttl": "extras",
     "compare": "compare",
+    "deploy": "deploy",
 }
 """The module that registers each command (tests check it against the whole parser)."""
 

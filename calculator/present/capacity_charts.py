@@ -33,6 +33,7 @@ import pandas as pd
 from calculator.capacity.calibration import Case, CaseResult, estimate_case
 from calculator.capacity.memory import FitResult
 from calculator.capacity.roofline import RooflineAssumptions, decode
+from calculator.capacity.saturation import served_output_tokens_per_s
 from calculator.capacity.sizing import best_under_target, replica_capacity
 from calculator.catalog.datafile import DataFileError
 from calculator.catalog.gpus import GpuCatalog, GpuSpec
@@ -89,7 +90,9 @@ def memory_frame(f: FitResult) -> pd.DataFrame:
     When it does not fit, the KV cache of a single sequence is stacked on the weights and the
     reserve, so the bar passes the GPU's memory by exactly the shortfall.
     """
-    held = f.memory_per_gpu_gb * (1 - f.utilisation)
+    # what the engine is not given: the share it leaves, and what CUDA never reports as free
+    visible = f.visible_memory_per_gpu_gb or f.memory_per_gpu_gb
+    held = f.memory_per_gpu_gb - visible * f.utilisation
     rows: list[tuple[str, float, str]] = [
         ("Weights", f.weights_per_gpu_gb, f"{f.precision.upper()} weights, split over {f.gpus} GPU(s)")
     ]
@@ -101,7 +104,7 @@ def memory_frame(f: FitResult) -> pd.DataFrame:
         rows.append(
             ("KV for one sequence (missing)", f.kv_per_sequence_per_gpu_gb, f"one sequence of {f.context:,} tokens")
         )
-    rows.append(("Reserve", f.reserve_gb, "activations, CUDA graphs and engine buffers (assumed)"))
+    rows.append(("Reserve", f.reserve_gb, f"{f.engine} overhead: activations, CUDA context, buffers (calibrated)"))
     rows.append(("Held back", held, f"{1 - f.utilisation:.0%} of memory not given to the engine"))
     df = pd.DataFrame(rows, columns=["part", "gb", "what"])
     df["order"] = [list(MEMORY_PARTS).index(p) for p in df["part"]]
@@ -250,7 +253,7 @@ def decode_chart(df: pd.DataFrame, metric: str, max_sequences: int) -> alt.Layer
 
 def output_tokens_per_s(r: ThroughputRecord) -> float:
     """Output tokens/s of the replica: as measured, else requests/s x mean output length."""
-    return r.output_tokens_per_s or r.requests_per_s * r.output_tokens
+    return served_output_tokens_per_s(r)
 
 
 def _per_user_measured(r: ThroughputRecord) -> float | None:

@@ -11,15 +11,15 @@ import datetime as dt
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from calculator.capacity.saturation import SeriesCapacity, describe, read_series, series_of
 from calculator.capacity.sizing import (
     ReplicaCapacity,
-    best_under_target,
     check_usable,
     estimate_record,
     replica_capacity,
 )
 from calculator.catalog.catalogs import Catalogs
-from calculator.catalog.measurements import RecordCatalog, ThroughputRecord, comparable
+from calculator.catalog.measurements import RecordCatalog, ThroughputRecord
 from calculator.catalog.prices import (
     DedicatedOffer,
     GpuVmOffer,
@@ -29,7 +29,7 @@ from calculator.catalog.prices import (
     canonical_model,
 )
 from calculator.errors import InputError, Problem
-from calculator.scenario.inputs import LatencyTarget, TurnShape
+from calculator.scenario.inputs import TurnShape
 from calculator.scenario.model import Scenario
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
     "ResolvedScenario",
     "ServerlessSide",
     "resolve",
+    "sizing_capacity",
     "sizing_record",
     "with_model_params",
     "with_own_records",
@@ -69,6 +70,8 @@ class OwnedSide:
     """The measured (or roofline-estimated) setup one engine replica runs."""
     capacity: ReplicaCapacity
     shape: TurnShape
+    series: SeriesCapacity | None = None
+    """How the measured record was read from its run's load levels (saturated, or at least); None for an estimate."""
 
     @property
     def replica_gpus(self) -> int:
@@ -155,24 +158,28 @@ def with_model_params(record: ThroughputRecord, cat: Catalogs) -> ThroughputReco
 
 
 def sizing_record(scenario: Scenario, cat: Catalogs) -> ThroughputRecord:
-    """The measured record the scenario sizes GPUs from: the busiest level meeting its latency target."""
+    """The measured record the scenario sizes GPUs from: the level of the named record's run that is its capacity
+    (:func:`sizing_capacity`), not necessarily the named level itself."""
+    return sizing_capacity(scenario, cat).record
+
+
+def sizing_capacity(scenario: Scenario, cat: Catalogs) -> SeriesCapacity:
+    """The capacity of the run the scenario's record belongs to: the busiest level meeting its latency target,
+    or without one the run's saturation point; labelled "at least" when that level kept up with its load.
+
+    The presets name the SGLang 4x H200 rate-4 level, which served what it was offered (4.04 of 4 req/s): the
+    run's rate-8 level, which served 6.92 of 8, is where that setup saturated, and the presets size from it.
+    """
     hosting = scenario.self_hosting
-    record = cat.records.get(hosting.record)
-    if hosting.latency_target is not None:
-        record = _busiest_meeting_target(cat, record, hosting.latency_target)
-    return record
+    return read_series(_series(scenario, cat, cat.records.get(hosting.record)), hosting.latency_target)
 
 
-def _busiest_meeting_target(cat: Catalogs, record: ThroughputRecord, target: LatencyTarget) -> ThroughputRecord:
-    """Among the load levels of the record's own setup and engine, the busiest that meets the target."""
-    levels = [r for r in cat.records.records if r.engine == record.engine and comparable(r, record)[0]]
-    best, reasons = best_under_target(levels or [record], target)
-    if best is None:
-        raise InputError(
-            "self_hosting.latency_target",
-            f"no load level of {record.label} meets it: " + "; ".join(reasons),
-        )
-    return best
+def _series(scenario: Scenario, cat: Catalogs, record: ThroughputRecord) -> tuple[ThroughputRecord, ...]:
+    """``record``'s run among the catalogue's records: the user's own levels read with their own, the published
+    with the published (a user's run is never completed with a published one of the same setup, or the reverse)."""
+    own = {r.id for r in scenario.evidence.records}
+    pool = [r for r in cat.records.records if (r.id in own) == (record.id in own)]
+    return series_of(record, pool)
 
 
 def _owned(kind: Owned, scenario: Scenario, cat: Catalogs, measured: ThroughputRecord | None) -> OwnedSide | None:
@@ -225,14 +232,19 @@ def _sized(
         target_gpu=cat.gpus.get(offer.gpu),
         model=cat.models.find(record.model) if record.model else None,
     )
+    series: SeriesCapacity | None = None
     if setup is not None:
         capacity = capacity.model_copy(update={"note": f"{record.notes} (roofline, not a measurement)"})
-    elif scenario.self_hosting.latency_target is not None:
-        target = scenario.self_hosting.latency_target
-        capacity = capacity.model_copy(
-            update={"note": f"busiest load level meeting the {target.percentile} target: {record.id}; {capacity.note}"}
-        )
-    return OwnedSide(kind, sheet, offer, record, capacity, shape)
+    else:
+        series = describe(record, _series(scenario, cat, record), scenario.self_hosting.latency_target)
+        note = series.sentence
+        if series.bound == "at_least":
+            # The target utilisation is headroom below a replica's limit, and billing applies it to every
+            # option alike (one rule). Below a level that kept up with its load the limit is unknown, so the
+            # derating still applies but is said to double-count: sizing from a saturated level is the fix.
+            note += " The target utilisation derates this lower bound again: the replicas are likely more than needed."
+        capacity = capacity.model_copy(update={"note": f"{note} Sizing: {capacity.note}", "bound": series.bound})
+    return OwnedSide(kind, sheet, offer, record, capacity, shape, series)
 
 
 def _resized(side: OwnedSide, scenario: Scenario, cat: Catalogs) -> OwnedSide:

@@ -202,7 +202,8 @@ class SelfHosting(_Frozen):
     """How you would run the engine yourself (and how a dedicated endpoint is sized)."""
 
     record: Name = "sglang-llama-3.3-70b-bf16-4xh200-rate4"
-    """The throughput record capacity is taken from (an id from ``measurements/``)."""
+    """The throughput record whose run capacity is read from (an id from ``measurements/``): the run's saturation
+    point, or its busiest level meeting ``latency_target``, not necessarily this level."""
     target_utilisation: Annotated[float, UTILISATION] = 0.7
     """Share of a replica's measured capacity you plan to use at peak (headroom for latency)."""
     spare_replicas: Annotated[int, REPLICAS] = 1
@@ -222,7 +223,7 @@ class SelfHosting(_Frozen):
     build_minutes_per_change: Annotated[float, MINUTES] = 0.0
     """One-time engine build per model change (TensorRT-LLM's took about 28 minutes for a 70B model)."""
     latency_target: LatencyTarget | None = None
-    """Use the busiest load level of the record's setup that still meets this (TTFT, tokens/s per user)."""
+    """Use the busiest load level of the record's run that still meets this (TTFT, tokens/s per user)."""
     estimate: EstimateSetup | None = None
     """Size from a roofline estimate of this model instead of a measured record (labelled an estimate)."""
 
