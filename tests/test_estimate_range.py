@@ -88,12 +88,12 @@ def test_the_page_caption_gives_the_range_and_says_when_the_cheapest_option_chan
 
 def test_the_cheapest_option_is_listed_when_it_changes_within_the_band(catalogs: Catalogs) -> None:
     # at 4M turns a month the serverless API is cheapest at the point estimate; with the estimate up to
-    # 2.4x too low (factor 0.8^4 = 0.41), the self-hosted GPUs at the band's low end undercut it
+    # 3.8x too low (factor 0.8^6 = 0.26), the self-hosted GPUs at the band's low end undercut it
     scenario = _estimated()
     scenario = scenario.model_copy(
         update={"traffic": scenario.traffic.model_copy(update={"turns_per_month": 4_000_000})}
     )
-    result = compare(scenario, catalogs, error=BAND.widened(4))
+    result = compare(scenario, catalogs, error=BAND.widened(6))
     band = result.estimate_range
     assert band is not None and result.cheapest == "serverless"
     serverless = result.option("serverless")

@@ -24,7 +24,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from calculator.capacity.memory import default_kv_dtype, fit, kv_split
+from calculator.capacity.memory import default_kv_dtype, fit
 from calculator.capacity.roofline import AttentionLayout, RooflineAssumptions, replica_speed
 from calculator.catalog.datafile import DATA_DIR, load_model
 from calculator.catalog.field_docs import FIELD_DOCS
@@ -133,8 +133,8 @@ def _estimate(
     models: ModelCatalog,
     gpus: GpuCatalog,
     assumptions: RooflineAssumptions | None,
-    utilisation: float = 0.9,
-    reserve_gb: float = 2.0,
+    utilisation: float | None = None,
+    reserve_gb: float | None = None,
 ) -> tuple[float, int, str]:
     model, gpu = models.get(case.model), gpus.get(case.gpu)
     kv_dtype = case.kv_dtype or default_kv_dtype(case.precision)
@@ -147,13 +147,10 @@ def _estimate(
         kv_dtype,
         utilisation=utilisation,
         reserve_gb=reserve_gb,
+        engine=_memory_engine(case.engine),
+        attention=case.attention,
     )
-    sequences = room.max_sequences
-    if case.attention == "dp":
-        # each GPU holds the cache of its own sequences only: what tensor parallelism replicated is room
-        ways, _ = kv_split(model, case.gpus)
-        sequences = sequences * case.gpus // ways
-    batch = max(1, min(round(case.concurrency), sequences))
+    batch = max(1, min(round(case.concurrency), room.max_sequences))
     speed = replica_speed(
         model,
         gpu,
@@ -170,6 +167,12 @@ def _estimate(
         return speed.decode.tokens_per_s_per_user, batch, speed.decode.bound
     # a throughput benchmark sends unique prompts: every input token is prefilled
     return case.output_tokens / speed.request_seconds(case.input_tokens, case.output_tokens), batch, speed.decode.bound
+
+
+def _memory_engine(engine: str) -> str:
+    """The memory profile closest to a case's engine: SGLang's for SGLang, vLLM's otherwise (TensorRT-LLM has
+    none of its own; its KV share, 0.9 to 0.95 of free memory, is close to vLLM's)."""
+    return "sglang" if engine.lower().startswith("sglang") else "vllm"
 
 
 def check_cases(

@@ -25,8 +25,8 @@ and the Capacity page's charts all take the same object. The defaults are
 ``calculator/data/roofline_cases.yaml`` (80 points: TensorRT-LLM's perf overview, GPUStack's DeepSeek-R1 and
 gpt-oss-120b pages, the earlier cases), fitted 2026-11-30; ``benchmarks/roofline_check.py`` refits and says
 whether they still agree. The error stated to users is the one on the ``holdout`` cases the fit never saw
-(:func:`calculator.capacity.calibration.estimate_error`): at that date a median |error| of 44% and a worst of
-259% over 63 points, 52 of them mixture-of-experts, 10th-90th percentile -55% to +146%. That misses the
+(:func:`calculator.capacity.calibration.estimate_error`): at that date a median |error| of 45% and a worst of
+261% over 63 points, 52 of them mixture-of-experts, 10th-90th percentile -58% to +139%. That misses the
 10% / 25% target: the fit is dominated by TensorRT-LLM's offline runs, the hold-out by vLLM and SGLang
 serving bursts and newer B200 engines, and one set of efficiencies cannot cover engines that differ 2-3x on
 the same GPU (see the script's per-case table).
@@ -34,11 +34,9 @@ the same GPU (see the script's per-case table).
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, ConfigDict, Field
 
-from calculator.capacity.memory import KV_DTYPE_BYTES, bytes_per_weight, default_kv_dtype, kv_split
+from calculator.capacity.memory import KV_DTYPE_BYTES, Attention, bytes_per_weight, default_kv_dtype, kv_split
 from calculator.catalog.field_docs import FIELD_DOCS
 from calculator.catalog.gpus import GpuSpec
 from calculator.catalog.models import ModelSpec
@@ -72,12 +70,12 @@ class RooflineAssumptions(BaseModel):
     """Share of peak dense FLOP/s a large decode batch reaches."""
     prefill_flops_efficiency: float = Field(default=0.55, gt=0, le=1)
     """Share of peak dense FLOP/s prefill reaches (model FLOPs utilisation)."""
-    tp_overhead: float = Field(default=0.3, ge=0, le=1)
+    tp_overhead: float = Field(default=0.25, ge=0, le=1)
     """Extra time per step for tensor-parallel communication, when on more than one GPU."""
     moe_efficiency: float = Field(default=0.15, gt=0, le=1)
     """Share of the dense decode roofline a mixture-of-experts model reaches: expert GEMMs over a few tokens
     each, routing and token dispatch (fitted to published MoE runs, see ``calibration``)."""
-    layer_overhead_us: float = Field(default=40.0, ge=0, le=1000)
+    layer_overhead_us: float = Field(default=30.0, ge=0, le=1000)
     """Fixed time per layer per decode step (kernel launches, synchronisation, all-reduce latency): the
     floor a step cannot go below whatever the batch, which is what a single stream sees."""
     sequence_overhead_us: float = Field(default=10.0, ge=0, le=1000)
@@ -112,20 +110,20 @@ class RooflineAssumptions(BaseModel):
 DEFAULT_ASSUMPTIONS = RooflineAssumptions()
 """The one default set, used wherever no assumptions are passed."""
 
-AttentionLayout = Literal["tp", "dp"]
-"""How a replica's GPUs share attention. ``"tp"``: tensor-parallel attention, every GPU attends for every
-sequence with its share of the KV heads (an MLA latent, which has no heads to split, is held and read in
-full by every GPU). ``"dp"``: data-parallel attention (SGLang ``--enable-dp-attention``, vLLM ``-dp`` with
-expert parallelism): each GPU attends only for its own sequences, so the KV cache and its reads split over
-the GPUs instead of being replicated."""
+AttentionLayout = Attention
+"""How a replica's GPUs share attention (``calculator.capacity.memory.Attention``, the one definition).
+``"tp"``: tensor-parallel attention, every GPU attends for every sequence with its share of the KV heads
+(an MLA latent, which has no heads to split, is held and read in full by every GPU). ``"dp"``:
+data-parallel attention (SGLang ``--enable-dp-attention``, vLLM ``-dp`` with expert parallelism): each GPU
+attends only for its own sequences, so the KV cache and its reads split over the GPUs instead of being
+replicated."""
 
 
 def kv_read_ways(model: ModelSpec, gpus: int, attention: AttentionLayout = "tp") -> int:
-    """How many ways one decode step's KV reads split over ``gpus``: across KV heads under tensor-parallel
-    attention (not at all for an MLA latent), across sequences, so every GPU, under data-parallel attention."""
-    if attention == "dp":
-        return gpus
-    ways, _ = kv_split(model, gpus)
+    """How many ways one decode step's KV reads split over ``gpus``: as the cache itself splits
+    (:func:`calculator.capacity.memory.kv_split`), across KV heads under tensor-parallel attention (not at
+    all for an MLA latent), across sequences, so every GPU, under data-parallel attention."""
+    ways, _ = kv_split(model, gpus, attention=attention)
     return ways
 
 
