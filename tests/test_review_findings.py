@@ -194,7 +194,8 @@ def test_serverless_breakdown_adds_up_to_the_monthly_total() -> None:
 def test_mla_latent_is_read_in_full_by_every_tensor_parallel_gpu() -> None:
     model = load_model_specs().get("deepseek-v3")
     gpu = load_gpu_specs().get("h200-sxm")
-    a = RooflineAssumptions(tp_overhead=0)
+    # the roof alone: no tensor-parallel, MoE or per-step overheads (those are fitted separately)
+    a = RooflineAssumptions(tp_overhead=0, moe_efficiency=1, layer_overhead_us=0, sequence_overhead_us=0)
     batch, context, gpus = 64, 32_768, 8
     kv = model.kv_bytes_per_token(1.0, context)  # 61 x (512 + 64) x 1 B = 35,136 B per token
     assert kv == 35_136

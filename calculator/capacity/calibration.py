@@ -1,4 +1,4 @@
-"""The roofline estimate held against published measurements, case by case.
+"""The roofline estimate fitted to one set of published measurements and held against others it never saw.
 
 Each case names its model, GPU, engine, precision, lengths and concurrency, and what was measured.
 The estimate of a throughput case treats a request's replica time as its prefill plus its share of
@@ -6,26 +6,49 @@ the decode steps it rides in: ``t = I / prefill + O x step(B) / B`` (continuous 
 :meth:`ReplicaSpeed.request_seconds`), with the batch capped by what fits in the KV cache. The
 efficiencies are the :class:`RooflineAssumptions` passed in (the one default set otherwise), the same
 object that splits measured records in ``calculator.capacity.sizing``.
+
+Every case is ``fit`` or ``holdout`` by its source (never point by point from one run):
+:func:`fit_assumptions` sees only the ``fit`` cases, and :func:`estimate_error` states the accuracy from
+the ``holdout`` cases alone. That error band travels into money (``calculator.pricing.compare``): an
+estimated option's monthly cost is a range, not a point.
 """
 
 from __future__ import annotations
 
+import math
+import statistics
+from collections.abc import Iterable, Sequence
+from functools import cache
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from calculator.capacity.memory import default_kv_dtype, fit
-from calculator.capacity.roofline import RooflineAssumptions, replica_speed
+from calculator.capacity.roofline import AttentionLayout, RooflineAssumptions, replica_speed
 from calculator.catalog.datafile import DATA_DIR, load_model
 from calculator.catalog.field_docs import FIELD_DOCS
-from calculator.catalog.gpus import GpuCatalog
-from calculator.catalog.models import ModelCatalog
+from calculator.catalog.gpus import GpuCatalog, load_gpu_specs
+from calculator.catalog.models import ModelCatalog, load_model_specs
 from calculator.catalog.prices import Source
 
-__all__ = ["CASES_PATH", "Case", "CaseResult", "check_cases", "estimate_case", "load_cases"]
+__all__ = [
+    "CASES_PATH",
+    "Case",
+    "CaseResult",
+    "ErrorSummary",
+    "EstimateError",
+    "Split",
+    "check_cases",
+    "estimate_case",
+    "estimate_error",
+    "fit_assumptions",
+    "load_cases",
+    "summarise",
+]
 
 CASES_PATH = DATA_DIR / "roofline_cases.yaml"
+Split = Literal["fit", "holdout"]
 
 
 class _Frozen(BaseModel):
@@ -38,6 +61,10 @@ class Case(_Frozen):
     gpu: str
     gpus: int = Field(ge=1)
     precision: str
+    kv_dtype: str | None = None
+    """The KV cache's dtype in the run; absent, the engine default for the precision."""
+    attention: AttentionLayout = "tp"
+    """``dp`` when the run used data-parallel attention (SGLang ``--enable-dp-attention --dp-size``)."""
     engine: str
     kind: Literal["decode_per_user", "throughput"]
     input_tokens: float = Field(gt=0)
@@ -45,6 +72,8 @@ class Case(_Frozen):
     concurrency: float = Field(gt=0)
     measured: float = Field(gt=0)
     """Tokens/s per user (decode_per_user) or output tokens/s of the replica (throughput)."""
+    split: Split = "fit"
+    """``fit``: the efficiencies are fitted to it; ``holdout``: never seen by the fit, it states the error."""
     source: Source
 
 
@@ -62,6 +91,7 @@ class CaseResult(BaseModel):
     bound: str
     ceiling: float
     """The same estimate with every efficiency at 100%: no real engine can beat it."""
+    moe: bool = False
 
     @property
     def plausible(self) -> bool:
@@ -79,7 +109,13 @@ def load_cases(path: Path | None = None) -> tuple[Case, ...]:
 
 
 PERFECT = RooflineAssumptions(
-    bandwidth_efficiency=1, decode_flops_efficiency=1, prefill_flops_efficiency=1, tp_overhead=0
+    bandwidth_efficiency=1,
+    decode_flops_efficiency=1,
+    prefill_flops_efficiency=1,
+    tp_overhead=0,
+    moe_efficiency=1,
+    layer_overhead_us=0,
+    sequence_overhead_us=0,
 )
 
 
@@ -88,7 +124,8 @@ def estimate_case(
 ) -> CaseResult:
     estimate, batch, bound = _estimate(case, models, gpus, assumptions)
     ceiling, _, _ = _estimate(case, models, gpus, PERFECT, utilisation=1.0, reserve_gb=0.0)
-    return CaseResult(case=case, estimate=estimate, batch=batch, bound=bound, ceiling=ceiling)
+    moe = models.get(case.model).is_moe
+    return CaseResult(case=case, estimate=estimate, batch=batch, bound=bound, ceiling=ceiling, moe=moe)
 
 
 def _estimate(
@@ -96,11 +133,11 @@ def _estimate(
     models: ModelCatalog,
     gpus: GpuCatalog,
     assumptions: RooflineAssumptions | None,
-    utilisation: float = 0.9,
-    reserve_gb: float = 2.0,
+    utilisation: float | None = None,
+    reserve_gb: float | None = None,
 ) -> tuple[float, int, str]:
     model, gpu = models.get(case.model), gpus.get(case.gpu)
-    kv_dtype = default_kv_dtype(case.precision)
+    kv_dtype = case.kv_dtype or default_kv_dtype(case.precision)
     room = fit(
         model,
         gpu,
@@ -110,10 +147,21 @@ def _estimate(
         kv_dtype,
         utilisation=utilisation,
         reserve_gb=reserve_gb,
+        engine=_memory_engine(case.engine),
+        attention=case.attention,
     )
     batch = max(1, min(round(case.concurrency), room.max_sequences))
     speed = replica_speed(
-        model, gpu, case.precision, case.input_tokens, case.output_tokens, batch, case.gpus, kv_dtype, assumptions
+        model,
+        gpu,
+        case.precision,
+        case.input_tokens,
+        case.output_tokens,
+        batch,
+        case.gpus,
+        kv_dtype,
+        assumptions,
+        attention=case.attention,
     )
     if case.kind == "decode_per_user":
         return speed.decode.tokens_per_s_per_user, batch, speed.decode.bound
@@ -121,7 +169,154 @@ def _estimate(
     return case.output_tokens / speed.request_seconds(case.input_tokens, case.output_tokens), batch, speed.decode.bound
 
 
+def _memory_engine(engine: str) -> str:
+    """The memory profile closest to a case's engine: SGLang's for SGLang, vLLM's otherwise (TensorRT-LLM has
+    none of its own; its KV share, 0.9 to 0.95 of free memory, is close to vLLM's)."""
+    return "sglang" if engine.lower().startswith("sglang") else "vllm"
+
+
 def check_cases(
-    models: ModelCatalog, gpus: GpuCatalog, assumptions: RooflineAssumptions | None = None
+    models: ModelCatalog,
+    gpus: GpuCatalog,
+    assumptions: RooflineAssumptions | None = None,
+    cases: Iterable[Case] | None = None,
 ) -> list[CaseResult]:
-    return [estimate_case(c, models, gpus, assumptions) for c in load_cases()]
+    return [estimate_case(c, models, gpus, assumptions) for c in (load_cases() if cases is None else cases)]
+
+
+# --- the fit: on the fit split only -----------------------------------------------------------------
+
+FIT_GRID: dict[str, tuple[float, ...]] = {
+    "bandwidth_efficiency": tuple(round(0.30 + 0.05 * i, 2) for i in range(15)),
+    "decode_flops_efficiency": tuple(round(0.10 + 0.05 * i, 2) for i in range(19)),
+    "prefill_flops_efficiency": tuple(round(0.20 + 0.05 * i, 2) for i in range(17)),
+    "tp_overhead": tuple(round(0.05 * i, 2) for i in range(11)),
+    "moe_efficiency": tuple(round(0.10 + 0.05 * i, 2) for i in range(19)),
+    "layer_overhead_us": tuple(float(10 * i) for i in range(31)),
+    "sequence_overhead_us": tuple(float(5 * i) for i in range(21)),
+}
+"""The values each efficiency may take in the fit: steps of 5 points, within what engines report."""
+
+FIT_START = RooflineAssumptions(
+    bandwidth_efficiency=0.65,
+    decode_flops_efficiency=0.35,
+    prefill_flops_efficiency=0.5,
+    tp_overhead=0.3,
+    moe_efficiency=1.0,
+    layer_overhead_us=0.0,
+    sequence_overhead_us=0.0,
+)
+"""Where the fit starts: the hand-set efficiencies used before any fit (so the fit does not depend on the
+defaults it produces)."""
+
+
+def _loss(results: Sequence[CaseResult]) -> float:
+    # mean absolute log error: over- and under-estimates by the same factor weigh the same
+    return statistics.fmean(abs(math.log(r.estimate / r.case.measured)) for r in results)
+
+
+def fit_assumptions(
+    models: ModelCatalog, gpus: GpuCatalog, cases: Iterable[Case] | None = None, rounds: int = 8
+) -> RooflineAssumptions:
+    """The efficiencies that best explain the ``fit`` cases consistent with their stated conditions:
+    coordinate descent over :data:`FIT_GRID` on the mean absolute log error, starting from the defaults.
+    Hold-out cases are never read here."""
+    chosen = [c for c in (load_cases() if cases is None else cases) if c.split == "fit"]
+    kept = [r.case for r in check_cases(models, gpus, FIT_START, chosen) if r.plausible]
+    best = FIT_START
+    best_loss = _loss(check_cases(models, gpus, best, kept))
+    for _ in range(rounds):
+        moved = False
+        for field, values in FIT_GRID.items():
+            for value in values:
+                trial = best.model_copy(update={field: value})
+                loss = _loss(check_cases(models, gpus, trial, kept))
+                if loss < best_loss - 1e-12:
+                    best, best_loss, moved = trial, loss, True
+        if not moved:
+            break
+    return best
+
+
+# --- the error: on the hold-out split only ----------------------------------------------------------
+
+
+class ErrorSummary(BaseModel):
+    """Relative errors (estimate / measured - 1) of one split, over the cases consistent with their stated
+    conditions."""
+
+    model_config = ConfigDict(frozen=True)
+
+    split: Split
+    points: int
+    moe_points: int
+    set_aside: int
+    """Cases whose measurement beats the 100% ceiling, left out of the figures below (listed by the script)."""
+    median_abs: float
+    worst_abs: float
+    low: float
+    """10th percentile of the signed error: the estimate is at most this far below the measurement for 9 in 10."""
+    high: float
+    """90th percentile of the signed error."""
+
+
+def summarise(results: Sequence[CaseResult], split: Split) -> ErrorSummary:
+    mine = [r for r in results if r.case.split == split]
+    kept = [r for r in mine if r.plausible]
+    errors = sorted(r.error for r in kept)
+    if not errors:
+        return ErrorSummary(
+            split=split, points=0, moe_points=0, set_aside=len(mine), median_abs=0, worst_abs=0, low=0, high=0
+        )
+    deciles = statistics.quantiles(errors, n=10, method="inclusive") if len(errors) > 1 else [errors[0]] * 9
+    return ErrorSummary(
+        split=split,
+        points=len(kept),
+        moe_points=sum(r.moe for r in kept),
+        set_aside=len(mine) - len(kept),
+        median_abs=statistics.median(abs(e) for e in errors),
+        worst_abs=max(abs(e) for e in errors),
+        low=deciles[0],
+        high=deciles[-1],
+    )
+
+
+class EstimateError(BaseModel):
+    """The estimate's hold-out error as factors on what it implies. A capacity estimate ``e`` above the
+    measurement (error ``e``) means ``1 + e`` times the GPUs are really needed, so the monthly cost of an
+    estimated option lies between ``cost x low_factor`` and ``cost x high_factor``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    low_factor: float
+    high_factor: float
+    median_abs: float
+    worst_abs: float
+    points: int
+    moe_points: int
+    provenance: str
+
+    def widened(self, scale: float) -> EstimateError:
+        """The same band ``scale`` times as wide on a log scale (a what-if: a less trusted estimate); factors
+        stay above zero however wide."""
+        return self.model_copy(update={"low_factor": self.low_factor**scale, "high_factor": self.high_factor**scale})
+
+
+@cache
+def estimate_error() -> EstimateError:
+    """The hold-out error band of the default efficiencies, computed from the bundled cases at first use:
+    the central 80% of signed hold-out errors (10th to 90th percentile), always including no error."""
+    summary = summarise(check_cases(load_model_specs(), load_gpu_specs()), "holdout")
+    return EstimateError(
+        low_factor=1 + min(0.0, summary.low),
+        high_factor=1 + max(0.0, summary.high),
+        median_abs=summary.median_abs,
+        worst_abs=summary.worst_abs,
+        points=summary.points,
+        moe_points=summary.moe_points,
+        provenance=(
+            f"roofline hold-out: {summary.points} published measurements ({summary.moe_points} mixture-of-experts) "
+            f"the efficiencies were not fitted to; median |error| {summary.median_abs:.0%}, worst "
+            f"{summary.worst_abs:.0%}; band = 10th-90th percentile ({CASES_PATH.name})"
+        ),
+    )

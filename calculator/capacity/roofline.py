@@ -6,8 +6,12 @@ Decode is bound by memory bandwidth, prefill by compute::
         (weights read + B x c x KV bytes/token) / (bandwidth x eff_bw),
         (2 x active params + attention) x B / (FLOP/s x eff_flops))
     prefill tokens/s = FLOP/s x eff_prefill / (2 x active params + attention at the prompt length)
-    attention        ~ 4 x layers x hidden x context FLOPs per token
+    attention        ~ 4 x layers x heads x head_dim x context FLOPs per token (MLA decode: on the latent)
     request time     = uncached tokens / prefill tokens/s + output tokens x step / B
+
+A decode step also costs a fixed time per layer (launches, synchronisation) and per sequence (host-side
+scheduling and sampling), and a mixture of experts reaches only ``moe_efficiency`` of the dense roof; all
+three were needed to fit published runs (``calibration``).
 
 A mixture of experts reads the shared weights plus the experts its batch touches: with E experts of
 which k serve each token, a batch of B touches 1 - (1 - k/E)^B of them, growing towards all.
@@ -16,29 +20,37 @@ multipliers (speculative decoding, a lower precision) are assumptions and say so
 
 :class:`RooflineAssumptions` is the only place efficiencies live: the estimate, the split of a
 measured record's time into prefill and decode (``calculator.capacity.sizing``), the calibration
-and the Capacity page's charts all take the same object. The defaults were fitted to the published
-measurements in ``calculator/data/roofline_cases.yaml`` (``benchmarks/roofline_check.py`` prints
-estimate against measurement for each): within 25% on the five cases consistent with their stated
-conditions. That is in-sample: expect more on other setups.
+and the Capacity page's charts all take the same object. The defaults are
+:func:`calculator.capacity.calibration.fit_assumptions` on the ``fit`` cases of
+``calculator/data/roofline_cases.yaml`` (80 points: TensorRT-LLM's perf overview, GPUStack's DeepSeek-R1 and
+gpt-oss-120b pages, the earlier cases), fitted 2026-11-30; ``benchmarks/roofline_check.py`` refits and says
+whether they still agree. The error stated to users is the one on the ``holdout`` cases the fit never saw
+(:func:`calculator.capacity.calibration.estimate_error`): at that date a median |error| of 45% and a worst of
+261% over 63 points, 52 of them mixture-of-experts, 10th-90th percentile -58% to +139%. That misses the
+10% / 25% target: the fit is dominated by TensorRT-LLM's offline runs, the hold-out by vLLM and SGLang
+serving bursts and newer B200 engines, and one set of efficiencies cannot cover engines that differ 2-3x on
+the same GPU (see the script's per-case table).
 """
 
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from calculator.capacity.memory import KV_DTYPE_BYTES, bytes_per_weight, default_kv_dtype, kv_split
+from calculator.capacity.memory import KV_DTYPE_BYTES, Attention, bytes_per_weight, default_kv_dtype, kv_split
 from calculator.catalog.field_docs import FIELD_DOCS
 from calculator.catalog.gpus import GpuSpec
 from calculator.catalog.models import ModelSpec
 
 __all__ = [
     "DEFAULT_ASSUMPTIONS",
+    "AttentionLayout",
     "DecodePoint",
     "ReplicaSpeed",
     "RooflineAssumptions",
     "decode",
     "decode_step",
     "expert_share_read",
+    "kv_read_ways",
     "params_only_speed",
     "prefill_rate",
     "prefill_tokens_per_s",
@@ -52,14 +64,23 @@ class RooflineAssumptions(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=FIELD_DOCS)
 
-    bandwidth_efficiency: float = Field(default=0.65, gt=0, le=1)
+    bandwidth_efficiency: float = Field(default=0.8, gt=0, le=1)
     """Share of peak memory bandwidth a decode step reaches."""
-    decode_flops_efficiency: float = Field(default=0.35, gt=0, le=1)
+    decode_flops_efficiency: float = Field(default=0.6, gt=0, le=1)
     """Share of peak dense FLOP/s a large decode batch reaches."""
-    prefill_flops_efficiency: float = Field(default=0.5, gt=0, le=1)
+    prefill_flops_efficiency: float = Field(default=0.55, gt=0, le=1)
     """Share of peak dense FLOP/s prefill reaches (model FLOPs utilisation)."""
-    tp_overhead: float = Field(default=0.3, ge=0, le=1)
+    tp_overhead: float = Field(default=0.25, ge=0, le=1)
     """Extra time per step for tensor-parallel communication, when on more than one GPU."""
+    moe_efficiency: float = Field(default=0.15, gt=0, le=1)
+    """Share of the dense decode roofline a mixture-of-experts model reaches: expert GEMMs over a few tokens
+    each, routing and token dispatch (fitted to published MoE runs, see ``calibration``)."""
+    layer_overhead_us: float = Field(default=30.0, ge=0, le=1000)
+    """Fixed time per layer per decode step (kernel launches, synchronisation, all-reduce latency): the
+    floor a step cannot go below whatever the batch, which is what a single stream sees."""
+    sequence_overhead_us: float = Field(default=10.0, ge=0, le=1000)
+    """Time per sequence per decode step outside the GPU roofs: scheduling, sampling and detokenising each
+    sequence on the host, which grows with the batch (hundreds of sequences cost milliseconds a step)."""
     speculative_speedup: float = Field(default=1.0, ge=1, le=5)
     """What-if: decode speed-up from speculative decoding (1 = off); depends on acceptance, so an assumption."""
 
@@ -70,6 +91,12 @@ class RooflineAssumptions(BaseModel):
             f"prefill reaches {self.prefill_flops_efficiency:.0%} of peak FLOP/s",
             f"tensor-parallel communication adds {self.tp_overhead:.0%} per step",
         ]
+        if self.moe_efficiency < 1:
+            out.append(f"mixture-of-experts models decode at {self.moe_efficiency:.0%} of that")
+        if self.layer_overhead_us > 0:
+            out.append(f"each decode step costs at least {self.layer_overhead_us:g} µs per layer")
+        if self.sequence_overhead_us > 0:
+            out.append(f"and {self.sequence_overhead_us:g} µs per sequence in the batch")
         if self.speculative_speedup > 1:
             out.append(f"what-if: speculative decoding speeds decode {self.speculative_speedup:g}x (assumed)")
         return out
@@ -82,6 +109,22 @@ class RooflineAssumptions(BaseModel):
 
 DEFAULT_ASSUMPTIONS = RooflineAssumptions()
 """The one default set, used wherever no assumptions are passed."""
+
+AttentionLayout = Attention
+"""How a replica's GPUs share attention (``calculator.capacity.memory.Attention``, the one definition).
+``"tp"``: tensor-parallel attention, every GPU attends for every sequence with its share of the KV heads
+(an MLA latent, which has no heads to split, is held and read in full by every GPU). ``"dp"``:
+data-parallel attention (SGLang ``--enable-dp-attention``, vLLM ``-dp`` with expert parallelism): each GPU
+attends only for its own sequences, so the KV cache and its reads split over the GPUs instead of being
+replicated."""
+
+
+def kv_read_ways(model: ModelSpec, gpus: int, attention: AttentionLayout = "tp") -> int:
+    """How many ways one decode step's KV reads split over ``gpus``: as the cache itself splits
+    (:func:`calculator.capacity.memory.kv_split`), across KV heads under tensor-parallel attention (not at
+    all for an MLA latent), across sequences, so every GPU, under data-parallel attention."""
+    ways, _ = kv_split(model, gpus, attention=attention)
+    return ways
 
 
 def expert_share_read(model: ModelSpec, batch: float) -> float:
@@ -101,9 +144,17 @@ def weights_read_bytes(model: ModelSpec, precision: str, batch: float) -> float:
     return (model.params_total_b - routed + routed * expert_share_read(model, batch)) * 1e9 * per_param
 
 
-def attention_flops_per_token(model: ModelSpec, context: float) -> float:
-    # only layers that attend, each over what it keeps (a window, a chunk): hybrids and sliding windows
-    return 4.0 * model.hidden_size * model.attended_tokens(context)
+def attention_flops_per_token(model: ModelSpec, context: float, *, decode: bool = False) -> float:
+    """FLOPs one new token spends attending at a context of ``context`` tokens, over the layers that attend
+    (each over what it keeps: a window, a chunk). Per attended token and layer: scores and weighted values,
+    2 FLOPs a multiply-add over every query head, 4 x heads x head_dim (4 x hidden for Llama). MLA decodes
+    with the up-projections absorbed, so each head works on the latent: 2 x heads x (2 x kv_lora_rank +
+    qk_rope_head_dim), about 10x DeepSeek-V3's 4 x hidden."""
+    if model.mla is not None and decode:
+        per_token_layer = 2.0 * model.attention_heads * (2 * model.mla.kv_lora_rank + model.mla.qk_rope_head_dim)
+    else:
+        per_token_layer = 4.0 * model.attention_heads * model.head_dim
+    return per_token_layer * model.attended_tokens(context)
 
 
 class DecodePoint(BaseModel):
@@ -129,13 +180,18 @@ def decode_step(
     flops_per_token: float,
     gpus: int = 1,
     assumptions: RooflineAssumptions | None = None,
+    *,
+    slowdown: float = 1.0,
+    floor_s: float = 0.0,
 ) -> DecodePoint:
     """One decode step that reads ``bytes_per_gpu`` on each GPU and computes ``flops_per_token`` for each
-    of ``batch`` sequences: the slower of the memory and the compute roof."""
+    of ``batch`` sequences: the slower of the memory and the compute roof, times ``slowdown`` (a mixture of
+    experts), and never below ``floor_s`` (the model's per-layer fixed cost)."""
     a = assumptions or DEFAULT_ASSUMPTIONS
     memory_s = bytes_per_gpu / (gpu.memory_bandwidth_tbs * 1e12 * a.bandwidth_efficiency)
     compute_s = flops_per_token * batch / (gpu.dense_tflops(precision) * 1e12 * gpus * a.decode_flops_efficiency)
-    step = max(memory_s, compute_s) * _tp_factor(gpus, a) / a.speculative_speedup
+    roof = max(memory_s, compute_s) * _tp_factor(gpus, a) * slowdown
+    step = (roof + floor_s) / a.speculative_speedup
     return DecodePoint(
         batch=batch,
         step_ms=step * 1000,
@@ -167,15 +223,41 @@ def decode(
     gpus: int = 1,
     kv_dtype: str = "bf16",
     assumptions: RooflineAssumptions | None = None,
+    *,
+    attention: AttentionLayout = "tp",
 ) -> DecodePoint:
-    """One decode step for ``batch`` sequences at a mean context of ``context`` tokens."""
+    """One decode step for ``batch`` sequences at a mean context of ``context`` tokens.
+
+    Each GPU reads its slice of the weights and its share of the KV cache. Under tensor-parallel attention
+    the cache splits only across KV heads, so an MLA latent (or fewer KV heads than GPUs) is read in full
+    by every GPU; under data-parallel attention each GPU reads the cache of its own sequences only. Sparse
+    attention (DeepSeek-V3.2, GLM-5) reads the indexer keys of the whole context but the cache of only
+    the ``top_k`` tokens it picked (:meth:`ModelSpec.kv_bytes_read_per_step`). Not counted: the attention
+    weights each GPU holds whole under data-parallel attention (about 11B of DeepSeek-V3's 671B)."""
     kv = model.kv_bytes_read_per_step(KV_DTYPE_BYTES[kv_dtype.lower()], context)
-    # each GPU reads its slice of the weights and its share of the KV cache, which splits only across
-    # KV heads: an MLA latent (or fewer KV heads than GPUs) is read in full by every GPU
-    ways, _ = kv_split(model, gpus)
+    ways = kv_read_ways(model, gpus, attention)
     per_gpu = weights_read_bytes(model, precision, batch) / gpus + batch * kv / ways
-    flops = 2 * model.params_active_b * 1e9 + attention_flops_per_token(model, context)
-    return decode_step(gpu, precision, batch, per_gpu, flops, gpus, assumptions)
+    flops = 2 * model.params_active_b * 1e9 + attention_flops_per_token(model, context, decode=True)
+    a = assumptions or DEFAULT_ASSUMPTIONS
+    return decode_step(
+        gpu,
+        precision,
+        batch,
+        per_gpu,
+        flops,
+        gpus,
+        a,
+        slowdown=_moe_slowdown(model, a),
+        floor_s=_floor_s(model, a, batch),
+    )
+
+
+def _moe_slowdown(model: ModelSpec, a: RooflineAssumptions) -> float:
+    return 1 / a.moe_efficiency if model.is_moe else 1.0
+
+
+def _floor_s(model: ModelSpec, a: RooflineAssumptions, batch: int) -> float:
+    return (model.layers * a.layer_overhead_us + batch * a.sequence_overhead_us) * 1e-6
 
 
 def prefill_tokens_per_s(
@@ -188,6 +270,7 @@ def prefill_tokens_per_s(
 ) -> float:
     """Prompt tokens per second; a causal prompt's tokens see half its length on average."""
     per_token = 2 * model.params_active_b * 1e9 + attention_flops_per_token(model, prompt_tokens / 2)
+    # prefill multiplies large token blocks per expert, so the MoE decode penalty is not applied here
     return prefill_rate(gpu, precision, per_token, gpus, assumptions)
 
 
@@ -224,14 +307,16 @@ def replica_speed(
     gpus: int = 1,
     kv_dtype: str | None = None,
     assumptions: RooflineAssumptions | None = None,
+    *,
+    attention: AttentionLayout = "tp",
 ) -> ReplicaSpeed:
     """Prefill of the whole prompt, and decode with every sequence at its mean context over the output
-    (the prompt plus half the output)."""
+    (the prompt plus half the output); ``attention`` as in :func:`decode`."""
     kv_dtype = kv_dtype or default_kv_dtype(precision)
     context = input_tokens + output_tokens / 2
     return ReplicaSpeed(
         prefill_tokens_per_s=prefill_tokens_per_s(model, gpu, precision, input_tokens, gpus, assumptions),
-        decode=decode(model, gpu, precision, batch, context, gpus, kv_dtype, assumptions),
+        decode=decode(model, gpu, precision, batch, context, gpus, kv_dtype, assumptions, attention=attention),
     )
 
 

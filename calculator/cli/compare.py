@@ -152,7 +152,43 @@ def _comparison_json(result: Comparison) -> dict[str, Any]:
         ),
         "warnings": [words.warning(w) for w in result.warnings],
         "problems": [dataclasses.asdict(w) for w in result.warnings],
+        "estimate_range": _estimate_range_json(result),
     }
+
+
+def _estimate_range_json(result: Comparison) -> dict[str, Any] | None:
+    """The estimated options' costs and break-evens over the roofline's hold-out error band (None when every
+    option rests on a measurement)."""
+    band = result.estimate_range
+    if band is None:
+        return None
+    return {
+        "options": [
+            {"option": c.option, "monthly_low": float(c.low), "monthly_high": float(c.high)} for c in band.costs
+        ],
+        "break_even": [c.model_dump() for c in band.crossings],
+        "cheapest": list(band.cheapest),
+        "cheapest_changes": band.cheapest_changes,
+        "capacity_error_factors": [band.low_factor, band.high_factor],
+        "provenance": band.provenance,
+    }
+
+
+def _print_estimate_range(result: Comparison) -> None:
+    band = result.estimate_range
+    if band is None:
+        return
+    cur = result.scenario.currency
+    print(f"\nEstimated options as a range ({band.provenance}):")
+    for c in band.costs:
+        print(f"  {OPTION_LABELS[c.option]}: {format_money(c.low, cur)} - {format_money(c.high, cur)} per month")
+    for r in band.crossings:
+        print(
+            f"  {OPTION_LABELS[r.a]} = {OPTION_LABELS[r.b]} between {r.low_turns_per_month:,.0f} and "
+            f"{r.high_turns_per_month:,.0f} turns a month"
+        )
+    if band.cheapest_changes:
+        print("  the cheapest option changes within this range: " + ", ".join(OPTION_LABELS[n] for n in band.cheapest))
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -251,6 +287,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if result.stays_cheapest:
         name, vol = result.stays_cheapest
         print(f"  {OPTION_LABELS[name]} stays cheapest above {vol:,.0f} turns a month.")
+    _print_estimate_range(result)
     if by_share:
         print("\nBreak-even by prefix share:")
         for share, found, _ in by_share:

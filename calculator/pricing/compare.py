@@ -8,6 +8,7 @@ the volume above which an option stays cheapest.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Callable
 from decimal import Decimal
@@ -17,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field
 
+from calculator.capacity.calibration import EstimateError, estimate_error
 from calculator.catalog.catalogs import Catalogs, load_catalogs
 from calculator.catalog.prices import DedicatedOffer, GpuVmOffer
 from calculator.errors import InputError, Problem
@@ -35,13 +37,18 @@ from calculator.scenario.model import Scenario
 __all__ = [
     "Catalogs",
     "Comparison",
+    "CostRange",
     "Crossing",
+    "CrossingRange",
+    "EstimateRange",
     "OPTION_LABELS",
     "break_even_by_prefix_share",
     "compare",
     "cost_curves",
     "crossings",
     "curves",
+    "estimate_range",
+    "is_estimated",
     "load_catalogs",
     "owned_options",
     "without_unpriceable",
@@ -62,6 +69,47 @@ class Crossing(BaseModel):
     """Which of the two is cheaper just above this volume."""
 
 
+class CostRange(BaseModel):
+    """An estimated option's monthly cost over the roofline's hold-out error band."""
+
+    model_config = ConfigDict(frozen=True)
+
+    option: str
+    low: Decimal
+    high: Decimal
+    currency: str
+
+
+class CrossingRange(BaseModel):
+    """Where two options swap places, over the error band: the lowest and highest such volume."""
+
+    model_config = ConfigDict(frozen=True)
+
+    a: str
+    b: str
+    low_turns_per_month: float
+    high_turns_per_month: float
+
+
+class EstimateRange(BaseModel):
+    """The comparison redone with every roofline-estimated option's capacity at both ends of the estimate's
+    hold-out error band (:func:`calculator.capacity.calibration.estimate_error`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    costs: tuple[CostRange, ...]
+    crossings: tuple[CrossingRange, ...]
+    cheapest: tuple[str, ...]
+    """Every option that is cheapest somewhere in the band (the point estimate's first)."""
+    low_factor: float
+    high_factor: float
+    provenance: str
+
+    @property
+    def cheapest_changes(self) -> bool:
+        return len(self.cheapest) > 1
+
+
 class Comparison(BaseModel):
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
@@ -76,6 +124,9 @@ class Comparison(BaseModel):
     warnings: tuple[Problem, ...]
     resolved: Any = Field(default=None, exclude=True, repr=False)
     """The :class:`ResolvedScenario` priced here, so charts and the PDF read the same setup."""
+    estimate_range: EstimateRange | None = None
+    """When an owned option is sized by the roofline estimate: its cost and the break-evens over the
+    estimate's error band (None when every option rests on a measurement)."""
 
     def option(self, name: str) -> OptionCost | None:
         return next((o for o in self.options if o.option == name), None)
@@ -209,7 +260,70 @@ def crossings(
     return found, stays
 
 
-def compare(scenario: Scenario | ResolvedScenario, cat: Catalogs | None = None) -> Comparison:
+def is_estimated(side: OwnedSide) -> bool:
+    """Whether the side is sized by the roofline alone (no measurement behind it)."""
+    return side.record.engine == "roofline estimate"
+
+
+def _with_capacity_factor(res: ResolvedScenario, factor: float) -> ResolvedScenario:
+    # an estimate ``factor`` times the truth means the replica really serves capacity / factor
+    def scaled(side: OwnedSide | None) -> OwnedSide | None:
+        if side is None or not is_estimated(side):
+            return side
+        capacity = side.capacity.model_copy(update={"requests_per_s": side.capacity.requests_per_s / factor})
+        return dataclasses.replace(side, capacity=capacity)
+
+    return dataclasses.replace(res, dedicated=scaled(res.dedicated), self_hosted=scaled(res.self_hosted))
+
+
+def estimate_range(
+    res: ResolvedScenario, point: Comparison, error: EstimateError | None = None
+) -> EstimateRange | None:
+    """The estimated options' monthly costs and the break-even volumes at both ends of the error band.
+
+    Each end prices the month again with the estimated replicas' capacity divided by the band's factor
+    (1 + the signed hold-out error), so replica steps and spares are counted as the point estimate counts
+    them; measured options stay as they are."""
+    owned = [side for side in (res.dedicated, res.self_hosted) if side is not None and is_estimated(side)]
+    if not owned:
+        return None
+    band = error or estimate_error()
+    ends = [_with_capacity_factor(res, f) for f in (band.low_factor, band.high_factor)]
+    priced = [owned_options(end) for end in ends]
+    costs = []
+    for side in owned:
+        values = [p[side.kind].monthly for p in priced]
+        base = point.option(side.kind)
+        if base is not None:
+            values.append(base.monthly)
+        costs.append(CostRange(option=side.kind, low=min(values), high=max(values), currency=res.scenario.currency))
+    spans: dict[tuple[str, str], list[float]] = {}
+    for found in [list(point.crossings)] + [crossings(curves(end))[0] for end in ends]:
+        for c in found:
+            spans.setdefault((c.a, c.b), []).append(c.turns_per_month)
+    cheapest = [point.cheapest] if point.cheapest else []
+    for p in priced:
+        monthly = {o.option: o.monthly for o in point.options} | {k: v.monthly for k, v in p.items()}
+        if monthly:
+            name = min(monthly, key=lambda k: monthly[k])
+            if name not in cheapest:
+                cheapest.append(name)
+    return EstimateRange(
+        costs=tuple(costs),
+        crossings=tuple(
+            CrossingRange(a=a, b=b, low_turns_per_month=min(v), high_turns_per_month=max(v))
+            for (a, b), v in spans.items()
+        ),
+        cheapest=tuple(cheapest),
+        low_factor=band.low_factor,
+        high_factor=band.high_factor,
+        provenance=band.provenance,
+    )
+
+
+def compare(
+    scenario: Scenario | ResolvedScenario, cat: Catalogs | None = None, *, error: EstimateError | None = None
+) -> Comparison:
     """Price every chosen option for the scenario's month, then find break-even volumes."""
     if isinstance(scenario, ResolvedScenario):
         res = scenario
@@ -243,7 +357,7 @@ def compare(scenario: Scenario | ResolvedScenario, cat: Catalogs | None = None) 
     options.extend(owned_options(res).values())
     cheapest = min(options, key=lambda o: o.monthly).option if options else None
     found, stays = crossings(curves(res))
-    return Comparison(
+    point = Comparison(
         scenario=s,
         as_of=res.as_of,
         turn=turn,
@@ -254,6 +368,8 @@ def compare(scenario: Scenario | ResolvedScenario, cat: Catalogs | None = None) 
         warnings=res.warnings,
         resolved=res,
     )
+    band = estimate_range(res, point, error)
+    return point if band is None else point.model_copy(update={"estimate_range": band})
 
 
 def break_even_by_prefix_share(
