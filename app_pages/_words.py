@@ -63,6 +63,9 @@ FIELDS: dict[str, str] = {
     "precision": "Precision",
     "kv_dtype_bytes": "KV cache precision",
     "utilisation": "Memory utilisation",
+    "engine": "Engine",
+    "attention": "Attention layout",
+    "log": "Engine log",
     "cache_ttl": "Cache lifetime (TTL)",
     "genai-prices": "Price sheet",
     # Plan

@@ -96,7 +96,7 @@ def test_the_list_is_sorted_by_monthly_cost_and_keys_are_the_issues(
     assert monthly == sorted(monthly)
     for item in found:
         assert set(item) >= REQUIRED_KEYS
-        assert item["attention"] == "tp"  # data-parallel attention joins at merge, for MLA models only
+        assert item["attention"] == "tp"  # Llama-3.1-8B has no MLA latent: data-parallel attention is not tried
 
 
 def test_spot_offers_appear_only_with_spot(capsys: pytest.CaptureFixture[str]) -> None:
@@ -271,6 +271,25 @@ def test_a_model_no_node_holds_runs_over_two_whole_nodes_and_says_so() -> None:
     fp8 = find_deployments(scenario, cat, "glm-5", precisions=("fp8",)).deployments
     assert max(d.gpus_per_replica for d in fp8 if d.gpu in ("h200-sxm", "b200")) == 8
     assert {d.gpus_per_replica for d in fp8 if d.gpu == "h100-sxm"} == {16}
+
+
+def test_an_mla_model_is_also_tried_with_data_parallel_attention_which_holds_more_sequences() -> None:
+    found = find_deployments(load_preset("coding-agent"), load_catalogs(), "deepseek-v3", precisions=("fp8",))
+    pairs = {
+        (d.provider, d.offer, d.gpus_per_replica, d.attention): d
+        for d in found.deployments
+        if not d.what_if and d.evidence_kind == "estimate"
+    }
+    both = [k[:3] for k in pairs if k[3] == "dp" and (*k[:3], "tp") in pairs]
+    assert both, "every 8-GPU offer holding DeepSeek-V3 in FP8 lists both layouts"
+    for key in both:
+        tp, dp = pairs[(*key, "tp")], pairs[(*key, "dp")]
+        # with tensor-parallel attention the 576-wide latent (512 + 64 rope) is copied on all 8 GPUs, so the
+        # KV cache holds an eighth of the tokens data-parallel attention holds (memory's fit: 19 vs 120
+        # sequences of 32k on 8x H200): a replica serves more, and never needs more replicas
+        assert dp.requests_per_s_per_replica > tp.requests_per_s_per_replica
+        assert dp.replicas <= tp.replicas
+        assert "DP attention" in dp.label and "DP attention" not in tp.label
 
 
 def test_the_model_deployed_is_named_with_why_and_a_substitute_says_so(capsys: pytest.CaptureFixture[str]) -> None:

@@ -25,7 +25,7 @@ import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict
 
 from calculator.capacity.memo import by_identity
-from calculator.capacity.memory import WEIGHT_BYTES, default_kv_dtype, fit
+from calculator.capacity.memory import WEIGHT_BYTES, Attention, default_kv_dtype, fit
 from calculator.capacity.roofline import (
     DEFAULT_ASSUMPTIONS,
     ReplicaSpeed,
@@ -382,8 +382,11 @@ def estimate_record(
     hit_rate: float,
     output_tokens: float,
     assumptions: RooflineAssumptions | None = None,
+    *,
+    attention: Attention = "tp",
 ) -> ThroughputRecord:
-    """A throughput record computed by the roofline for the scenario's own shape.
+    """A throughput record computed by the roofline for the scenario's own shape (``attention``: the layout,
+    data-parallel attention keeping whole sequences per GPU, as :func:`calculator.capacity.memory.fit` says).
 
     The batch is the engine's maximum or what fits in the KV cache, whichever is smaller; a request
     takes its uncached prefill plus its share of the decode steps: ``U / prefill + O x step / B``.
@@ -391,7 +394,7 @@ def estimate_record(
     precision = setup.precision.lower()
     kv_dtype = default_kv_dtype(precision)
     context = _sequence_tokens(input_tokens, output_tokens)
-    room = fit(model, gpu, precision, context, setup.gpus_per_replica, kv_dtype)
+    room = fit(model, gpu, precision, context, setup.gpus_per_replica, kv_dtype, attention=attention)
     if not room.fits:
         raise InputError(
             "self_hosting.estimate",
@@ -400,15 +403,25 @@ def estimate_record(
         )
     batch = min(setup.max_batch, room.max_sequences)
     speed = replica_speed(
-        model, gpu, precision, input_tokens, output_tokens, batch, setup.gpus_per_replica, kv_dtype, assumptions
+        model,
+        gpu,
+        precision,
+        input_tokens,
+        output_tokens,
+        batch,
+        setup.gpus_per_replica,
+        kv_dtype,
+        assumptions,
+        attention=attention,
     )
     point = speed.decode
     # at least one output token, as the record states it: a turn of nothing still takes a decode step
     output_tokens = max(output_tokens, 1.0)
     seconds = speed.request_seconds(float(uncached_tokens(input_tokens, prefix_share, hit_rate)), output_tokens)
     notes = "; ".join((assumptions or DEFAULT_ASSUMPTIONS).notes())
+    layout = "-dp" if attention == "dp" else ""
     return ThroughputRecord(
-        id=f"estimate-{model.id}-{precision}-{setup.gpus_per_replica}x{gpu.id}".replace(".", "-"),
+        id=f"estimate-{model.id}-{precision}-{setup.gpus_per_replica}x{gpu.id}{layout}".replace(".", "-"),
         model=model.id,
         params_total_b=model.params_total_b,
         params_active_b=model.params_active_b,

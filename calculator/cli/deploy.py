@@ -79,7 +79,9 @@ def _row(rank: int, d: Any) -> list[str]:
         str(rank),
         f"{d.provider}/{d.offer}",
         f"{'dedicated' if d.kind == 'dedicated' else 'GPU VM'}, {d.price_kind.replace('_', '-')}",
-        f"{d.gpus_per_replica}x {d.gpu}" + (f" ({d.gpus_per_replica // 8} nodes)" if d.gpus_per_replica > 8 else ""),
+        f"{d.gpus_per_replica}x {d.gpu}"
+        + (f" ({d.gpus_per_replica // 8} nodes)" if d.gpus_per_replica > 8 else "")
+        + (", DP attn" if d.attention == "dp" else ""),
         d.precision.upper() + (" spec.what-if" if d.what_if else ""),
         str(d.replicas),
         str(d.gpus),

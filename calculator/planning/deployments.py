@@ -267,24 +267,20 @@ def model_choice(scenario: Scenario, cat: Catalogs, model_id: str | None = None)
 
 
 # --- THE ONE PLACE the attention layout reaches the capacity layer --------------------------------------
-# MERGE (data-parallel attention): when ``calculator.capacity.memory.fit`` and
-# ``calculator.capacity.roofline.replica_speed`` take ``attention: Literal["tp", "dp"] = "tp"``, pass
-# ``attention=attention`` in the calls below (``estimate_record`` and ``replica_capacity`` call both inside,
-# so they take it too), drop the asserts, and return ``("tp", "dp")`` for MLA models from :func:`_layouts`.
-# Nothing else changes: every configuration already carries its layout (``Deployment.attention``).
+# Every configuration carries its layout (``Deployment.attention``); memory (``fit``) and the roofline
+# (``estimate_record``, ``replica_speed``) take it here.
 
 
 def _layouts(spec: ModelSpec) -> tuple[AttentionLayout, ...]:
-    """Attention layouts to try: tensor parallel; data-parallel attention for MLA models is added here
-    (``("tp", "dp") if spec.mla is not None``) once the capacity layer takes ``attention=``."""
-    return ATTENTION_LAYOUTS
+    """Attention layouts to try: tensor parallel, and for MLA models data-parallel attention (SGLang's
+    ``--enable-dp-attention``: the latent is not copied on every GPU)."""
+    return ATTENTION_LAYOUTS + (("dp",) if spec.mla is not None else ())
 
 
 def _fit(
     spec: ModelSpec, gpu: GpuSpec, precision: str, context: int, gpus: int, attention: AttentionLayout
 ) -> FitResult:
-    assert attention == "tp", "data-parallel attention is wired at merge (see above)"
-    return fit(spec, gpu, precision, context, gpus, default_kv_dtype(precision))
+    return fit(spec, gpu, precision, context, gpus, default_kv_dtype(precision), attention=attention)
 
 
 def _estimate(
@@ -299,12 +295,13 @@ def _estimate(
 ) -> tuple[ThroughputRecord, ReplicaSpeed]:
     """The roofline record of ``batch`` sequences (fewer when the KV cache holds fewer) and the replica's speed
     at the batch it holds."""
-    assert attention == "tp", "data-parallel attention is wired at merge (see above)"
     setup = EstimateSetup(model=spec.id, precision=precision, gpus_per_replica=gpus, max_batch=batch)
     i, o = float(shape.input_tokens), float(shape.output_tokens)
-    record = estimate_record(setup, spec, gpu, i, float(shape.prefix_share), float(shape.hit_rate), o, assumptions)
+    share, hit = float(shape.prefix_share), float(shape.hit_rate)
+    record = estimate_record(setup, spec, gpu, i, share, hit, o, assumptions, attention=attention)
     held = round(record.concurrency or batch)  # what the KV cache holds, when less
-    speed = replica_speed(spec, gpu, precision, i, o, held, gpus, default_kv_dtype(precision), assumptions)
+    kv = default_kv_dtype(precision)
+    speed = replica_speed(spec, gpu, precision, i, o, held, gpus, kv, assumptions, attention=attention)
     return record, speed
 
 
@@ -317,12 +314,13 @@ def _estimate_capacity(
     assumptions: RooflineAssumptions,
 ) -> ReplicaCapacity:
     """An estimate's replica capacity as Compare finds it (:func:`replica_capacity` of the record at its own shape:
-    the same figure, so "use this" bills the same). It checks the batch against ``fit`` again: with "dp", pass
-    the layout through (or take ``record.requests_per_s`` as the capacity, the record being of this shape)."""
-    assert attention == "tp", "data-parallel attention is wired at merge (see above)"
+    the same figure, so "use this" bills the same). With "dp" the record is already of this shape and layout,
+    so it applies directly: the architecture is left out, as its conversion would re-fit the batch with the
+    latent copied on every GPU."""
     i, o = float(shape.input_tokens), float(shape.output_tokens)
     share, hit = float(shape.prefix_share), float(shape.hit_rate)
-    return replica_capacity(record, gpu, i, share, hit, o, target_gpu=gpu, model=spec, assumptions=assumptions)
+    model = spec if attention == "tp" else None
+    return replica_capacity(record, gpu, i, share, hit, o, target_gpu=gpu, model=model, assumptions=assumptions)
 
 
 # --- one replica of one setup ---------------------------------------------------------------------

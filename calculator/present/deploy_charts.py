@@ -30,7 +30,7 @@ def deployments_frame(rows: Sequence[Deployment]) -> pd.DataFrame:
                 "#": i + 1,
                 "Offer": f"{d.provider}/{d.offer}",
                 "Kind": ("Dedicated" if d.kind == "dedicated" else "GPU VM") + f", {d.price_kind.replace('_', '-')}",
-                "Replica": f"{d.gpus_per_replica}x {d.gpu}",
+                "Replica": f"{d.gpus_per_replica}x {d.gpu}" + (", DP attention" if d.attention == "dp" else ""),
                 "Precision": d.precision.upper() + (" (spec. decoding what-if)" if d.what_if else ""),
                 "Replicas": d.replicas,
                 "GPUs": d.gpus,
