@@ -57,6 +57,7 @@ from calculator.errors import InputError
 from calculator.pricing.billing import dedicated_option, self_hosted_option
 from calculator.pricing.option import OptionCost
 from calculator.pricing.resolve import sizing_record, with_model_params, with_own_records
+from calculator.pricing.same_model import GpuModelChoice, gpu_model_choice, serverless_spec
 from calculator.scenario.inputs import EstimateSetup, LatencyTarget, TurnShape
 from calculator.scenario.model import Scenario
 
@@ -241,18 +242,30 @@ def model_choice(scenario: Scenario, cat: Catalogs, model_id: str | None = None)
         return cat.models.get(model_id), "the model asked for"
     if scenario.self_hosting.estimate is not None:
         return cat.models.get(scenario.self_hosting.estimate.model), "the model the scenario's estimate sizes"
-    served = None
-    if scenario.serverless is not None:
-        try:
+    # the one rule for which model the GPU options run (Compare's ``record: auto``): the serverless model's
+    # own spec or its nearest (GLM-5.3 -> glm-5), or the user's substitute
+    choice = gpu_model_choice(scenario, cat)
+    if choice is None and scenario.serverless is not None:  # the scenario names its record: deploy still runs
+        try:  # the serverless model when its weights are open
             _, offer = cat.prices.serverless(scenario.serverless.provider, scenario.serverless.model)
         except InputError:
             offer = None
-        if offer is not None:
-            served = f"{offer.model} ({scenario.serverless.provider})"
-            spec = cat.models.find(offer.base_model or offer.model) or cat.models.find(offer.model)
-            if offer.open_weights and spec is not None:
-                return spec, f"the scenario's serverless model, {served}, self-hosted"
-            served += " has closed weights" if not offer.open_weights else " has no model spec here"
+        found = serverless_spec(offer, cat.models) if offer is not None else None
+        if offer is not None and offer.open_weights and found is not None:
+            choice = GpuModelChoice(found[0], "serverless", stands_for=offer.model, exact=found[1])
+        elif offer is not None:
+            reason = "has closed weights" if not offer.open_weights else "has no model spec here"
+            choice = GpuModelChoice(None, "default", reason=reason)
+    if choice is not None and choice.spec is not None:
+        if choice.chosen == "user":
+            return choice.spec, "the substitute the scenario chooses (self_hosting.model)"
+        why = f"the scenario's serverless model, {choice.stands_for}, self-hosted"
+        if not choice.exact:
+            why += f" as its nearest spec {choice.spec.id} (a point release keeps the architecture as a rule)"
+        return choice.spec, why
+    served = f"{scenario.serverless.model} ({scenario.serverless.provider})" if scenario.serverless else None
+    if served and choice is not None and choice.reason:
+        served += f" {choice.reason}" if choice.reason.startswith("has ") else f": {choice.reason}"
     try:
         record = sizing_record(scenario, with_own_records(cat, scenario))
     except InputError:
