@@ -260,7 +260,7 @@ NUMBERS: dict[str, NumberSpec] = {
             limits.ENGINEER_MONTHLY_COST.high,
             500,
             "Fully loaded monthly cost of one platform engineer, in the chosen currency.",
-            "%.0f",
+            "%d",
         ),
         NumberSpec(
             "fx",

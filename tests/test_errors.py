@@ -18,8 +18,9 @@ from calculator.scenario.model import Scenario, load_preset
 from .conftest import SEED_DATE
 
 CALCULATOR = Path(__file__).resolve().parents[1] / "calculator"
-NO_FLAG = {"scenario", "offer", "genai-prices"}
-"""Fields no single flag sets: the scenario as a whole, an offer inside it, the genai-prices import."""
+NO_FLAG = {"scenario", "offer", "genai-prices", "log"}
+"""Fields no single flag sets: the scenario as a whole, an offer inside it, the genai-prices import, an engine
+log read by ``benchmarks/memory_check.py`` (no command takes one)."""
 
 
 def _core_error_fields() -> set[str]:

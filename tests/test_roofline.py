@@ -288,16 +288,16 @@ def test_the_capacity_table_moves_estimate_and_conversion_together() -> None:
     assert moved_row[column] != row[column]
     # the page's figure is sizing's conversion: the record's 506.6 out, the prompt filling the rest of 8,192
     expected = replica_capacity(RATE4, H200, 8192 - 506.6, 0, 1, 506.6, assumptions=slower, model=LLAMA)
-    assert moved_row[column] == round(expected.requests_per_s, 3)
+    assert float(moved_row[column]) == round(expected.requests_per_s, 3)
 
 
 def test_an_efficiency_set_on_the_capacity_page_moves_the_converted_measurement() -> None:
     at = open_page("capacity", c_model=LLAMA.id, c_gpu=H200.id, c_prec="bf16", c_n="4", c_ctx="8192")
     column = cc.CONVERTED.format(context=8192)
-    before = at.dataframe[0].value.set_index("Record")[column][RATE4.id]
+    before = float(at.dataframe[0].value.set_index("Record")[column][RATE4.id])
     at.number_input(key="c_bw").set_value(0.4).run()
     assert not at.exception
-    after = at.dataframe[0].value.set_index("Record")[column][RATE4.id]
+    after = float(at.dataframe[0].value.set_index("Record")[column][RATE4.id])
     a = RooflineAssumptions(bandwidth_efficiency=0.4)
     expected = replica_capacity(RATE4, H200, 8192 - 506.6, 0, 1, 506.6, assumptions=a, model=LLAMA)
     assert after == round(expected.requests_per_s, 3) and after != before

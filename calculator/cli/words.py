@@ -51,6 +51,8 @@ FLAGS: dict[str, str] = {
     "precision": "--precision",
     "kv_dtype_bytes": "--kv-dtype",
     "utilisation": "--memory-utilisation",
+    "engine": "--engine",
+    "attention": "--attention",
     "cache_ttl": "--cache-ttl",
     # planning
     "load_profile": "--profile",

@@ -279,6 +279,10 @@ def converted_to_context(
     return capacity.requests_per_s
 
 
+NOT_MEASURED = "no latency measured"
+"""A per-user cell of a record without an inter-token latency (nothing to compare the estimate with)."""
+
+
 def estimate_vs_measured(
     records: Sequence[ThroughputRecord],
     model_id: str,
@@ -347,7 +351,8 @@ def estimate_vs_measured(
                 skipped.append(f"{r.id}: not converted to {context:,} tokens: {exc.message}")
             row = {
                 "Measured req/s": round(r.requests_per_s, 3),
-                CONVERTED.format(context=context): round(converted, 3) if converted is not None else None,
+                # text, as the per-user cells: a record that cannot be converted says so (why: below the table)
+                CONVERTED.format(context=context): f"{converted:.3f}" if converted is not None else "not converted",
             }
         rows.append(
             {
@@ -361,8 +366,9 @@ def estimate_vs_measured(
                 "Estimate vs measured": f"{total.error:+.0%}",
                 "Estimate batch": total.batch,
                 "Plausible": "yes" if total.plausible else "no: beats the ceiling",
-                "Measured tok/s per user": round(per_user_measured, 1) if per_user_measured else None,
-                "Estimate tok/s per user": round(per_user.estimate, 1) if per_user else None,
+                # text cells: a record without latencies says so, never an empty None
+                "Measured tok/s per user": f"{per_user_measured:.1f}" if per_user_measured else NOT_MEASURED,
+                "Estimate tok/s per user": f"{per_user.estimate:.1f}" if per_user else NOT_MEASURED,
                 **row,
             }
         )
