@@ -434,8 +434,8 @@ def test_assumptions_leave_out_settings_not_set_or_not_charged() -> None:
     for name in ("Latency target", "Minimum replicas outside active hours", "Distinct cached prefixes"):
         assert name not in rows
     assert not any(name.startswith("Token factor") for name in rows)
-    # the seed preset's GPU options run GLM-5 by estimate (record: auto): those rows are set, so shown
-    assert "Estimate: GPUs per replica" in rows
+    # the seed preset's GPU options run GLM-5 (record: auto), sized from its published 8x B200 run: no estimate
+    assert "Estimate: GPUs per replica" not in rows and "Throughput record" in rows
     assert rows["Autoscale"]["Value"] == "no (always on for the peak)"
 
 

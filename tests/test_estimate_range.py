@@ -12,7 +12,7 @@ from calculator.cli import main
 from calculator.present.estimate_range import estimate_range_caption
 from calculator.pricing.compare import Catalogs, Comparison, compare
 from calculator.scenario.inputs import EstimateSetup
-from calculator.scenario.model import Scenario, dump_scenario, load_preset
+from calculator.scenario.model import GpuVmChoice, Scenario, dump_scenario, load_preset
 
 
 def _estimated() -> Scenario:
@@ -20,7 +20,10 @@ def _estimated() -> Scenario:
     hosting = preset.self_hosting.model_copy(
         update={"estimate": EstimateSetup(model="llama-3.3-70b", precision="fp8", gpus_per_replica=2)}
     )
-    return preset.model_copy(update={"self_hosting": hosting})
+    # one GPU per instance, so replicas move the bill: on the preset's 8-GPU node, 1 to 4 replicas of 2 GPUs
+    # cost the same node and a range would be a point
+    vm = GpuVmChoice(provider="nebius", offer="h200-sxm-1x")
+    return preset.model_copy(update={"self_hosting": hosting, "gpu_vm": vm})
 
 
 BAND = EstimateError(
