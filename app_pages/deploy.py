@@ -130,7 +130,10 @@ try:
     result: DeploymentSearch = kept(
         "deployments",
         None if key is None else f"{key}\n{inputs}",
-        lambda: find_deployments(scenario, cat, model, target, spot=spot, speculative_speedup=speedup),
+        # the scenario's own model goes unnamed, so the answer says why it is that model (GLM-5.3's nearest spec)
+        lambda: find_deployments(
+            scenario, cat, None if model == _default_model() else model, target, spot=spot, speculative_speedup=speedup
+        ),
     )
 except InputError as exc:
     st.error(exc.problem.message)

@@ -7,6 +7,7 @@ import json
 from streamlit.testing.v1 import AppTest
 
 from .apptest import metrics, open_page, text_of
+from .test_app_messages import unwritten
 
 
 def _rows(at: AppTest) -> list[dict[str, object]]:
@@ -68,3 +69,13 @@ def test_spot_prices_show_only_when_asked() -> None:
     assert not any("spot" in str(r["Kind"]) for r in _rows(at))
     at.toggle(key="d_spot").set_value(True).run()
     assert any("spot" in str(r["Kind"]) for r in _rows(at))
+
+
+def test_the_coding_agents_deploy_page_says_why_glm5_and_writes_every_cell() -> None:
+    at = open_page("deploy", preset="coding-agent")
+    assert "GLM-5.3, self-hosted as its nearest spec glm-5" in text_of(at.caption)  # not "the model asked for"
+    rows = _rows(at)
+    # GLM-5's published B200 run states no latency: its rows say so in words, not an empty None
+    measured = [row for row in rows if str(row["Evidence"]).startswith("measurement vllm-glm-5")]
+    assert measured and all(row["TTFT (ms)"] == "not measured" for row in measured)
+    assert not unwritten(at)

@@ -23,6 +23,14 @@ __all__ = ["deployments_frame", "pareto_chart", "pareto_frame"]
 MEETS, MISSES = "meets the target", "misses the target"
 
 
+NOT_MEASURED = "not measured"
+"""A latency cell of a configuration sized from a record that states no latency."""
+
+
+def _cell(value: float | None, spec: str) -> str:
+    return NOT_MEASURED if value is None else format(value, spec)
+
+
 def deployments_frame(rows: Sequence[Deployment]) -> pd.DataFrame:
     return pd.DataFrame(
         [
@@ -35,8 +43,9 @@ def deployments_frame(rows: Sequence[Deployment]) -> pd.DataFrame:
                 "Replicas": d.replicas,
                 "GPUs": d.gpus,
                 "Per month": format_money(d.monthly, d.currency),
-                "Tokens/s per user": None if d.tokens_per_s_per_user is None else round(d.tokens_per_s_per_user, 1),
-                "TTFT (ms)": None if d.ttft_ms is None else round(d.ttft_ms),
+                # text cells: a record without latencies says so rather than showing an empty None
+                "Tokens/s per user": _cell(d.tokens_per_s_per_user, ",.1f"),
+                "TTFT (ms)": _cell(d.ttft_ms, ",.0f"),
                 "Meets target": d.meets_target,
                 "Evidence": d.evidence,
             }
