@@ -180,6 +180,11 @@ def _capacity_rows(result: Comparison, cat: Catalogs, resolved: ResolvedScenario
             _row("Capacity", "Estimate: precision", e.precision),
             _row("Capacity", "Estimate: GPUs per replica", e.gpus_per_replica),
             _row("Capacity", "Estimate: max batch", e.max_batch),
+            _row(
+                "Capacity",
+                "Estimate: attention layout",
+                "data-parallel attention" if e.attention == "dp" else "tensor parallel",
+            ),
         ]
         if h.latency_target is not None:
             rows.append(

@@ -49,7 +49,7 @@ DEFAULT_PRESET = "coding-agent"
 """The Compare page's preset when neither the session nor the URL names one."""
 OWN_FIGURES = "Your own throughput figures"
 """The field an error in the user's own throughput figures names."""
-HIDDEN = ("e_model", "e_prec", "e_gpus", "e_batch", "ttl", "pct")
+HIDDEN = ("e_model", "e_prec", "e_gpus", "e_batch", "e_attn", "ttl", "pct")
 """Inputs the Compare page shows only in some cases; while hidden they keep their default."""
 COMPARE_PAGE = "as on the Compare page"
 """The choice, on pages that price a scenario, of the Compare page's current one."""
@@ -562,6 +562,7 @@ CHOICES_FIXED = {
     "sweep": ("prefix share", "hit rate"),
     "pct": PERCENTILES,
     "e_prec": tuple(WEIGHT_BYTES),
+    "e_attn": ("tp", "dp"),
 }
 ADVANCED = (
     "cws",
@@ -583,6 +584,7 @@ ADVANCED = (
     "e_prec",
     "e_gpus",
     "e_batch",
+    "e_attn",
 )
 """Keys of the Advanced inputs (scenario fields the sidebar's main sections leave out)."""
 
@@ -758,6 +760,7 @@ def _advanced_state(s: Scenario, cat: Catalogs) -> dict[str, Any]:
         "e_prec": setup.precision.lower() if setup else precision,
         "e_gpus": int(setup.gpus_per_replica) if setup else gpus,
         "e_batch": int(setup.max_batch) if setup else 64,
+        "e_attn": setup.attention if setup else "tp",
     }
 
 
@@ -875,6 +878,7 @@ def _apply_advanced(data: dict[str, Any], v: dict[str, Any], today: dt.date, cat
                 "precision": v["e_prec"],
                 "gpus_per_replica": int(v["e_gpus"]),
                 "max_batch": int(v["e_batch"]),
+                "attention": v.get("e_attn") or "tp",
             }
             if v["est"]
             else None

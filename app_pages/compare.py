@@ -317,6 +317,14 @@ def advanced_inputs() -> None:
         )
         number("e_gpus", defaults["e_gpus"])
         number("e_batch", defaults["e_batch"])
+        pick(
+            "Attention layout",
+            "e_attn",
+            allowed["e_attn"],
+            defaults["e_attn"],
+            "tp: tensor parallel. dp: data-parallel attention (SGLang's --enable-dp-attention) for MLA models such "
+            "as DeepSeek and GLM: each GPU keeps whole sequences, so the latent is not copied on every GPU.",
+        )
 
 
 def _on_currency_change() -> None:

@@ -186,7 +186,7 @@ def _use(d: Deployment, chosen: LatencyTarget) -> None:
     if d.evidence_kind == "measurement":
         ss["rec"], ss["est"] = d.record_id, False
     else:
-        ss.update(est=True, e_model=d.model, e_prec=d.precision, e_gpus=d.gpus_per_replica)
+        ss.update(est=True, e_model=d.model, e_prec=d.precision, e_gpus=d.gpus_per_replica, e_attn=d.attention)
         if d.batch:
             ss["e_batch"] = d.batch
     ss["d_used"] = d.label
@@ -201,12 +201,9 @@ for i, d in enumerate(shown[:TOP]):
             on_click=_use,
             args=(d, target),
             icon=":material/check:",
-            disabled=d.what_if or d.attention == "dp",
+            disabled=d.what_if,
             help="A what-if: the Compare page has no speculative-decoding input, so it cannot price this row."
             if d.what_if
-            else "Data-parallel attention: the Compare page estimates tensor-parallel attention only, so it cannot "
-            "price this row (the command line's deploy lists it the same way)."
-            if d.attention == "dp"
             else "Sets the Compare page's GPU option, the setup it is sized from and the latency target.",
         )
         st.caption(f"#{i + 1} {d.label}: {format_money(d.monthly, d.currency)} a month, {d.replicas} replica(s)")

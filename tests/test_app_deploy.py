@@ -32,12 +32,8 @@ def test_the_page_ranks_the_cheapest_meeting_configurations_and_draws_the_front(
 
 def test_use_this_makes_compare_price_the_same_configuration_for_the_same_money() -> None:
     at = open_page("deploy")
-    rows = _rows(at)
-    # the first row Compare can price: not a data-parallel-attention row (Compare estimates tensor parallel)
-    index = next(i for i, row in enumerate(rows) if "DP attention" not in str(row["Replica"]))
-    assert at.button(key="d_use_0").disabled == ("DP attention" in str(rows[0]["Replica"]))
-    first = rows[index]
-    at.button(key=f"d_use_{index}").click().run()
+    first = _rows(at)[0]  # on the default preset, GLM-5 on 8x H200 with data-parallel attention
+    at.button(key="d_use_0").click().run()
     assert not at.exception
     assert "The Compare page now prices" in text_of(at.success)
     offer = str(first["Offer"])
@@ -48,6 +44,7 @@ def test_use_this_makes_compare_price_the_same_configuration_for_the_same_money(
         assert at.session_state["est"] is True
         assert f"{at.session_state['e_gpus']}x" == replica.split()[0]
         assert str(at.session_state["e_prec"]).upper() == str(first["Precision"]).split()[0]
+        assert at.session_state["e_attn"] == ("dp" if "DP attention" in replica else "tp")
     at.switch_page("app_pages/compare.py").run()
     assert not at.exception
     label = "Dedicated endpoint" if kind == "ded" else "Self-hosted GPUs"

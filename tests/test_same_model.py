@@ -12,6 +12,7 @@ import datetime as dt
 import json
 from decimal import Decimal
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
@@ -19,9 +20,9 @@ from calculator.catalog.hf_config import import_hf_config
 from calculator.catalog.prices import ServerlessOffer
 from calculator.errors import InputError
 from calculator.pricing.compare import Catalogs, compare
-from calculator.pricing.resolve import resolve
+from calculator.pricing.resolve import OwnedSide, resolve
 from calculator.pricing.same_model import serverless_spec
-from calculator.scenario.inputs import AUTO_RECORD, LEGACY_RECORD, SelfHosting, Traffic, TurnShape
+from calculator.scenario.inputs import AUTO_RECORD, LEGACY_RECORD, EstimateSetup, SelfHosting, Traffic, TurnShape
 from calculator.scenario.model import (
     DedicatedChoice,
     GpuVmChoice,
@@ -286,3 +287,25 @@ def test_a_record_whose_own_gpus_cannot_hold_the_turn_is_not_used(catalogs: Cata
     side = resolve(scenario, catalogs).self_hosted
     assert side is not None and side.setup is None
     assert side.record.model == "llama-3.3-70b" and (side.record.gpu, side.record.gpu_count) == ("h200-sxm", 4)
+
+
+def test_an_estimate_with_data_parallel_attention_serves_more_of_an_mla_model_on_the_same_node(
+    catalogs: Catalogs,
+) -> None:
+    # DeepSeek-V3's MLA latent (512 + 64 wide, 61 layers) is copied on all 8 GPUs under tensor-parallel
+    # attention; data-parallel attention keeps it once, so the KV cache holds about 6x the sequences (memory's
+    # fit) and a replica of the same 8x H200 node serves more of the same turn
+    def side(attention: Literal["tp", "dp"]) -> OwnedSide:
+        setup = EstimateSetup(model="deepseek-v3", precision="fp8", gpus_per_replica=8, attention=attention)
+        scenario = _glm(GpuVmChoice(provider="hyperstack", offer="h200-sxm-8x"))
+        scenario = scenario.model_copy(
+            update={"self_hosting": scenario.self_hosting.model_copy(update={"estimate": setup})}
+        )
+        found = resolve(scenario, catalogs).self_hosted
+        assert found is not None
+        return found
+
+    tp, dp = side("tp"), side("dp")
+    assert dp.capacity.requests_per_s > tp.capacity.requests_per_s
+    assert dp.record.id.endswith("-dp") and not tp.record.id.endswith("-dp")
+    assert (dp.record.concurrency or 0) > (tp.record.concurrency or 0)

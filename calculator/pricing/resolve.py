@@ -211,6 +211,7 @@ def _owned(kind: Owned, scenario: Scenario, cat: Catalogs, measured: ThroughputR
             float(shape.prefix_share),
             float(shape.hit_rate),
             float(shape.output_tokens),
+            attention=setup.attention,
         )
     else:
         record = measured if measured is not None else sizing_record(scenario, cat)
@@ -268,7 +269,9 @@ def _sized(
         float(shape.hit_rate),
         float(shape.output_tokens),
         target_gpu=cat.gpus.get(offer.gpu),
-        model=cat.models.find(record.model) if record.model else None,
+        # a data-parallel-attention estimate is already of this turn and layout: the architecture's conversion
+        # would re-fit its batch with the latent copied on every GPU (tensor parallel), so it is left out
+        model=cat.models.find(record.model) if record.model and not (setup and setup.attention == "dp") else None,
     )
     series: SeriesCapacity | None = None
     if setup is not None:

@@ -105,6 +105,10 @@ class EstimateSetup(BaseModel):
     """Tensor-parallel GPUs per engine replica."""
     max_batch: Annotated[int, BATCH] = 64
     """Most sequences decoded together (the engine's max batch; latency grows with it)."""
+    attention: Literal["tp", "dp"] = "tp"
+    """Attention layout: ``tp`` tensor parallel; ``dp`` data-parallel attention (SGLang's
+    ``--enable-dp-attention``), for MLA models: each GPU keeps whole sequences, so the latent is not copied on
+    every GPU and the KV cache holds more."""
 
 
 class TurnShape(BaseModel):
