@@ -288,7 +288,7 @@ def test_the_capacity_table_moves_estimate_and_conversion_together() -> None:
     assert moved_row[column] != row[column]
     # the page's figure is sizing's conversion: the record's 506.6 out, the prompt filling the rest of 8,192
     expected = replica_capacity(RATE4, H200, 8192 - 506.6, 0, 1, 506.6, assumptions=slower, model=LLAMA)
-    assert float(moved_row[column]) == round(expected.requests_per_s, 3)
+    assert float(str(moved_row[column])) == round(expected.requests_per_s, 3)
 
 
 def test_an_efficiency_set_on_the_capacity_page_moves_the_converted_measurement() -> None:
