@@ -93,14 +93,15 @@ def test_a_plain_number_is_what_reads_back_as_the_same_number(value: Decimal) ->
 @given(st.text(max_size=2 * MAX_LENGTH))
 @settings(max_examples=200, deadline=None)
 def test_any_text_is_a_number_or_one_sentence_and_never_slow(text: str) -> None:
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: a shared machine's stalls (0.55 s once in CI) are not the reader's
     try:
         value = read_quantity(text, limits.TOKENS)
     except QuantityError as exc:
         assert "\n" not in str(exc) and len(str(exc)) < 300
     else:
         assert isinstance(value, int) and limits.TOKENS.low <= value <= limits.TOKENS.high
-    assert time.perf_counter() - started < 0.05  # bounded: length and exponent are capped before any work
+    # bounded: length and exponent are capped before any work; an uncapped 10**10**6 takes seconds
+    assert time.process_time() - started < 0.5
 
 
 @given(st.from_regex(r"[+-]?[0-9,._' ]{0,12}([eE][+-]?[0-9]{1,6})?\s?[kKmMbBtT]?n?", fullmatch=True))
