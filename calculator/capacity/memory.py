@@ -28,6 +28,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from calculator.capacity.memo import by_identity
 from calculator.catalog.gpus import GpuSpec
 from calculator.catalog.limits import CONTEXT, GPUS_PER_REPLICA
 from calculator.catalog.models import ModelSpec
@@ -362,6 +363,7 @@ def _fit_once(
     )
 
 
+@by_identity()  # a sweep sizes the same replica at twenty prefix shares: the memory of one context is one answer
 def fit(
     model: ModelSpec,
     gpu: GpuSpec,

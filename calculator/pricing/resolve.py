@@ -258,8 +258,10 @@ def _sized(
     record: ThroughputRecord,
     shape: TurnShape,
     setup: EstimateSetup | None = None,
+    series: SeriesCapacity | None = None,
 ) -> OwnedSide:
-    """The side with a replica of ``record``'s setup sized for the turn ``shape`` (``setup``: the estimate's)."""
+    """The side with a replica of ``record``'s setup sized for the turn ``shape`` (``setup``: the estimate's;
+    ``series``: the record's run as already read, which no workload moves)."""
     assert record.gpu is not None
     capacity = replica_capacity(
         record,
@@ -273,11 +275,11 @@ def _sized(
         # would re-fit its batch with the latent copied on every GPU (tensor parallel), so it is left out
         model=cat.models.find(record.model) if record.model and not (setup and setup.attention == "dp") else None,
     )
-    series: SeriesCapacity | None = None
     if setup is not None:
         capacity = capacity.model_copy(update={"note": f"{record.notes} (roofline, not a measurement)"})
     else:
-        series = describe(record, _series(scenario, cat, record), scenario.self_hosting.latency_target)
+        if series is None or series.record.id != record.id:
+            series = describe(record, _series(scenario, cat, record), scenario.self_hosting.latency_target)
         note = series.sentence
         if series.bound == "at_least":
             # The target utilisation is headroom below a replica's limit, and billing applies it to every
@@ -297,7 +299,7 @@ def _resized(side: OwnedSide, scenario: Scenario, cat: Catalogs) -> OwnedSide:
         return found
     names = _names(scenario, cat)
     shape = scenario.workload.scaled(scenario.token_factor(side.record.model, *names))
-    return _sized(side.kind, scenario, cat, side.sheet, side.offer, side.record, shape)
+    return _sized(side.kind, scenario, cat, side.sheet, side.offer, side.record, shape, series=side.series)
 
 
 def _names(scenario: Scenario, cat: Catalogs) -> tuple[str, ...]:
