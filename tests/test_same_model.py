@@ -309,3 +309,18 @@ def test_an_estimate_with_data_parallel_attention_serves_more_of_an_mla_model_on
     assert dp.capacity.requests_per_s > tp.capacity.requests_per_s
     assert dp.record.id.endswith("-dp") and not tp.record.id.endswith("-dp")
     assert (dp.record.concurrency or 0) > (tp.record.concurrency or 0)
+
+
+def test_the_command_line_chooses_a_closed_models_substitute_with_a_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    from calculator.cli.parser import main
+
+    argv = ["compare", "--preset", "multi-turn-chat", "--self-hosted-model", "qwen3-235b-a22b", "--json"]
+    assert main(argv) == 0
+    data = json.loads(capsys.readouterr().out)
+    owned = {o["option"]: o["model"] for o in data["options"] if o["option"] != "serverless"}
+    assert owned == {"dedicated": "qwen3-235b-a22b", "self_hosted": "qwen3-235b-a22b"}
+    closed = next(p for p in data["problems"] if p["code"] == "closed_model")
+    assert "qwen3-235b-a22b (your choice of substitute)" in closed["message"]
+    assert main(["compare", "--preset", "multi-turn-chat", "--self-hosted-model", "no-such-model"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --self-hosted-model: unknown model 'no-such-model'") and "qwen3-32b" in err

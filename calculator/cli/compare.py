@@ -19,7 +19,7 @@ from calculator.present.money import format_money, format_small
 from calculator.present.shown_currency import turn_currency
 from calculator.pricing.compare import OPTION_LABELS, Comparison, break_even_by_prefix_share, compare, load_catalogs
 from calculator.pricing.pinning import pin_prices, reprice
-from calculator.scenario.inputs import monthly_turns
+from calculator.scenario.inputs import AUTO_RECORD, monthly_turns
 from calculator.scenario.model import (
     DedicatedChoice,
     GpuVmChoice,
@@ -61,6 +61,13 @@ def _scenario_from_args(args: argparse.Namespace) -> Scenario:
     for flag in ("record", "target_utilisation", "spare_replicas", "engineer_share", "build_minutes_per_change"):
         if getattr(args, flag) is not None:
             hosting[flag] = getattr(args, flag)
+    if args.self_hosted_model is not None:
+        # the model the GPU options run (a closed API model's substitute, or another open one): chosen by
+        # ``record: auto``, which sizes it from a measurement of it or else estimates it; --record overrides
+        hosting["model"] = args.self_hosted_model
+        hosting["estimate"] = None
+        if args.record is None:
+            hosting["record"] = AUTO_RECORD
     if args.autoscale:
         hosting["autoscale"] = True
     if args.provider or args.model:
@@ -330,6 +337,11 @@ def add_compare_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     cmp_.add_argument("--dedicated", type=flags.offer_ref, help="dedicated offer as PROVIDER:OFFER")
     cmp_.add_argument("--gpu-vm", type=flags.offer_ref, help="GPU VM offer as PROVIDER:OFFER")
     cmp_.add_argument("--record", help="throughput record id (see: records)")
+    cmp_.add_argument(
+        "--self-hosted-model",
+        help="model id the dedicated and self-hosted options run (see: models); default: the serverless model "
+        "when its weights are open",
+    )
     cmp_.add_argument("--as-of", type=flags.iso_date)
     cmp_.add_argument("--currency", choices=list(CODES), help="show every figure in this currency")
     cmp_.add_argument("--usd-per-eur", type=flags.usd_per_eur, help="US dollars per euro (the same as --fx EUR=RATE)")

@@ -32,6 +32,7 @@ FLAGS: dict[str, str] = {
     "self_hosting.engineer_share": "--engineer-share",
     "self_hosting.build_minutes_per_change": "--build-minutes-per-change",
     "self_hosting.record": "--record",
+    "self_hosting.model": "--self-hosted-model",
     "fx.usd_per_eur": "--usd-per-eur",
     "fx.usd_per_gbp": "--fx GBP=",
     "fx.usd_per_jpy": "--fx JPY=",
@@ -97,9 +98,9 @@ FLAGS: dict[str, str] = {
 ADVICE: dict[str, str] = {
     "tokenizer_factors": "set token_factors in the scenario file to count it",
     "best_case_hit_rate": "measure yours with the prefix command, or give --hit-rate",
-    "closed_model": "choose the open model they run with self_hosting.model (and record: auto) or --record",
-    "nearest_model_spec": "choose another with self_hosting.model in the scenario file",
-    "no_same_model": "choose the model with self_hosting.model in the scenario file, or --record",
+    "closed_model": "choose the open model they run with --self-hosted-model (self_hosting.model) or --record",
+    "nearest_model_spec": "choose another with --self-hosted-model (self_hosting.model in the scenario file)",
+    "no_same_model": "choose the model with --self-hosted-model (self_hosting.model), or --record",
 }
 """What a user at the command line can do about a warning, by its code."""
 
