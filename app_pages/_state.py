@@ -49,7 +49,7 @@ DEFAULT_PRESET = "coding-agent"
 """The Compare page's preset when neither the session nor the URL names one."""
 OWN_FIGURES = "Your own throughput figures"
 """The field an error in the user's own throughput figures names."""
-HIDDEN = ("e_model", "e_prec", "e_gpus", "e_batch", "e_attn", "ttl", "pct")
+HIDDEN = ("e_model", "e_prec", "e_gpus", "e_batch", "e_attn", "h_model", "ttl", "pct")
 """Inputs the Compare page shows only in some cases; while hidden they keep their default."""
 COMPARE_PAGE = "as on the Compare page"
 """The choice, on pages that price a scenario, of the Compare page's current one."""
@@ -615,6 +615,7 @@ def choices(cat: Catalogs, presets: list[str], evidence: Evidence | None = None)
         "rec": [AUTO_RECORD, *own, *(r for r in cat.records.ids if r not in own), OWN_RECORD],
         "ttl": [SHORTEST, *all_ttls(cat)],
         "e_model": list(cat.models.ids),
+        "h_model": [AUTO_RECORD, *cat.models.ids],
         **{k: list(v) for k, v in CHOICES_FIXED.items()},
     }
 
@@ -661,6 +662,8 @@ def gpu_model(cat: Catalogs | None, v: dict[str, Any]) -> str | None:
     if v.get("own") or cat is None:
         return None
     rec = v.get("rec")
+    if rec == AUTO_RECORD and v.get("h_model") not in (None, AUTO_RECORD):
+        return str(v["h_model"])
     if rec == AUTO_RECORD:
         found = _serverless_offer(cat, str(v.get("sl") or NONE))
         hit = serverless_spec(found, cat.models) if found is not None and found.open_weights else None
@@ -711,6 +714,7 @@ def scenario_to_state(s: Scenario, cat: Catalogs) -> dict[str, Any]:
         "ded": offer_key(s.dedicated.provider, s.dedicated.offer) if s.dedicated else NONE,
         "vm": offer_key(s.gpu_vm.provider, s.gpu_vm.offer) if s.gpu_vm else NONE,
         "rec": s.self_hosting.record,
+        "h_model": s.self_hosting.model or AUTO_RECORD,
         "cur": s.currency,
         **{key: float(quoted(code, s.fx.usd_per(code))) for code, key in FX_KEYS.items()},
         "asof": s.as_of,
@@ -737,7 +741,7 @@ def _advanced_state(s: Scenario, cat: Catalogs) -> dict[str, Any]:
     target, setup = h.latency_target, h.estimate
     model, precision, gpus = _record_defaults(cat, h.record)
     sl_model = serverless_model(cat, serverless_key(s, cat)) if s.serverless else None
-    gpu = setup.model if setup else gpu_model(cat, {"rec": h.record, "sl": serverless_key(s, cat)})
+    gpu = setup.model if setup else gpu_model(cat, {"rec": h.record, "h_model": h.model, "sl": serverless_key(s, cat)})
     if h.record == AUTO_RECORD and gpu is not None and gpu in cat.models:
         model = cat.models.get(gpu).id  # the estimate inputs start from the model auto runs
     return {
@@ -814,6 +818,8 @@ def state_to_scenario(base: Scenario, v: dict[str, Any], today: dt.date, cat: Ca
     hosting = data["self_hosting"]
     if (OWN_RECORD if v.get("own") else v["rec"]) != AUTO_RECORD:
         hosting["model"] = None  # a file's substitute model goes with auto; a record chosen here sizes its own
+    elif v.get("h_model") is not None:  # auto: the serverless model, or the model chosen to stand in for it
+        hosting["model"] = None if v["h_model"] == AUTO_RECORD else v["h_model"]
     hosting.update(
         record=OWN_RECORD if v.get("own") else v["rec"],
         target_utilisation=float(v["util"]),

@@ -37,7 +37,7 @@ from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison, comp
 from calculator.pricing.pinning import Repricing, pin_prices, reprice
 from calculator.pricing.resolve import resolve, with_own_records
 from calculator.scenario.evidence import Evidence
-from calculator.scenario.inputs import monthly_turns
+from calculator.scenario.inputs import AUTO_RECORD, monthly_turns
 from calculator.scenario.model import Scenario, dump_scenario, load_scenario_text
 
 BIND: Literal["query-params"] = "query-params"
@@ -278,7 +278,8 @@ def advanced_inputs() -> None:
     except ValidationError:  # the page says why below, where it prices the scenario
         held = base_now
     gpu_name = _state.gpu_model(
-        with_own_records(cat, held), {k: ss.get(k, defaults.get(k)) for k in ("est", "e_model", "own", "rec", "sl")}
+        with_own_records(cat, held),
+        {k: ss.get(k, defaults.get(k)) for k in ("est", "e_model", "own", "rec", "h_model", "sl")},
     )
     st.caption(f"Serverless model: {sl_model or '-'} · GPU options' model: {gpu_name or 'your model'}")
     st.markdown("**Latency target** (GPU options sized from a measured record)")
@@ -516,6 +517,15 @@ with st.sidebar:
                 "serverless model itself (or its nearest spec), from a measurement of it if one exists, else a "
                 "roofline estimate on the fewest GPUs of the offer that hold it.",
             )
+            if ss.get("rec", defaults["rec"]) == AUTO_RECORD:
+                pick(
+                    "GPU options' model",
+                    "h_model",
+                    allowed["h_model"],
+                    defaults["h_model"],
+                    "The model the dedicated and self-hosted options run; auto: the serverless model when its "
+                    "weights are open. A closed model (Claude, GPT) needs a substitute: your choice, said as such.",
+                )
         c1, c2 = st.columns(2)
         number("util", defaults["util"], c1)
         number("spare", defaults["spare"], c2)

@@ -504,3 +504,21 @@ def test_a_closed_api_models_substitute_is_shown_as_the_users_choice() -> None:
     assert not at.exception and not at.error, [e.value for e in at.error]
     warned = " ".join(w.value for w in at.warning)
     assert "claude-haiku-4-5 is a closed model" in warned and "your choice of substitute" in warned
+
+
+def test_a_closed_models_substitute_is_chosen_on_the_page_and_travels_in_the_link() -> None:
+    # multi-turn chat's API model is Claude Haiku (closed); with the record left to auto the page's own
+    # "GPU options' model" chooses what the GPU options run, and the answer calls it the user's choice
+    at = _app(preset="multi-turn-chat", rec="auto")
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    at.selectbox(key="h_model").set_value("qwen3-235b-a22b").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert "GPU options' model: qwen3-235b-a22b" in text_of(at.caption)
+    warned = " ".join(w.value for w in at.warning)
+    assert "qwen3-235b-a22b (your choice of substitute)" in warned
+    assert "runs **qwen3-235b-a22b**" in text_of(at.caption)  # the GPU options' captions name it too
+    # AppTest leaves a select's bound value out of its query parameters (a browser writes it), so it is added
+    link = {**{k: str(v) for k, v in at.query_params.items()}, "h_model": "qwen3-235b-a22b"}
+    again = _app(**link)
+    assert again.selectbox(key="h_model").value == "qwen3-235b-a22b"
+    assert metrics(again) == metrics(at)
