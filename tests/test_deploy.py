@@ -187,6 +187,8 @@ def test_a_step_and_a_line_can_cross_more_than_once() -> None:
     # line meets the first step at 100,000; the step jumps to 2,000 at 150,000 (line 1,500: serverless
     # cheaper again); line reaches 2,000 at 200,000; from there each step stays at or below the line
     assert [round(c.turns_per_month) for c in found] == [100_000, 150_000, 200_000]
+    # each to the relative 1e-9 the refinement promises, at a slope's crossing and at a step's jump alike
+    assert [c.turns_per_month for c in found] == pytest.approx([100_000, 150_000, 200_000], rel=1e-9)
     assert [c.cheaper_above for c in found] == ["self_hosted", "serverless", "self_hosted"]
     assert stays is not None and round(stays[1]) == 200_000
 

@@ -217,16 +217,19 @@ def crossings(
     values = {n: curves[n](grid) for n in names}
     found: list[Crossing] = []
 
-    def refine(fn: Callable[[float], bool], left: float, right: float) -> float:
-        # fn(left) is False, fn(right) is True; bisect in log space to a relative 1e-9
-        for _ in range(80):
-            mid = float(np.sqrt(left * right))
-            if fn(mid):
-                right = mid
-            else:
-                left = mid
-            if right / left - 1 < 1e-9:
-                break
+    def refine(fn: Callable[[np.ndarray], np.ndarray], left: float, right: float) -> float:
+        # fn(left) is False, fn(right) is True. Each round prices 257 volumes between them in one array
+        # call (as cheap as two single volumes: the curves are numpy) and keeps the first step from False
+        # to True, so four rounds reach a relative 1e-9 where a bisection took ~22 pairs of calls.
+        while right / left - 1 >= 1e-9:
+            inner = np.geomspace(left, right, 257)
+            inner[0], inner[-1] = left, right
+            ok = fn(inner)
+            ok[0], ok[-1] = False, True
+            j = int(np.argmax(ok[1:] & ~ok[:-1]))
+            if inner[j + 1] >= right and inner[j] <= left:
+                break  # no float strictly between: the bracket cannot shrink further
+            left, right = float(inner[j]), float(inner[j + 1])
         return right
 
     for i, a in enumerate(names):
@@ -239,9 +242,9 @@ def crossings(
             for k in np.nonzero(sign[1:] * sign[:-1] < 0)[0]:
                 a_cheaper_after = bool(diff[k + 1] < 0)
 
-                def past(v: float, a: str = a, b: str = b, s: bool = a_cheaper_after) -> bool:
-                    d = float(curves[a](np.array([v]))[0] - curves[b](np.array([v]))[0])
-                    return (d < 0) == s and d != 0
+                def past(v: np.ndarray, a: str = a, b: str = b, s: bool = a_cheaper_after) -> np.ndarray:
+                    d = curves[a](v) - curves[b](v)
+                    return np.asarray(((d < 0) == s) & (d != 0))
 
                 volume = refine(past, float(grid[k]), float(grid[k + 1]))
                 found.append(Crossing(a=a, b=b, turns_per_month=volume, cheaper_above=a if a_cheaper_after else b))

@@ -122,8 +122,10 @@ class ResolvedScenario:
         if serverless is not None:
             factor = scenario.token_factor(serverless.offer.model, serverless.offer.base_model)
             serverless = replace(serverless, shape=scenario.workload.scaled(factor))
+        # the model choice reads only what _same_lookups held equal: this resolution's stands
+        names = self.gpu_model.names if self.gpu_model is not None else ()
         sides = {
-            kind: None if side is None else _resized(side, scenario, self.catalogs)
+            kind: None if side is None else _resized(side, scenario, self.catalogs, names)
             for kind, side in (("dedicated", self.dedicated), ("self_hosted", self.self_hosted))
         }
         resolved = replace(self, scenario=scenario, serverless=serverless)
@@ -290,21 +292,15 @@ def _sized(
     return OwnedSide(kind, sheet, offer, record, capacity, shape, series, setup)
 
 
-def _resized(side: OwnedSide, scenario: Scenario, cat: Catalogs) -> OwnedSide:
+def _resized(side: OwnedSide, scenario: Scenario, cat: Catalogs, names: tuple[str, ...]) -> OwnedSide:
     """``side`` for the scenario's workload: a measured record stays (its choice reads no workload), a
-    roofline estimate is made again for the new turn."""
+    roofline estimate is made again for the new turn. ``names``: every name its model choice goes by."""
     if side.setup is not None:
         found = _owned(side.kind, scenario, cat, None)
         assert found is not None
         return found
-    names = _names(scenario, cat)
     shape = scenario.workload.scaled(scenario.token_factor(side.record.model, *names))
     return _sized(side.kind, scenario, cat, side.sheet, side.offer, side.record, shape, series=side.series)
-
-
-def _names(scenario: Scenario, cat: Catalogs) -> tuple[str, ...]:
-    choice = gpu_model_choice(scenario, cat)
-    return choice.names if choice is not None else ()
 
 
 _SIZING = ("record", "model", "estimate", "latency_target")
