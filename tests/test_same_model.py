@@ -311,6 +311,40 @@ def test_an_estimate_with_data_parallel_attention_serves_more_of_an_mla_model_on
     assert (dp.record.concurrency or 0) > (tp.record.concurrency or 0)
 
 
+def test_auto_runs_an_mla_model_in_the_attention_layout_that_serves_more(catalogs: Catalogs) -> None:
+    # With no measurement of DeepSeek-V3.2 on H200, auto estimates 8 GPUs (671 GB at FP8: 4 x 134.3 GB does
+    # not hold it, 8 do). Under tensor-parallel attention its MLA latent is copied on all 8 GPUs; with
+    # data-parallel attention it is kept once, so the batch (and requests/s) grows, as the test above shows
+    # for an explicit estimate. Auto must price the layout deploy ranks cheaper, not the slower one.
+    scenario = _glm(GpuVmChoice(provider="coreweave", offer="h200-sxm-8x"))
+    scenario = scenario.model_copy(
+        update={"serverless": ServerlessChoice(provider="deepinfra", model="deepseek-ai/DeepSeek-V3.2")}
+    )
+    side = resolve(scenario, catalogs).self_hosted
+    assert side is not None and side.setup is not None
+    assert (side.setup.model, side.setup.gpus_per_replica, side.setup.attention) == ("deepseek-v3.2", 8, "dp")
+
+    def explicit(attention: Literal["tp", "dp"]) -> OwnedSide:
+        setup = side.setup.model_copy(update={"attention": attention})
+        hosting = scenario.self_hosting.model_copy(update={"estimate": setup})
+        found = resolve(scenario.model_copy(update={"self_hosting": hosting}), catalogs).self_hosted
+        assert found is not None
+        return found
+
+    assert side.capacity == explicit("dp").capacity
+    assert side.capacity.requests_per_s > explicit("tp").capacity.requests_per_s
+    note = next(w.message for w in resolve(scenario, catalogs).warnings if w.code == "estimated_capacity")
+    assert "data-parallel attention" in note
+
+
+def test_auto_keeps_tensor_parallel_attention_for_a_model_without_mla(catalogs: Catalogs) -> None:
+    # Qwen3-235B-A22B caches grouped keys and values, which tensor parallel splits by head: one layout
+    scenario = _glm(GpuVmChoice(provider="coreweave", offer="h200-sxm-8x"))
+    scenario = scenario.model_copy(update={"self_hosting": SelfHosting(model="qwen3-235b-a22b")})
+    side = resolve(scenario, catalogs).self_hosted
+    assert side is not None and side.setup is not None and side.setup.attention == "tp"
+
+
 def test_the_command_line_chooses_a_closed_models_substitute_with_a_flag(capsys: pytest.CaptureFixture[str]) -> None:
     from calculator.cli.parser import main
 

@@ -9,18 +9,26 @@ parallel 1, 2, 4, 8; 16 spans two nodes).
 
 from __future__ import annotations
 
-from calculator.capacity.memory import FitResult, fit
+from calculator.capacity.memory import Attention, FitResult, fit
 from calculator.catalog.gpus import GpuSpec
 from calculator.catalog.models import ModelSpec
 from calculator.errors import InputError
 from calculator.scenario.inputs import EstimateSetup
 
-__all__ = ["REPLICA_GPU_COUNTS", "fewest_gpus", "native_precision", "replica_setup"]
+__all__ = ["REPLICA_GPU_COUNTS", "attention_layouts", "fewest_gpus", "native_precision", "replica_setup"]
 
 REPLICA_GPU_COUNTS = (1, 2, 4, 8, 16)
 """GPUs per replica tried, fewest first: tensor-parallel sizes divide the heads evenly (powers of two),
 and one node holds 8; 16 is a replica over two nodes, as the largest open models run on H100s (GLM-5,
 DeepSeek-V3 and Kimi K2 at FP8). A model that needs more is left to a GPU with more memory."""
+
+
+def attention_layouts(model: ModelSpec) -> tuple[Attention, ...]:
+    """How a replica of ``model`` can lay out attention over its GPUs: tensor parallel always, and for MLA
+    models data-parallel attention too (SGLang's ``--enable-dp-attention``, vLLM's data-parallel attention
+    for DeepSeek), since one latent per token cannot be split by heads and tensor parallel copies it on
+    every GPU. Deploy tries each; ``record: auto`` keeps the one whose estimate serves more."""
+    return ("tp", "dp") if model.mla is not None else ("tp",)
 
 
 def native_precision(model: ModelSpec, gpu: GpuSpec) -> str:

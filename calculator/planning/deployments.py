@@ -39,6 +39,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from calculator.capacity.memory import FitResult, bytes_per_weight, default_kv_dtype, fit
+from calculator.capacity.replica_setup import attention_layouts
 from calculator.capacity.roofline import ReplicaSpeed, RooflineAssumptions, replica_speed
 from calculator.capacity.sizing import (
     ReplicaCapacity,
@@ -285,9 +286,8 @@ def model_choice(scenario: Scenario, cat: Catalogs, model_id: str | None = None)
 
 
 def _layouts(spec: ModelSpec) -> tuple[AttentionLayout, ...]:
-    """Attention layouts to try: tensor parallel, and for MLA models data-parallel attention (SGLang's
-    ``--enable-dp-attention``: the latent is not copied on every GPU)."""
-    return ATTENTION_LAYOUTS + (("dp",) if spec.mla is not None else ())
+    """Attention layouts to try (:func:`~calculator.capacity.replica_setup.attention_layouts`)."""
+    return attention_layouts(spec)
 
 
 def _fit(

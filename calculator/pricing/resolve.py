@@ -11,7 +11,7 @@ import datetime as dt
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from calculator.capacity.replica_setup import replica_setup
+from calculator.capacity.replica_setup import attention_layouts, replica_setup
 from calculator.capacity.saturation import SeriesCapacity, describe, read_series, series_of
 from calculator.capacity.sizing import (
     ReplicaCapacity,
@@ -20,7 +20,9 @@ from calculator.capacity.sizing import (
     replica_capacity,
 )
 from calculator.catalog.catalogs import Catalogs
+from calculator.catalog.gpus import GpuSpec
 from calculator.catalog.measurements import RecordCatalog, ThroughputRecord
+from calculator.catalog.models import ModelSpec
 from calculator.catalog.prices import (
     DedicatedOffer,
     GpuVmOffer,
@@ -242,7 +244,30 @@ def _same_model_sizing(
     found = measured_record(choice.spec, cat, scenario.evidence.records, gpu, context)
     if found is not None:
         return _sizing_from(scenario, cat, found.id), None, choice.names
-    return None, replica_setup(choice.spec, gpu, context), choice.names
+    return None, _faster_layout(replica_setup(choice.spec, gpu, context), choice.spec, gpu, shape), choice.names
+
+
+def _faster_layout(setup: EstimateSetup, spec: ModelSpec, gpu: GpuSpec, shape: TurnShape) -> EstimateSetup:
+    """``setup`` in the attention layout whose estimate serves more requests/s for the turn ``shape``; tensor
+    parallel on a tie, on one GPU, and for a model with one layout. An engineer serving DeepSeek-V3 or Kimi K2
+    on a node turns data-parallel attention on for throughput (the latent is no longer copied on each GPU,
+    so the batch grows), and deploy ranks both: the estimate Compare prices should not be the slower one."""
+    layouts = attention_layouts(spec)
+    if setup.gpus_per_replica == 1 or len(layouts) == 1:
+        return setup
+    best, most = setup, -1.0
+    for layout in layouts:
+        candidate = setup.model_copy(update={"attention": layout})
+        try:
+            served = estimate_record(
+                candidate, spec, gpu, float(shape.input_tokens), float(shape.prefix_share), float(shape.hit_rate),
+                float(shape.output_tokens), attention=layout,
+            ).requests_per_s  # fmt: skip
+        except InputError:  # the layout cannot hold one sequence of the turn
+            continue
+        if served > most:
+            best, most = candidate, served
+    return best
 
 
 def _sizing_from(scenario: Scenario, cat: Catalogs, record_id: str) -> ThroughputRecord:
@@ -496,7 +521,13 @@ def _same_model_notes(res: ResolvedScenario) -> list[Problem]:
                     "self_hosting.record",
                     f"{OPTION_LABELS[side.kind]}: no measurement of {setup.model} on {side.offer.gpu} in the records, "
                     f"so a roofline estimate sizes it ({setup.precision.upper()}, {setup.gpus_per_replica} GPU(s) per "
-                    "replica, the fewest that hold the model): an estimate, not a measurement.",
+                    "replica, the fewest that hold the model"
+                    + (
+                        ", data-parallel attention, which serves more here than tensor parallel"
+                        if setup.attention == "dp"
+                        else ""
+                    )
+                    + "): an estimate, not a measurement.",
                     severity="warning",
                     code="estimated_capacity",
                 )
