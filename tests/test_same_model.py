@@ -322,10 +322,11 @@ def test_auto_runs_an_mla_model_in_the_attention_layout_that_serves_more(catalog
     )
     side = resolve(scenario, catalogs).self_hosted
     assert side is not None and side.setup is not None
-    assert (side.setup.model, side.setup.gpus_per_replica, side.setup.attention) == ("deepseek-v3.2", 8, "dp")
+    chosen = side.setup
+    assert (chosen.model, chosen.gpus_per_replica, chosen.attention) == ("deepseek-v3.2", 8, "dp")
 
     def explicit(attention: Literal["tp", "dp"]) -> OwnedSide:
-        setup = side.setup.model_copy(update={"attention": attention})
+        setup = chosen.model_copy(update={"attention": attention})
         hosting = scenario.self_hosting.model_copy(update={"estimate": setup})
         found = resolve(scenario.model_copy(update={"self_hosting": hosting}), catalogs).self_hosted
         assert found is not None
