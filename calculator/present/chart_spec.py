@@ -79,8 +79,15 @@ def rows(columns: dict[str, Sequence[Any] | Any], length: int | None = None) -> 
     """A chart's inline rows from columns (a list each, or one value for every row); a number that is not
     finite is left empty (JSON has no NaN, and a chart leaves out what it cannot draw)."""
     n = length if length is not None else max(len(v) for v in columns.values() if isinstance(v, list | tuple))
-    listed = {k: v if isinstance(v, list | tuple) else [v] * n for k, v in columns.items()}
-    return [{k: _json_value(v[i]) for k, v in listed.items()} for i in range(n)]
+    # column by column, then zipped: a dict built per cell by index was most of a volume chart's rerun
+    cleaned = [
+        [_json_value(x) for x in v[:n]] if isinstance(v, list | tuple) else [_json_value(v)] * n
+        for v in columns.values()
+    ]
+    if any(len(c) < n for c in cleaned):
+        raise IndexError("a chart column is shorter than its rows")
+    keys = list(columns)
+    return [dict(zip(keys, cells, strict=True)) for cells in zip(*cleaned, strict=False)]
 
 
 def _json_value(value: Any) -> Any:
