@@ -654,6 +654,7 @@ for col, opt in zip(cols, result.options, strict=False):
 owned_side = resolved.self_hosted or resolved.dedicated
 if owned_side is not None:
     setup = scenario.self_hosting.estimate or owned_side.setup
+    auto_setup = scenario.self_hosting.estimate is None
     same = resolved.gpu_model
     # record: auto names why the GPU options run this model: the serverless one, or its nearest spec
     why = ""
@@ -662,7 +663,11 @@ if owned_side is not None:
     if setup is not None:
         st.caption(
             f"GPU options sized from a roofline estimate of {setup.model}{why} at {setup.precision.upper()} on "
-            f"{setup.gpus_per_replica} GPU(s) of {owned_side.offer.gpu} per replica: an estimate, not a measurement."
+            f"{setup.gpus_per_replica} GPU(s) of {owned_side.offer.gpu} per replica"
+            + (" with data-parallel attention" if setup.attention == "dp" else "")
+            # auto chose the layout; an estimate the user set is theirs
+            + (" (it serves more here than tensor parallel)" if setup.attention == "dp" and auto_setup else "")
+            + ": an estimate, not a measurement."
         )
     if result.estimate_range is not None:
         st.caption(estimate_range_caption(result.estimate_range, cur))

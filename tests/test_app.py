@@ -7,7 +7,7 @@ from streamlit.testing.v1 import AppTest
 
 from calculator.scenario.model import Scenario, list_presets, load_scenario_text
 
-from .apptest import APP
+from .apptest import APP, open_page, text_of
 
 SEED_URL = {"preset": "coding-agent", "asof": "2026-10-30", "in": "20000", "pfx": "0.9", "hit": "1.0", "out": "500"}
 
@@ -446,3 +446,12 @@ def test_the_token_factor_hint_points_to_the_advanced_inputs() -> None:
     assert "another model's tokenizer" in warnings
     assert "**Advanced**" in warnings and "Token counts" in warnings
     assert "token_factors" not in warnings
+
+
+def test_compare_says_when_auto_estimates_an_mla_model_with_data_parallel_attention() -> None:
+    # DeepSeek-V3.2 has no measurement on H200: auto estimates 8 GPUs, in the layout that serves more
+    at = open_page("compare", sl="deepinfra/deepseek-v3.2", vm="coreweave/h200-sxm-8x", ded="none")
+    caption = text_of(at.caption)
+    assert "roofline estimate of deepseek-v3.2" in caption
+    assert "with data-parallel attention (it serves more here than tensor parallel)" in caption
+    assert "5 replica(s)" in caption  # as deploy ranks data-parallel attention on this node (8 with tensor parallel)
