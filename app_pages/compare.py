@@ -826,9 +826,15 @@ st.subheader("Assumptions and price versions")
 table = _assumptions.assumptions_frame(result, work_cat, resolved)
 st.dataframe(table, hide_index=True, width="stretch")
 d1, d2, d3 = st.columns(3)
+
+
+def _csv() -> str:  # written when asked for, as the YAML and the PDF are
+    return table.to_csv(index=False)
+
+
 d1.download_button(
     "Assumptions (CSV)",
-    data=table.to_csv(index=False),
+    data=_csv,
     file_name="assumptions.csv",
     mime="text/csv",
     on_click="ignore",
