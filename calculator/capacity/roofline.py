@@ -66,18 +66,24 @@ class RooflineAssumptions(BaseModel):
 
     bandwidth_efficiency: float = Field(default=0.8, gt=0, le=1)
     """Share of peak memory bandwidth a decode step reaches."""
-    decode_flops_efficiency: float = Field(default=0.6, gt=0, le=1)
+    decode_flops_efficiency: float = Field(default=0.55, gt=0, le=1)
     """Share of peak dense FLOP/s a large decode batch reaches."""
-    prefill_flops_efficiency: float = Field(default=0.55, gt=0, le=1)
+    prefill_flops_efficiency: float = Field(default=0.6, gt=0, le=1)
     """Share of peak dense FLOP/s prefill reaches (model FLOPs utilisation)."""
-    tp_overhead: float = Field(default=0.25, ge=0, le=1)
+    tp_overhead: float = Field(default=0.15, ge=0, le=1)
     """Extra time per step for tensor-parallel communication, when on more than one GPU."""
-    moe_efficiency: float = Field(default=0.15, gt=0, le=1)
-    """Share of the dense decode roofline a mixture-of-experts model reaches: expert GEMMs over a few tokens
-    each, routing and token dispatch (fitted to published MoE runs, see ``calibration``)."""
-    layer_overhead_us: float = Field(default=30.0, ge=0, le=1000)
-    """Fixed time per layer per decode step (kernel launches, synchronisation, all-reduce latency): the
-    floor a step cannot go below whatever the batch, which is what a single stream sees."""
+    moe_efficiency: float = Field(default=0.35, gt=0, le=1)
+    """Share of the dense roofs (bandwidth in decode, FLOP/s in decode and prefill) the routed experts' grouped
+    GEMMs reach: many small per-expert matrices, block-scaled FP8 or 4-bit kernels less mature than dense
+    ones. Applies to the experts' bytes and FLOPs only; attention, shared experts and dense layers run at
+    the dense efficiencies (fitted to published MoE runs, see ``calibration``)."""
+    layer_overhead_us: float = Field(default=50.0, ge=0, le=1000)
+    """Fixed time per layer per decode step (kernel launches, synchronisation): the floor a step cannot go
+    below whatever the batch, which is what a single stream sees."""
+    moe_prefill_efficiency: float = Field(default=0.3, gt=0, le=1)
+    """Share of the dense prefill FLOP/s the routed experts reach in prefill: each expert's matrices are split
+    across the tensor-parallel GPUs, so its GEMMs are narrow (DeepSeek-V3's 2,048-wide experts are 256 wide
+    on each of 8 GPUs) and far from the roof a dense layer reaches."""
     sequence_overhead_us: float = Field(default=10.0, ge=0, le=1000)
     """Time per sequence per decode step outside the GPU roofs: scheduling, sampling and detokenising each
     sequence on the host, which grows with the batch (hundreds of sequences cost milliseconds a step)."""
@@ -92,7 +98,9 @@ class RooflineAssumptions(BaseModel):
             f"tensor-parallel communication adds {self.tp_overhead:.0%} per step",
         ]
         if self.moe_efficiency < 1:
-            out.append(f"mixture-of-experts models decode at {self.moe_efficiency:.0%} of that")
+            out.append(f"routed experts decode at {self.moe_efficiency:.0%} of those roofs")
+        if self.moe_prefill_efficiency < 1:
+            out.append(f"and prefill at {self.moe_prefill_efficiency:.0%} of the prefill roof")
         if self.layer_overhead_us > 0:
             out.append(f"each decode step costs at least {self.layer_overhead_us:g} µs per layer")
         if self.sequence_overhead_us > 0:
@@ -137,11 +145,36 @@ def expert_share_read(model: ModelSpec, batch: float) -> float:
 
 
 def weights_read_bytes(model: ModelSpec, precision: str, batch: float) -> float:
-    per_param = bytes_per_weight(precision)
-    if not model.is_moe:
-        return model.params_total_b * 1e9 * per_param
+    return _shared_read_bytes(model, precision) + _expert_read_bytes(model, precision, batch)
+
+
+def _shared_read_bytes(model: ModelSpec, precision: str) -> float:
+    """Bytes of the weights every decode step reads whatever the batch: all of a dense model; attention,
+    embeddings, shared experts and dense layers of a mixture of experts."""
+    return model.shared_params_b * 1e9 * bytes_per_weight(precision)
+
+
+def _expert_read_bytes(model: ModelSpec, precision: str, batch: float) -> float:
+    """Bytes of the routed experts a decode batch touches (0 for a dense model)."""
     routed = model.routed_expert_params_b
-    return (model.params_total_b - routed + routed * expert_share_read(model, batch)) * 1e9 * per_param
+    return routed * expert_share_read(model, batch) * 1e9 * bytes_per_weight(precision)
+
+
+def _matmul_flops_per_token(model: ModelSpec, expert_efficiency: float) -> float:
+    """Weight FLOPs of one token (2 a parameter) at the dense roof's efficiency: the routed experts' share
+    counts 1 / ``expert_efficiency`` times, as their grouped GEMMs reach only that share of the dense roof."""
+    if not model.is_moe or model.experts is None:
+        return 2 * model.params_active_b * 1e9
+    routed_active = model.routed_expert_params_b * model.experts.active / model.experts.total
+    shared_active = max(model.params_active_b - routed_active, 0.0)
+    return 2 * (shared_active + routed_active / expert_efficiency) * 1e9
+
+
+def _attention_cost(gpu: GpuSpec, precision: str) -> float:
+    """How many FLOPs at ``precision``'s rate one attention FLOP costs: attention multiplies queries by the
+    cached keys and values in BF16 whatever the weights' precision (engines keep FP8 or FP4 for the weight
+    GEMMs), so on FP8 weights it runs at the BF16 rate, half the FP8 one."""
+    return gpu.dense_tflops(precision) / gpu.dense_tflops("bf16")
 
 
 def attention_flops_per_token(model: ModelSpec, context: float, *, decode: bool = False) -> float:
@@ -181,16 +214,15 @@ def decode_step(
     gpus: int = 1,
     assumptions: RooflineAssumptions | None = None,
     *,
-    slowdown: float = 1.0,
     floor_s: float = 0.0,
 ) -> DecodePoint:
     """One decode step that reads ``bytes_per_gpu`` on each GPU and computes ``flops_per_token`` for each
-    of ``batch`` sequences: the slower of the memory and the compute roof, times ``slowdown`` (a mixture of
-    experts), and never below ``floor_s`` (the model's per-layer fixed cost)."""
+    of ``batch`` sequences: the slower of the memory and the compute roof, plus ``floor_s`` (the model's
+    fixed cost per step)."""
     a = assumptions or DEFAULT_ASSUMPTIONS
     memory_s = bytes_per_gpu / (gpu.memory_bandwidth_tbs * 1e12 * a.bandwidth_efficiency)
     compute_s = flops_per_token * batch / (gpu.dense_tflops(precision) * 1e12 * gpus * a.decode_flops_efficiency)
-    roof = max(memory_s, compute_s) * _tp_factor(gpus, a) * slowdown
+    roof = max(memory_s, compute_s) * _tp_factor(gpus, a)
     step = (roof + floor_s) / a.speculative_speedup
     return DecodePoint(
         batch=batch,
@@ -234,29 +266,22 @@ def decode(
     attention (DeepSeek-V3.2, GLM-5) reads the indexer keys of the whole context but the cache of only
     the ``top_k`` tokens it picked (:meth:`ModelSpec.kv_bytes_read_per_step`). Not counted: the attention
     weights each GPU holds whole under data-parallel attention (about 11B of DeepSeek-V3's 671B)."""
+    a = assumptions or DEFAULT_ASSUMPTIONS
     kv = model.kv_bytes_read_per_step(KV_DTYPE_BYTES[kv_dtype.lower()], context)
     ways = kv_read_ways(model, gpus, attention)
-    per_gpu = weights_read_bytes(model, precision, batch) / gpus + batch * kv / ways
-    flops = 2 * model.params_active_b * 1e9 + attention_flops_per_token(model, context, decode=True)
-    a = assumptions or DEFAULT_ASSUMPTIONS
-    return decode_step(
-        gpu,
-        precision,
-        batch,
-        per_gpu,
-        flops,
-        gpus,
-        a,
-        slowdown=_moe_slowdown(model, a),
-        floor_s=_floor_s(model, a, batch),
-    )
-
-
-def _moe_slowdown(model: ModelSpec, a: RooflineAssumptions) -> float:
-    return 1 / a.moe_efficiency if model.is_moe else 1.0
+    # the experts' bytes count 1 / moe_efficiency times: their kernels reach that share of the bandwidth
+    weights = _shared_read_bytes(model, precision) + _expert_read_bytes(model, precision, batch) / a.moe_efficiency
+    per_gpu = weights / gpus + batch * kv / ways
+    flops = _matmul_flops_per_token(model, a.moe_efficiency) + attention_flops_per_token(
+        model, context, decode=True
+    ) * _attention_cost(gpu, precision)
+    return decode_step(gpu, precision, batch, per_gpu, flops, gpus, a, floor_s=_floor_s(model, a, batch))
 
 
 def _floor_s(model: ModelSpec, a: RooflineAssumptions, batch: int) -> float:
+    """The fixed part of a decode step: per layer (launches, synchronisation) and per sequence (host-side
+    scheduling and sampling). A separate cost per MoE layer (routing, token permutation) and per
+    tensor-parallel layer (all-reduce latency) was tried on 2026-11-30: the fit set both to zero."""
     return (model.layers * a.layer_overhead_us + batch * a.sequence_overhead_us) * 1e-6
 
 
@@ -269,9 +294,11 @@ def prefill_tokens_per_s(
     assumptions: RooflineAssumptions | None = None,
 ) -> float:
     """Prompt tokens per second; a causal prompt's tokens see half its length on average."""
-    per_token = 2 * model.params_active_b * 1e9 + attention_flops_per_token(model, prompt_tokens / 2)
-    # prefill multiplies large token blocks per expert, so the MoE decode penalty is not applied here
-    return prefill_rate(gpu, precision, per_token, gpus, assumptions)
+    a = assumptions or DEFAULT_ASSUMPTIONS
+    per_token = _matmul_flops_per_token(model, a.moe_prefill_efficiency) + attention_flops_per_token(
+        model, prompt_tokens / 2
+    ) * _attention_cost(gpu, precision)
+    return prefill_rate(gpu, precision, per_token, gpus, a)
 
 
 class ReplicaSpeed(BaseModel):
