@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from calculator.capacity.calibration import check_cases, fit_assumptions, load_cases, summarise
+from calculator.capacity.calibration import burst_seconds, check_cases, fit_assumptions, load_cases, summarise
 from calculator.capacity.memory import WEIGHT_BYTES
 from calculator.capacity.roofline import RooflineAssumptions, decode, kv_read_ways, prefill_tokens_per_s
 from calculator.capacity.sizing import (
@@ -304,3 +304,60 @@ def test_an_efficiency_set_on_the_capacity_page_moves_the_converted_measurement(
     a = RooflineAssumptions(bandwidth_efficiency=0.4)
     expected = replica_capacity(RATE4, H200, 8192 - 506.6, 0, 1, 506.6, assumptions=a, model=LLAMA)
     assert after == round(expected.requests_per_s, 3) and after != before
+
+
+# --- mixture-of-experts efficiencies, attention precision, bursts (2026-11-30 refit) ---------------------
+
+DEEPSEEK = MODELS.get("deepseek-v3")
+
+
+def test_only_the_routed_experts_decode_at_the_moe_efficiency() -> None:
+    # DeepSeek-V3 on 8x H200 at FP8, one stream: a token touches 8 of 256 routed experts, 653.9B x 8 / 256 =
+    # 20.434B parameters (1 B each); at half the efficiency they take twice as long to read, and nothing else
+    # does: 20.434e9 / 8 GPUs / (4.8 TB/s x 80%) = 0.665 ms more a step
+    half = ROOF_ONLY.model_copy(update={"moe_efficiency": 0.5})
+    full = decode(DEEPSEEK, H200, "fp8", 1, 1000, 8, "bf16", ROOF_ONLY)
+    slow = decode(DEEPSEEK, H200, "fp8", 1, 1000, 8, "bf16", half)
+    assert full.bound == slow.bound == "memory"
+    extra_ms = 653.9e9 * 8 / 256 / 8 / (4.8e12 * 0.8) * 1000
+    assert slow.step_ms - full.step_ms == pytest.approx(extra_ms, rel=1e-9)
+    # a dense model has no routed experts: the MoE efficiency does not touch it
+    assert decode(LLAMA, H200, "fp8", 1, 1000, 4, "bf16", half) == decode(
+        LLAMA, H200, "fp8", 1, 1000, 4, "bf16", ROOF_ONLY
+    )
+
+
+def test_only_the_routed_experts_prefill_at_the_moe_prefill_efficiency() -> None:
+    # per prompt token, the routed experts cost 2 x 20.434B FLOPs; at half the efficiency twice that, so the
+    # time a token takes grows by 2 x 20.434e9 / (8 x 1,979 TFLOP/s x 60%), attention and the rest unchanged
+    full = ROOF_ONLY.model_copy(update={"moe_prefill_efficiency": 1.0})
+    half = ROOF_ONLY.model_copy(update={"moe_prefill_efficiency": 0.5})
+    fast = prefill_tokens_per_s(DEEPSEEK, H200, "fp8", 2000, 8, full)
+    slow = prefill_tokens_per_s(DEEPSEEK, H200, "fp8", 2000, 8, half)
+    fp8 = H200.dense_tflops("fp8") * 1e12
+    assert 1 / slow - 1 / fast == pytest.approx(2 * 653.9e9 * 8 / 256 / (8 * fp8 * 0.6), rel=1e-9)
+
+
+def test_attention_runs_at_the_bf16_rate_beside_fp8_weights() -> None:
+    # Llama 3.1 8B, 8,192-token prompt on one H100 at FP8: weights 2 x 8.03B FLOPs a token at 1,979 TFLOP/s;
+    # attention 4 x 32 heads x 128 x 32 layers x 4,096 (half the prompt) = 2.147 GFLOPs a token at the BF16
+    # rate, 989.5 TFLOP/s, so it counts twice at the FP8 rate: 1,979e12 x 60% / (16.06e9 + 2 x 2.147e9)
+    llama8 = MODELS.get("llama-3.1-8b")
+    h100 = GPUS.get("h100-sxm")
+    attention = 4 * 32 * 128 * 32 * 4096
+    expected = 1979e12 * 0.6 / (2 * 8.03e9 + attention * 1979 / 989.5)
+    assert prefill_tokens_per_s(llama8, h100, "fp8", 8192, 1, ROOF_ONLY) == pytest.approx(expected, rel=1e-9)
+
+
+def test_a_burst_of_sharegpt_prompts_ends_with_its_longest_answers_at_a_small_batch() -> None:
+    # 1,000 prompts of 200 tokens at once, answers of mean 200, all in flight, at a constant 10 ms a step and
+    # 100,000 prompt tokens/s: prefill 2 s; the batch shrinks as answers end, so decode runs until the
+    # longest answer ends, about 200 x H(1000) = 200 x 7.4855 = 1,497 steps (14.97 s), where a steady state
+    # would take 1,000 x 200 x 10 ms / 1,000 = 2 s
+    assert burst_seconds(1000, 1000, 200, 200, 1e5, lambda b: 0.01) == pytest.approx(2 + 14.971, rel=1e-3)
+    # with 4 in flight, 996 answers' tokens decode at the full batch, then the last 4 (memoryless: the same
+    # mean) end after 200 x H(4) = 416.7 steps: 996 x 200 x 10 ms / 4 + 4.167 s
+    assert burst_seconds(1000, 4, 200, 200, 1e5, lambda b: 0.01) == pytest.approx(2 + 498 + 4.1667, rel=1e-4)
+    # no answer runs past 2,048 - prompt tokens (vLLM drops longer ShareGPT conversations): with 1,548-token
+    # prompts the tail stops after 500 steps (5 s), prefill 1,000 x 1,548 / 100,000 = 15.48 s
+    assert burst_seconds(1000, 1000, 1548, 200, 1e5, lambda b: 0.01) == pytest.approx(15.48 + 5, rel=1e-6)

@@ -3,9 +3,12 @@
 Each case names its model, GPU, engine, precision, lengths and concurrency, and what was measured.
 The estimate of a throughput case treats a request's replica time as its prefill plus its share of
 the decode steps it rides in: ``t = I / prefill + O x step(B) / B`` (continuous batching,
-:meth:`ReplicaSpeed.request_seconds`), with the batch capped by what fits in the KV cache. The
-efficiencies are the :class:`RooflineAssumptions` passed in (the one default set otherwise), the same
-object that splits measured records in ``calculator.capacity.sizing``.
+:meth:`ReplicaSpeed.request_seconds`), with the batch capped by what fits in the KV cache. A run that sent
+ShareGPT prompts all at once (``output_lengths: sharegpt``) is timed as the burst it was instead
+(:func:`burst_seconds`): its answers vary in length, so it ends with its longest answers decoding at a
+small batch, and output tokens / duration is well below the steady state. The efficiencies are the
+:class:`RooflineAssumptions` passed in (the one default set otherwise), the same object that splits
+measured records in ``calculator.capacity.sizing``.
 
 Every case is ``fit`` or ``holdout`` by its source (never point by point from one run):
 :func:`fit_assumptions` sees only the ``fit`` cases, and :func:`estimate_error` states the accuracy from
@@ -176,6 +179,7 @@ def _estimate(
         return speed.decode.tokens_per_s_per_user, batch, speed.decode.bound
     if case.output_lengths == "sharegpt":
         requests = case.requests or round(case.concurrency)
+        context = case.input_tokens + case.output_tokens / 2  # as replica_speed's decode
 
         def step_s(b: int) -> float:
             point = decode(
@@ -183,7 +187,6 @@ def _estimate(
             )
             return point.step_ms / 1000
 
-        context = case.input_tokens + case.output_tokens / 2
         seconds = burst_seconds(
             requests, batch, case.input_tokens, case.output_tokens, speed.prefill_tokens_per_s, step_s
         )
@@ -194,7 +197,8 @@ def _estimate(
 
 SHAREGPT_MAX_TOKENS = 2048
 """vLLM's benchmark drops ShareGPT conversations whose prompt and answer together exceed 2,048 tokens
-(``vllm/benchmarks/datasets.py``, ``is_valid_sequence``), so no answer runs past 2,048 - prompt tokens."""
+(``is_valid_sequence(..., max_total_len=2048)`` in vllm-project/vllm ``vllm/benchmarks/datasets.py``, read
+2026-11-30), so no answer runs past 2,048 - prompt tokens."""
 
 
 def burst_seconds(

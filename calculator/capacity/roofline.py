@@ -3,33 +3,40 @@
 Decode is bound by memory bandwidth, prefill by compute::
 
     decode step (batch B, mean context c) = max(
-        (weights read + B x c x KV bytes/token) / (bandwidth x eff_bw),
-        (2 x active params + attention) x B / (FLOP/s x eff_flops))
-    prefill tokens/s = FLOP/s x eff_prefill / (2 x active params + attention at the prompt length)
-    attention        ~ 4 x layers x heads x head_dim x context FLOPs per token (MLA decode: on the latent)
+        (shared weights + experts touched / eff_moe + B x c x KV bytes/token) / (bandwidth x eff_bw),
+        (2 x (shared active + routed active / eff_moe) + attention) x B / (FLOP/s x eff_flops))
+        x (1 + TP overhead)  +  layers x per-layer time  +  B x per-sequence time
+    prefill tokens/s = FLOP/s x eff_prefill / (2 x (shared active + routed active / eff_moe_prefill) + attention)
+    attention        ~ 4 x layers x heads x head_dim x context FLOPs per token (MLA decode: on the latent),
+                       at the BF16 rate whatever the weights' precision
     request time     = uncached tokens / prefill tokens/s + output tokens x step / B
 
 A decode step also costs a fixed time per layer (launches, synchronisation) and per sequence (host-side
-scheduling and sampling), and a mixture of experts reaches only ``moe_efficiency`` of the dense roof; all
-three were needed to fit published runs (``calibration``).
-
-A mixture of experts reads the shared weights plus the experts its batch touches: with E experts of
-which k serve each token, a batch of B touches 1 - (1 - k/E)^B of them, growing towards all.
-Tensor parallelism adds GPUs' bandwidth and FLOP/s, less a communication overhead. What-if
-multipliers (speculative decoding, a lower precision) are assumptions and say so.
+scheduling and sampling). A mixture of experts reads the shared weights (attention, embeddings, shared
+experts, dense layers) plus the experts its batch touches: with E experts of which k serve each token, a
+batch of B touches 1 - (1 - k/E)^B of them, growing towards all. Only the routed experts' bytes and FLOPs
+run at ``moe_efficiency`` (decode) and ``moe_prefill_efficiency`` (prefill) of the dense roofs: their
+grouped GEMMs over a few tokens each are the part engines run far below the roof; the rest of the model
+runs at the dense efficiencies. Tensor parallelism adds GPUs' bandwidth and FLOP/s, less a communication
+overhead. What-if multipliers (speculative decoding, a lower precision) are assumptions and say so.
 
 :class:`RooflineAssumptions` is the only place efficiencies live: the estimate, the split of a
 measured record's time into prefill and decode (``calculator.capacity.sizing``), the calibration
 and the Capacity page's charts all take the same object. The defaults are
 :func:`calculator.capacity.calibration.fit_assumptions` on the ``fit`` cases of
 ``calculator/data/roofline_cases.yaml`` (80 points: TensorRT-LLM's perf overview, GPUStack's DeepSeek-R1 and
-gpt-oss-120b pages, the earlier cases), fitted 2026-11-30; ``benchmarks/roofline_check.py`` refits and says
-whether they still agree. The error stated to users is the one on the ``holdout`` cases the fit never saw
-(:func:`calculator.capacity.calibration.estimate_error`): at that date a median |error| of 45% and a worst of
-261% over 63 points, 52 of them mixture-of-experts, 10th-90th percentile -58% to +139%. That misses the
-10% / 25% target: the fit is dominated by TensorRT-LLM's offline runs, the hold-out by vLLM and SGLang
-serving bursts and newer B200 engines, and one set of efficiencies cannot cover engines that differ 2-3x on
-the same GPU (see the script's per-case table).
+gpt-oss-120b pages, the earlier cases), refitted 2026-11-30 once the calibration read GPUStack's ShareGPT
+runs as bursts (all prompts at once, answers of varying length, so each run ends at a small batch:
+:func:`calculator.capacity.calibration.burst_seconds`); ``benchmarks/roofline_check.py --refit`` refits and
+says whether they still agree. The error stated to users is the one on the ``holdout`` cases the fit never
+saw (:func:`calculator.capacity.calibration.estimate_error`): at that date a median |error| of 19% and a
+worst of 243% over 63 points, 52 of them mixture-of-experts, 10th-90th percentile -29% to +105% (before the
+burst model and the experts' own efficiencies: 43% and 261%, -54% to +145%). That misses the 10% / 25%
+target: engines differ up to 2x on the same model and GPU (GPUStack's DeepSeek-V3.2 page: 1,427 to 4,244
+output tok/s by engine and flags), GPUStack's Qwen3-32B FP8 runs on one H100 reach half of what the same
+roofline gives TensorRT-LLM's Llama FP8 runs, and one GLM-5 stream on 8x B200 takes 20 ms a token where
+the roofline with these efficiencies gives 6 (a fixed cost per MoE layer or per tensor-parallel layer was
+tried for it; the fit set both to zero).
 """
 
 from __future__ import annotations
