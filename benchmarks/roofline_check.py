@@ -2,7 +2,7 @@
 
 Run with ``.venv/bin/python benchmarks/roofline_check.py [--refit]``. The cases, their sources and their
 split are in ``calculator/data/roofline_cases.yaml``. The efficiencies are the one default
-:class:`RooflineAssumptions` (fitted to the ``fit`` cases); ``--refit`` fits them again (about 10 s) and says
+:class:`RooflineAssumptions` (fitted to the ``fit`` cases); ``--refit`` fits them again (about 80 s) and says
 whether the defaults still agree. The hold-out summary is the accuracy the estimate claims
 (``calculator.capacity.calibration.estimate_error``, the band compare shows in money).
 """

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from calculator.capacity.calibration import check_cases, fit_assumptions, load_cases, summarise
+from calculator.capacity.calibration import burst_seconds, check_cases, fit_assumptions, load_cases, summarise
 from calculator.capacity.memory import WEIGHT_BYTES
 from calculator.capacity.roofline import RooflineAssumptions, decode, kv_read_ways, prefill_tokens_per_s
 from calculator.capacity.sizing import (
@@ -80,24 +80,27 @@ def _by_hand(
 
 
 def test_a_record_is_converted_with_the_roofline_defaults_when_no_assumptions_are_given() -> None:
-    # the coding agent's turn: 20,000 in, 90% repeated (2,000 uncached), 500 out; roofline defaults (fitted)
-    # 80% of bandwidth, 60% of FLOP/s in decode, 55% in prefill, 25% TP overhead, 30 us a layer and 10 us a
-    # sequence a step. By hand (_by_hand above, from the datasheets): 1.37437 req/s
+    # the coding agent's turn: 20,000 in, 90% repeated (2,000 uncached), 500 out; roofline defaults (refitted
+    # 2026-11-30 with the burst model of ShareGPT runs): 80% of bandwidth, 55% of FLOP/s in decode, 60% in
+    # prefill, 15% TP overhead, 50 us a layer and 10 us a sequence a step. By hand (_by_hand above, from the
+    # datasheets): 1.47388 req/s (1.37437 with the earlier defaults)
     cap = replica_capacity(RATE4, H200, 20_000, 0.9, 1, 500, model=LLAMA)
     assert cap.method == "converted"
-    assert cap.requests_per_s == pytest.approx(_by_hand(0.8, 0.6, 0.55, 20_000, 2_000, 500), rel=1e-9)
-    assert cap.requests_per_s == pytest.approx(1.37437, abs=1e-5)
+    by_hand = _by_hand(0.8, 0.55, 0.6, 20_000, 2_000, 500, tp=0.15, layer_us=50.0)
+    assert cap.requests_per_s == pytest.approx(by_hand, rel=1e-9)
+    assert cap.requests_per_s == pytest.approx(1.47388, abs=1e-5)
     explicit = replica_capacity(RATE4, H200, 20_000, 0.9, 1, 500, assumptions=RooflineAssumptions(), model=LLAMA)
     assert explicit == cap
 
 
 def test_other_efficiencies_move_the_conversion_as_the_roofline_moves() -> None:
     # slower prefill beside faster decode: the scenario's uncached prompt is four times the record's at about
-    # the same output, so it leans on prefill more than the record did: 1.22533 req/s by hand, not 1.37437
+    # the same output, so it leans on prefill more than the record did: 1.28220 req/s by hand, not 1.47388
     prefill_bound = RooflineAssumptions(bandwidth_efficiency=0.9, prefill_flops_efficiency=0.15)
     cap = replica_capacity(RATE4, H200, 20_000, 0.9, 1, 500, assumptions=prefill_bound, model=LLAMA)
-    assert cap.requests_per_s == pytest.approx(_by_hand(0.9, 0.6, 0.15, 20_000, 2_000, 500), rel=1e-9)
-    assert cap.requests_per_s == pytest.approx(1.22533, abs=1e-5)
+    by_hand = _by_hand(0.9, 0.55, 0.15, 20_000, 2_000, 500, tp=0.15, layer_us=50.0)
+    assert cap.requests_per_s == pytest.approx(by_hand, rel=1e-9)
+    assert cap.requests_per_s == pytest.approx(1.28220, abs=1e-5)
 
 
 def test_the_split_ratio_is_the_roofline_s_own_prefill_over_decode() -> None:
@@ -179,7 +182,7 @@ def test_roofline_check_prints_in_sample_and_hold_out_errors_that_the_data_gives
         check=True,
     )
     lines = run.stdout.splitlines()
-    assert lines[0].startswith("assumptions: decode reaches 80% of peak bandwidth and 60% of peak FLOP/s")
+    assert lines[0].startswith("assumptions: decode reaches 80% of peak bandwidth and 55% of peak FLOP/s")
     fit_at, hold_at = lines.index("IN-SAMPLE (fit)"), lines.index("HOLD-OUT (never seen by the fit)")
     cases = load_cases()
     for case in cases:
@@ -301,3 +304,60 @@ def test_an_efficiency_set_on_the_capacity_page_moves_the_converted_measurement(
     a = RooflineAssumptions(bandwidth_efficiency=0.4)
     expected = replica_capacity(RATE4, H200, 8192 - 506.6, 0, 1, 506.6, assumptions=a, model=LLAMA)
     assert after == round(expected.requests_per_s, 3) and after != before
+
+
+# --- mixture-of-experts efficiencies, attention precision, bursts (2026-11-30 refit) ---------------------
+
+DEEPSEEK = MODELS.get("deepseek-v3")
+
+
+def test_only_the_routed_experts_decode_at_the_moe_efficiency() -> None:
+    # DeepSeek-V3 on 8x H200 at FP8, one stream: a token touches 8 of 256 routed experts, 653.9B x 8 / 256 =
+    # 20.434B parameters (1 B each); at half the efficiency they take twice as long to read, and nothing else
+    # does: 20.434e9 / 8 GPUs / (4.8 TB/s x 80%) = 0.665 ms more a step
+    half = ROOF_ONLY.model_copy(update={"moe_efficiency": 0.5})
+    full = decode(DEEPSEEK, H200, "fp8", 1, 1000, 8, "bf16", ROOF_ONLY)
+    slow = decode(DEEPSEEK, H200, "fp8", 1, 1000, 8, "bf16", half)
+    assert full.bound == slow.bound == "memory"
+    extra_ms = 653.9e9 * 8 / 256 / 8 / (4.8e12 * 0.8) * 1000
+    assert slow.step_ms - full.step_ms == pytest.approx(extra_ms, rel=1e-9)
+    # a dense model has no routed experts: the MoE efficiency does not touch it
+    assert decode(LLAMA, H200, "fp8", 1, 1000, 4, "bf16", half) == decode(
+        LLAMA, H200, "fp8", 1, 1000, 4, "bf16", ROOF_ONLY
+    )
+
+
+def test_only_the_routed_experts_prefill_at_the_moe_prefill_efficiency() -> None:
+    # per prompt token, the routed experts cost 2 x 20.434B FLOPs; at half the efficiency twice that, so the
+    # time a token takes grows by 2 x 20.434e9 / (8 x 1,979 TFLOP/s x 60%), attention and the rest unchanged
+    full = ROOF_ONLY.model_copy(update={"moe_prefill_efficiency": 1.0})
+    half = ROOF_ONLY.model_copy(update={"moe_prefill_efficiency": 0.5})
+    fast = prefill_tokens_per_s(DEEPSEEK, H200, "fp8", 2000, 8, full)
+    slow = prefill_tokens_per_s(DEEPSEEK, H200, "fp8", 2000, 8, half)
+    fp8 = H200.dense_tflops("fp8") * 1e12
+    assert 1 / slow - 1 / fast == pytest.approx(2 * 653.9e9 * 8 / 256 / (8 * fp8 * 0.6), rel=1e-9)
+
+
+def test_attention_runs_at_the_bf16_rate_beside_fp8_weights() -> None:
+    # Llama 3.1 8B, 8,192-token prompt on one H100 at FP8: weights 2 x 8.03B FLOPs a token at 1,979 TFLOP/s;
+    # attention 4 x 32 heads x 128 x 32 layers x 4,096 (half the prompt) = 2.147 GFLOPs a token at the BF16
+    # rate, 989.5 TFLOP/s, so it counts twice at the FP8 rate: 1,979e12 x 60% / (16.06e9 + 2 x 2.147e9)
+    llama8 = MODELS.get("llama-3.1-8b")
+    h100 = GPUS.get("h100-sxm")
+    attention = 4 * 32 * 128 * 32 * 4096
+    expected = 1979e12 * 0.6 / (2 * 8.03e9 + attention * 1979 / 989.5)
+    assert prefill_tokens_per_s(llama8, h100, "fp8", 8192, 1, ROOF_ONLY) == pytest.approx(expected, rel=1e-9)
+
+
+def test_a_burst_of_sharegpt_prompts_ends_with_its_longest_answers_at_a_small_batch() -> None:
+    # 1,000 prompts of 200 tokens at once, answers of mean 200, all in flight, at a constant 10 ms a step and
+    # 100,000 prompt tokens/s: prefill 2 s; the batch shrinks as answers end, so decode runs until the
+    # longest answer ends, about 200 x H(1000) = 200 x 7.4855 = 1,497 steps (14.97 s), where a steady state
+    # would take 1,000 x 200 x 10 ms / 1,000 = 2 s
+    assert burst_seconds(1000, 1000, 200, 200, 1e5, lambda b: 0.01) == pytest.approx(2 + 14.971, rel=1e-3)
+    # with 4 in flight, 996 answers' tokens decode at the full batch, then the last 4 (memoryless: the same
+    # mean) end after 200 x H(4) = 416.7 steps: 996 x 200 x 10 ms / 4 + 4.167 s
+    assert burst_seconds(1000, 4, 200, 200, 1e5, lambda b: 0.01) == pytest.approx(2 + 498 + 4.1667, rel=1e-4)
+    # no answer runs past 2,048 - prompt tokens (vLLM drops longer ShareGPT conversations): with 1,548-token
+    # prompts the tail stops after 500 steps (5 s), prefill 1,000 x 1,548 / 100,000 = 15.48 s
+    assert burst_seconds(1000, 1000, 1548, 200, 1e5, lambda b: 0.01) == pytest.approx(15.48 + 5, rel=1e-6)

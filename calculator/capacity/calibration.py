@@ -3,9 +3,12 @@
 Each case names its model, GPU, engine, precision, lengths and concurrency, and what was measured.
 The estimate of a throughput case treats a request's replica time as its prefill plus its share of
 the decode steps it rides in: ``t = I / prefill + O x step(B) / B`` (continuous batching,
-:meth:`ReplicaSpeed.request_seconds`), with the batch capped by what fits in the KV cache. The
-efficiencies are the :class:`RooflineAssumptions` passed in (the one default set otherwise), the same
-object that splits measured records in ``calculator.capacity.sizing``.
+:meth:`ReplicaSpeed.request_seconds`), with the batch capped by what fits in the KV cache. A run that sent
+ShareGPT prompts all at once (``output_lengths: sharegpt``) is timed as the burst it was instead
+(:func:`burst_seconds`): its answers vary in length, so it ends with its longest answers decoding at a
+small batch, and output tokens / duration is well below the steady state. The efficiencies are the
+:class:`RooflineAssumptions` passed in (the one default set otherwise), the same object that splits
+measured records in ``calculator.capacity.sizing``.
 
 Every case is ``fit`` or ``holdout`` by its source (never point by point from one run):
 :func:`fit_assumptions` sees only the ``fit`` cases, and :func:`estimate_error` states the accuracy from
@@ -17,7 +20,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Literal
@@ -25,7 +28,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from calculator.capacity.memory import default_kv_dtype, fit
-from calculator.capacity.roofline import AttentionLayout, RooflineAssumptions, replica_speed
+from calculator.capacity.roofline import AttentionLayout, RooflineAssumptions, decode, replica_speed
 from calculator.catalog.datafile import DATA_DIR, load_model
 from calculator.catalog.field_docs import FIELD_DOCS
 from calculator.catalog.gpus import GpuCatalog, load_gpu_specs
@@ -42,6 +45,7 @@ __all__ = [
     "check_cases",
     "estimate_case",
     "estimate_error",
+    "burst_seconds",
     "fit_assumptions",
     "load_cases",
     "summarise",
@@ -70,6 +74,13 @@ class Case(_Frozen):
     input_tokens: float = Field(gt=0)
     output_tokens: float = Field(gt=0)
     concurrency: float = Field(gt=0)
+    output_lengths: Literal["fixed", "sharegpt"] = "fixed"
+    """``fixed``: every request asks for ``output_tokens`` (a random-data benchmark, TensorRT-LLM's tables);
+    ``sharegpt``: the lengths of ShareGPT's answers, which vary around the mean ``output_tokens``, so a run
+    ends with its longest answers decoding at a small batch (:func:`burst_seconds`)."""
+    requests: int | None = Field(default=None, ge=1)
+    """Prompts the benchmark sent at once when more than ``concurrency`` are in flight (they queue); absent,
+    the run is read as a steady state."""
     measured: float = Field(gt=0)
     """Tokens/s per user (decode_per_user) or output tokens/s of the replica (throughput)."""
     split: Split = "fit"
@@ -114,6 +125,7 @@ PERFECT = RooflineAssumptions(
     prefill_flops_efficiency=1,
     tp_overhead=0,
     moe_efficiency=1,
+    moe_prefill_efficiency=1,
     layer_overhead_us=0,
     sequence_overhead_us=0,
 )
@@ -165,8 +177,61 @@ def _estimate(
     )
     if case.kind == "decode_per_user":
         return speed.decode.tokens_per_s_per_user, batch, speed.decode.bound
+    if case.output_lengths == "sharegpt":
+        requests = case.requests or round(case.concurrency)
+        context = case.input_tokens + case.output_tokens / 2  # as replica_speed's decode
+
+        def step_s(b: int) -> float:
+            point = decode(
+                model, gpu, case.precision, b, context, case.gpus, kv_dtype, assumptions, attention=case.attention
+            )
+            return point.step_ms / 1000
+
+        seconds = burst_seconds(
+            requests, batch, case.input_tokens, case.output_tokens, speed.prefill_tokens_per_s, step_s
+        )
+        return requests * case.output_tokens / seconds, batch, speed.decode.bound
     # a throughput benchmark sends unique prompts: every input token is prefilled
     return case.output_tokens / speed.request_seconds(case.input_tokens, case.output_tokens), batch, speed.decode.bound
+
+
+SHAREGPT_MAX_TOKENS = 2048
+"""vLLM's benchmark drops ShareGPT conversations whose prompt and answer together exceed 2,048 tokens
+(``is_valid_sequence(..., max_total_len=2048)`` in vllm-project/vllm ``vllm/benchmarks/datasets.py``, read
+2026-11-30), so no answer runs past 2,048 - prompt tokens."""
+
+
+def burst_seconds(
+    requests: int,
+    batch: int,
+    input_tokens: float,
+    mean_output: float,
+    prefill_tokens_per_s: float,
+    step_s: Callable[[int], float],
+) -> float:
+    """Time to serve ``requests`` prompts sent at once whose answer lengths vary as ShareGPT's do, at most
+    ``batch`` decoding together: every prompt's prefill, then decode at the full batch while requests
+    queue, then the tail as the last ``batch`` answers finish one by one and the batch shrinks.
+
+    Answer lengths are taken as exponential with the measured mean (an ASSUMPTION: ShareGPT's answers are
+    long-tailed, most short and a few near the cut-off). Being memoryless, the answers still running when the
+    queue empties have the same distribution, so the tail is ``batch`` answers decoding from the start:
+    ``B(s) = batch x exp(-s / mean)`` sequences remain after ``s`` steps, and the longest ends at about
+    ``mean x H(batch)`` steps (the expected maximum), capped by :data:`SHAREGPT_MAX_TOKENS`."""
+    batch = max(1, min(batch, requests))
+    prefill = requests * input_tokens / prefill_tokens_per_s
+    queued = max(requests - batch, 0) * mean_output * step_s(batch) / batch
+    cap = max(SHAREGPT_MAX_TOKENS - input_tokens, mean_output)
+    tail, done, b = 0.0, 0.0, float(batch)
+    while b > 1 and done < cap:
+        nxt = max(b / 1.25, 1.0)
+        steps = min(mean_output * math.log(b / nxt), cap - done)
+        tail += steps * step_s(max(1, round(math.sqrt(b * nxt))))
+        done += steps
+        b = nxt
+    harmonic = sum(1 / i for i in range(1, batch + 1))
+    last = min(mean_output * (harmonic - math.log(batch)), max(cap - done, 0.0))
+    return prefill + queued + tail + last * step_s(1)
 
 
 def _memory_engine(engine: str) -> str:
@@ -192,6 +257,7 @@ FIT_GRID: dict[str, tuple[float, ...]] = {
     "prefill_flops_efficiency": tuple(round(0.20 + 0.05 * i, 2) for i in range(17)),
     "tp_overhead": tuple(round(0.05 * i, 2) for i in range(11)),
     "moe_efficiency": tuple(round(0.10 + 0.05 * i, 2) for i in range(19)),
+    "moe_prefill_efficiency": tuple(round(0.10 + 0.05 * i, 2) for i in range(19)),
     "layer_overhead_us": tuple(float(10 * i) for i in range(31)),
     "sequence_overhead_us": tuple(float(5 * i) for i in range(21)),
 }
@@ -203,6 +269,7 @@ FIT_START = RooflineAssumptions(
     prefill_flops_efficiency=0.5,
     tp_overhead=0.3,
     moe_efficiency=1.0,
+    moe_prefill_efficiency=1.0,
     layer_overhead_us=0.0,
     sequence_overhead_us=0.0,
 )
