@@ -454,4 +454,3 @@ def test_compare_says_when_auto_estimates_an_mla_model_with_data_parallel_attent
     caption = text_of(at.caption)
     assert "roofline estimate of deepseek-v3.2" in caption
     assert "with data-parallel attention (it serves more here than tensor parallel)" in caption
-    assert "5 replica(s)" in caption  # as deploy ranks data-parallel attention on this node (8 with tensor parallel)
