@@ -371,7 +371,17 @@ def test_frames_and_charts_build() -> None:
         pc.replica_chart(replicas),
         pc.histogram_chart(hist, analysis.report.block_size),
     ):
-        assert chart.to_dict()
+        assert chart.to_dict()  # checked against the Vega-Lite schema
+    # what is drawn is the frames' rows: the chosen 2,000-token cache marked, every request in a bar
+    curve_spec = pc.curve_chart(curve, analysis.report.prefix_share).spec
+    marked = curve_spec["layer"][2]["data"]["values"]
+    assert [row["capacity"] for row in marked] == [2_000]
+    assert curve_spec["layer"][3]["encoding"]["text"] == {"value": "your cache"}
+    bars = pc.histogram_chart(hist, analysis.report.block_size).spec["data"]["values"]
+    for cache in ("Unlimited cache", "Your cache"):
+        assert sum(row["requests"] for row in bars if row["cache"] == cache) == 30
+    per_replica = pc.replica_chart(replicas).spec["data"]["values"]
+    assert len(per_replica) == 9 and {row["replica"] for row in per_replica} == {1, 2, 3}
 
 
 def test_the_compare_pages_scenario_is_the_one_priced() -> None:

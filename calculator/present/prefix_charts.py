@@ -14,12 +14,13 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import IO, Any, cast
+from typing import IO, Any
 
 import altair as alt
 import pandas as pd
 
 from calculator.catalog.textfile import APP_MAX_CHARS, TooLarge, unpacked_length
+from calculator.present.chart_spec import Spec, layer, rows
 from calculator.present.money import format_money
 from calculator.pricing.compare import OPTION_LABELS, Comparison
 from calculator.traffic.prefix import CacheConfig, CacheResult, PrefixReport, RequestLog
@@ -313,102 +314,146 @@ def cost_frame(assumed: Comparison, measured: Comparison, currency: str) -> pd.D
 # --- charts -------------------------------------------------------------------------------------------
 
 
-def curve_chart(df: pd.DataFrame, prefix_share: float) -> alt.LayerChart:
-    """Hit rate h against cache capacity per replica (log x); the chosen capacity is marked."""
-    x = alt.X(
-        "capacity:Q",
-        title="Cache capacity per replica (tokens, log scale)",
-        scale=alt.Scale(type="log"),
-        axis=alt.Axis(values=[int(c) for c in df["capacity"]], format="~s", grid=False),
-    )
-    y = alt.Y("hit_rate:Q", title="Hit rate h", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%"))
+def curve_chart(df: pd.DataFrame, prefix_share: float) -> Spec:
+    """Hit rate h against cache capacity per replica (log x); the chosen capacity is marked.
+
+    Written as a Vega-Lite dict, as Compare's charts are: building it through Altair objects was a sixth of
+    a Prefix analysis rerun (the chart tests check the spec against the schema)."""
+    x = {
+        "field": "capacity",
+        "type": "quantitative",
+        "title": "Cache capacity per replica (tokens, log scale)",
+        "scale": {"type": "log"},
+        "axis": {"values": [int(c) for c in df["capacity"]], "format": "~s", "grid": False},
+    }
+    y = {
+        "field": "hit_rate",
+        "type": "quantitative",
+        "title": "Hit rate h",
+        "scale": {"domain": [0, 1]},
+        "axis": {"format": "%"},
+    }
     tooltip = [
-        alt.Tooltip("capacity:Q", title="Capacity (tokens)", format=","),
-        alt.Tooltip("hit_rate:Q", title="Hit rate h", format=".1%"),
-        alt.Tooltip("token_hit_share:Q", title="Token hit share s*h", format=".1%"),
+        {"field": "capacity", "type": "quantitative", "title": "Capacity (tokens)", "format": ","},
+        {"field": "hit_rate", "type": "quantitative", "title": "Hit rate h", "format": ".1%"},
+        {"field": "token_hit_share", "type": "quantitative", "title": "Token hit share s*h", "format": ".1%"},
     ]
-    line = alt.Chart(df).mark_line(color=BLUE).encode(x=x, y=y)
-    points = alt.Chart(df).mark_point(filled=True, color=BLUE, size=50).encode(x=x, y=y, tooltip=tooltip)
-    layers: list[Any] = [line, points]
+    columns = ["capacity", "hit_rate", "token_hit_share"]
+    data = rows({c: df[c].tolist() for c in columns}, len(df))
+    layers = [
+        layer(data, {"type": "line", "color": BLUE}, {"x": x, "y": y}),
+        layer(data, {"type": "point", "filled": True, "color": BLUE, "size": 50}, {"x": x, "y": y, "tooltip": tooltip}),
+    ]
     chosen = df[df["chosen"]]
     if not chosen.empty:
+        marked = rows({c: chosen[c].tolist() for c in columns}, len(chosen))
+        red = "#cf222e"
         layers.append(
-            alt.Chart(chosen)
-            .mark_point(shape="diamond", size=160, filled=True, color="#cf222e")
-            .encode(x=x, y=y, tooltip=tooltip)
+            layer(
+                marked,
+                {"type": "point", "shape": "diamond", "size": 160, "filled": True, "color": red},
+                {"x": x, "y": y, "tooltip": tooltip},
+            )
         )
         layers.append(
-            alt.Chart(chosen)
-            .mark_text(align="left", dx=8, dy=-10, color="#cf222e")
-            .encode(x=x, y=y, text=alt.TextValue("your cache"))
+            layer(
+                marked,
+                {"type": "text", "align": "left", "dx": 8, "dy": -10, "color": red},
+                {"x": x, "y": y, "text": {"value": "your cache"}},
+            )
         )
-    title = alt.Title(
-        "Hit rate against cache size",
-        subtitle=f"Share of the reusable start (s = {prefix_share:.1%}) a cache of this size still serves",
+    title = {
+        "text": "Hit rate against cache size",
+        "subtitle": f"Share of the reusable start (s = {prefix_share:.1%}) a cache of this size still serves",
+    }
+    return Spec({"$schema": alt.SCHEMA_URL, "layer": layers, "width": WIDTH, "height": HEIGHT, "title": title})
+
+
+def _bars(
+    df: pd.DataFrame, columns: list[str], encoding: dict[str, Any], height: int, title: str | dict[str, str]
+) -> Spec:
+    """One bar chart with its rows inline."""
+    return Spec(
+        {
+            "$schema": alt.SCHEMA_URL,
+            "data": {"values": rows({c: df[c].tolist() for c in columns}, len(df))},
+            "mark": {"type": "bar"},
+            "encoding": encoding,
+            "width": WIDTH,
+            "height": height,
+            "title": title,
+        }
     )
-    return cast(alt.LayerChart, alt.layer(*layers, width=WIDTH, height=HEIGHT, title=title))
 
 
-def replica_chart(df: pd.DataFrame) -> alt.Chart:
+def replica_chart(df: pd.DataFrame) -> Spec:
     """Token hit share of each replica, the routing policies side by side."""
-    chart: alt.Chart = (
-        alt.Chart(df)
-        .mark_bar()
-        .encode(
-            x=alt.X("replica:O", title="Replica", axis=alt.Axis(labelAngle=0)),
-            xOffset=alt.XOffset("routing:N", sort=list(ROUTINGS.values())),
-            y=alt.Y("hit_share:Q", title="Token hit share on the replica", axis=alt.Axis(format="%")),
-            color=alt.Color(
-                "routing:N",
-                title="Routing",
-                sort=list(ROUTINGS.values()),
-                scale=alt.Scale(domain=list(ROUTINGS.values()), range=[BLUE, "#bf8700", "#1a7f37"]),
-                legend=alt.Legend(orient="top", title=None),
-            ),
-            tooltip=[
-                alt.Tooltip("routing:N", title="Routing"),
-                alt.Tooltip("replica:O", title="Replica"),
-                alt.Tooltip("hit_share:Q", title="Token hit share", format=".1%"),
-                alt.Tooltip("requests:Q", title="Requests", format=","),
-                alt.Tooltip("input_tokens:Q", title="Input tokens", format=","),
-            ],
-        )
-        .properties(width=WIDTH, height=HEIGHT, title="Hit share per replica and routing policy")
-    )
-    return chart
+    policies = list(ROUTINGS.values())
+    encoding = {
+        "x": {"field": "replica", "type": "ordinal", "title": "Replica", "axis": {"labelAngle": 0}},
+        "xOffset": {"field": "routing", "type": "nominal", "sort": policies},
+        "y": {
+            "field": "hit_share",
+            "type": "quantitative",
+            "title": "Token hit share on the replica",
+            "axis": {"format": "%"},
+        },
+        "color": {
+            "field": "routing",
+            "type": "nominal",
+            "title": "Routing",
+            "sort": policies,
+            "scale": {"domain": policies, "range": [BLUE, "#bf8700", "#1a7f37"]},
+            "legend": {"orient": "top", "title": None},
+        },
+        "tooltip": [
+            {"field": "routing", "type": "nominal", "title": "Routing"},
+            {"field": "replica", "type": "ordinal", "title": "Replica"},
+            {"field": "hit_share", "type": "quantitative", "title": "Token hit share", "format": ".1%"},
+            {"field": "requests", "type": "quantitative", "title": "Requests", "format": ","},
+            {"field": "input_tokens", "type": "quantitative", "title": "Input tokens", "format": ","},
+        ],
+    }
+    columns = ["routing", "replica", "hit_share", "requests", "input_tokens"]
+    return _bars(df, columns, encoding, HEIGHT, "Hit share per replica and routing policy")
 
 
-def histogram_chart(df: pd.DataFrame, block_size: int) -> alt.Chart:
+def histogram_chart(df: pd.DataFrame, block_size: int) -> Spec:
     """Requests by how many tokens of their start were found in the cache (bins double in width)."""
     order = list(df.sort_values("order")["bin"].drop_duplicates())
-    chart: alt.Chart = (
-        alt.Chart(df)
-        .mark_bar()
-        .encode(
-            x=alt.X("bin:N", sort=order, title="Matched start (tokens; k = 1,024)", axis=alt.Axis(labelAngle=0)),
-            xOffset=alt.XOffset("cache:N", sort=["Unlimited cache", "Your cache"]),
-            y=alt.Y("requests:Q", title="Requests (square-root scale)", scale=alt.Scale(type="sqrt")),
-            color=alt.Color(
-                "cache:N",
-                title=None,
-                sort=["Unlimited cache", "Your cache"],
-                scale=alt.Scale(domain=["Unlimited cache", "Your cache"], range=["#8c959f", BLUE]),
-                legend=alt.Legend(orient="top"),
-            ),
-            tooltip=[
-                alt.Tooltip("cache:N", title="Cache"),
-                alt.Tooltip("bin:N", title="Matched tokens"),
-                alt.Tooltip("requests:Q", title="Requests", format=","),
-                alt.Tooltip("share:Q", title="Share of requests", format=".1%"),
-            ],
-        )
-        .properties(
-            width=WIDTH,
-            height=HIST_HEIGHT,
-            title=alt.Title(
-                "How much of each prompt's start was cached",
-                subtitle=f"Whole blocks of {block_size:,} tokens only; 0 means nothing matched",
-            ),
-        )
-    )
-    return chart
+    caches = ["Unlimited cache", "Your cache"]
+    encoding = {
+        "x": {
+            "field": "bin",
+            "type": "nominal",
+            "sort": order,
+            "title": "Matched start (tokens; k = 1,024)",
+            "axis": {"labelAngle": 0},
+        },
+        "xOffset": {"field": "cache", "type": "nominal", "sort": caches},
+        "y": {
+            "field": "requests",
+            "type": "quantitative",
+            "title": "Requests (square-root scale)",
+            "scale": {"type": "sqrt"},
+        },
+        "color": {
+            "field": "cache",
+            "type": "nominal",
+            "title": None,
+            "sort": caches,
+            "scale": {"domain": caches, "range": ["#8c959f", BLUE]},
+            "legend": {"orient": "top"},
+        },
+        "tooltip": [
+            {"field": "cache", "type": "nominal", "title": "Cache"},
+            {"field": "bin", "type": "nominal", "title": "Matched tokens"},
+            {"field": "requests", "type": "quantitative", "title": "Requests", "format": ","},
+            {"field": "share", "type": "quantitative", "title": "Share of requests", "format": ".1%"},
+        ],
+    }
+    title = {
+        "text": "How much of each prompt's start was cached",
+        "subtitle": f"Whole blocks of {block_size:,} tokens only; 0 means nothing matched",
+    }
+    return _bars(df, ["bin", "cache", "requests", "share"], encoding, HIST_HEIGHT, title)
