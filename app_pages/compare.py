@@ -12,8 +12,7 @@ from typing import Literal
 import streamlit as st
 from pydantic import ValidationError
 
-from app_pages import _assumptions, _state, _uploads, _words
-from app_pages._chart import kept_chart
+from app_pages import _state, _uploads, _words
 from app_pages._data import catalogs, kept, presets, priced_key
 from app_pages._widgets import quantity_input, url_bind
 from calculator.catalog.datafile import DataFileError
@@ -21,7 +20,6 @@ from calculator.catalog.fx import CODES
 from calculator.catalog.prices import ttl_minutes
 from calculator.catalog.quantity import plain
 from calculator.errors import InputError
-from calculator.present import charts
 from calculator.present.estimate_range import estimate_range_caption
 from calculator.present.money import format_money, format_small
 from calculator.present.report import (
@@ -651,6 +649,12 @@ for col, opt in zip(cols, result.options, strict=False):
         st.caption(
             f"{yearly} · {per_1000} per 1,000 turns · runs **{opt.model or 'your model'}** · {opt.provider}{extra}"
         )
+# pandas and Altair (about a second to import in a fresh process) are needed from here on only: imported
+# now, the first costs above are on screen before them
+from app_pages import _assumptions  # noqa: E402
+from app_pages._chart import kept_chart  # noqa: E402
+from calculator.present import charts  # noqa: E402
+
 owned_side = resolved.self_hosted or resolved.dedicated
 if owned_side is not None:
     setup = scenario.self_hosting.estimate or owned_side.setup

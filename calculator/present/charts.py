@@ -38,7 +38,14 @@ from calculator.catalog.prices import (
 )
 from calculator.errors import InputError
 from calculator.present.chart_spec import Spec, layer, rows
-from calculator.present.money import amount_format, axis_format, format_money, format_small, money_title
+from calculator.present.money import (
+    amount_format,
+    axis_format,
+    fmt_volume,
+    format_money,
+    format_small,
+    money_title,
+)
 from calculator.present.shown_currency import turn_currency
 from calculator.pricing.billing import hourly_price_per_replica
 from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison, CostFn, cost_curves, curves
@@ -88,15 +95,6 @@ PART_LEGEND: dict[str, Any] = {"orient": "bottom", "columns": 2}
 
 
 # --- numbers that are not money (money: calculator.present.money) -------------------------------
-
-
-def fmt_volume(turns: float) -> str:
-    """Turns per month in words a product manager reads: ``1.2 million``, ``350,000``."""
-    if turns >= 1e9:
-        return f"{turns / 1e9:.3g} billion"
-    if turns >= 1e6:
-        return f"{turns / 1e6:.3g} million"
-    return f"{turns:,.0f}"
 
 
 def option_color_scale(options: list[str]) -> alt.Scale:

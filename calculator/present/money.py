@@ -134,3 +134,12 @@ def axis_format(largest: Decimal | float, currency: str, figures: int = 3) -> st
     if not amount.is_finite() or amount == 0:
         return f",.{decimals}f"
     return f",.{max(decimals, figures - 1 - amount.adjusted())}f"
+
+
+def fmt_volume(turns: float) -> str:
+    """Turns per month in words a product manager reads: ``1.2 million``, ``350,000``."""
+    if turns >= 1e9:
+        return f"{turns / 1e9:.3g} billion"
+    if turns >= 1e6:
+        return f"{turns / 1e6:.3g} million"
+    return f"{turns:,.0f}"

@@ -2,6 +2,8 @@
 
 Built with fpdf2; the Altair charts are rendered to PNG by vl-convert (no browser, no Node).
 No streamlit import: the app's download button calls :func:`summary_pdf`, and so can a script.
+The answers in words (:func:`answer_sentences`, :func:`price_age_line`) import neither pandas nor Altair:
+the Compare page shows its first costs with them before either is loaded.
 """
 
 from __future__ import annotations
@@ -12,12 +14,8 @@ import re
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
 from calculator.catalog.prices import STALE_AFTER_DAYS, is_stale, price_age_text
-from calculator.present import charts
-from calculator.present.chart_spec import ALTAIR_GLOBALS
-from calculator.present.money import format_money, format_price, format_small
+from calculator.present.money import fmt_volume, format_money, format_price, format_small
 from calculator.pricing.billing import DAYS_PER_MONTH
 from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison, curves
 from calculator.pricing.pinning import Repricing
@@ -52,13 +50,13 @@ def answer_sentences(result: Comparison, switches: list[tuple[float, str, str]] 
         other = c.b if c.cheaper_above == c.a else c.a
         out.append(
             f"{OPTION_LABELS[c.cheaper_above]} becomes cheaper than {OPTION_LABELS[other]} above "
-            f"**{charts.fmt_volume(c.turns_per_month)} turns a month** "
+            f"**{fmt_volume(c.turns_per_month)} turns a month** "
             f"({c.turns_per_month / DAYS_PER_MONTH:,.0f} a day)."
         )
     if result.stays_cheapest and len(result.options) > 1:
         name, above = result.stays_cheapest
         if any(c.cheaper_above == name for c in result.crossings):
-            out.append(f"Above {charts.fmt_volume(above)} turns a month, {OPTION_LABELS[name]} stays cheapest.")
+            out.append(f"Above {fmt_volume(above)} turns a month, {OPTION_LABELS[name]} stays cheapest.")
         else:
             out.append(f"{OPTION_LABELS[name]} is cheapest at every volume from 1,000 to 10 billion turns a month.")
     if switches is not None and len(result.options) > 1:
@@ -154,6 +152,8 @@ def _field_label(field: str) -> str:
 
 def price_changes_frame(repricing: Repricing, scenario: Scenario) -> pd.DataFrame:
     """One row per price that changed since the scenario was pinned, in the sheet's currency."""
+    import pandas as pd  # here, not at the top: the app's first costs are shown before pandas is needed
+
     currency: dict[tuple[str, str, str], str] = {
         (p.option, p.provider, p.offer): p.currency for p in scenario.prices_used
     }
@@ -188,6 +188,8 @@ def price_changes_frame(repricing: Repricing, scenario: Scenario) -> pd.DataFram
 
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from calculator.present.pdf_page import _Pdf as _Pdf
 
 
@@ -201,6 +203,8 @@ def __getattr__(name: str) -> Any:
 
 def _png(chart: object, scale: float = 2.0) -> io.BytesIO:
     import vl_convert as vlc
+
+    from calculator.present.chart_spec import ALTAIR_GLOBALS
 
     with ALTAIR_GLOBALS:  # a page may be drawing a chart in another thread, with its own data transformer
         spec = chart.to_json()  # type: ignore[attr-defined]
@@ -232,6 +236,7 @@ def summary_pdf(
     """One A4 page: title, metrics per option, the turn pair, answers in words, two charts, assumptions."""
     s = result.scenario
     cur = s.currency
+    from calculator.present import charts
     from calculator.present.pdf_page import _Pdf
 
     pdf = _Pdf()
