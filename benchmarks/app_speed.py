@@ -106,6 +106,7 @@ CHANGES = [
         [200_000, 400_000, 600_000, 800_000, 1_200_000, 1_600_000, 2_000_000],
     ),
     Change("plan: growth", "plan", "pl_g", [0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0]),
+    Change("deploy: TTFT target", "deploy", "d_ttft", [500.0, 1000.0, 1500.0, 2000.0, 2500.0, 3000.0, 4000.0]),
     Change("replay: requests", "replay", "r_n", [8, 16, 24, 40, 48, 56, 64]),
 ]
 BASELINE_CHANGE = Change(
