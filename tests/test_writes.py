@@ -298,7 +298,9 @@ def test_every_writer_goes_through_the_one_atomic_writer() -> None:
     bypass = [
         f"{path.relative_to(root)}:{number}"
         for path in root.rglob("*.py")
-        if path.name != "datafile.py"
+        # the parse cache writes its own entries: relative to a folder checked to be the user's own, mode 0600
+        # (the atomic writer gives new files the umask's mode), without fsync (a lost entry is only a miss)
+        if path.name not in ("datafile.py", "parse_cache.py")
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
         if any(call in line for call in ("os.replace(", "os.rename(", ".write_text(", ".write_bytes(", "mkstemp("))
         and "tmp.write_text(" not in line  # genai_prices validates a copy in a private temporary folder

@@ -17,12 +17,16 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from calculator.catalog import parse_cache
+
 __all__ = [
     "DATA_DIR",
     "MAX_YAML_CHARS",
     "MAX_YAML_DEPTH",
     "MAX_YAML_VALUES",
     "DataFileError",
+    "ItemPlace",
+    "ItemPlaces",
     "UnwritablePath",
     "check_writable",
     "item_id_lines",
@@ -292,8 +296,23 @@ def load_model(path: Path, model: type[M], context: dict[str, Any] | None = None
 
     name = str(path)
     text = read_text(path, name, MAX_YAML_CHARS)
-    data = _libyaml(text, path)
+    data = _bundled_data(text, path)
     return _validated(parse_yaml(text, name) if data is None else data, text, name, model, context)
+
+
+def _bundled_data(text: str, path: Path) -> Any:
+    """A bundled file's data as :func:`_libyaml` reads it, from the parse cache when it holds this very text
+    (:mod:`calculator.catalog.parse_cache`; the data is validated by the caller either way); None as there."""
+    resolved = Path(path).resolve()
+    if not (yaml.__with_libyaml__ and resolved.is_relative_to(DATA_DIR)):
+        return None
+    hit, data = parse_cache.cached(resolved, text)
+    if hit:
+        return data
+    data = _libyaml(text, resolved)
+    if data is not None:
+        parse_cache.store(resolved, text, data)
+    return data
 
 
 def load_model_text(text: str, name: str, model: type[M], context: dict[str, Any] | None = None) -> M:
@@ -353,6 +372,36 @@ def item_id_lines(path: Path, list_key: str) -> dict[int, int]:
             line = next((v.start_mark.line + 1 for k, v in item.value if getattr(k, "value", None) == "id"), line)
         lines[index] = int(line)
     return lines
+
+
+class ItemPlaces:
+    """Where each ``list_key[i].id`` of one file is, looked up when an error first names one: composing the
+    file again to find its lines is needed for a duplicate id, not on every load."""
+
+    def __init__(self, path: Path, list_key: str) -> None:
+        self.path = path
+        self.list_key = list_key
+        self._lines: dict[int, int] | None = None
+
+    def line(self, index: int) -> int:
+        """1-based line of item ``index``'s id, as :func:`item_id_lines` gives it (1 when not found)."""
+        if self._lines is None:
+            self._lines = item_id_lines(self.path, self.list_key)
+        return self._lines.get(index, 1)
+
+    def __getitem__(self, index: int) -> ItemPlace:
+        return ItemPlace(self, index)
+
+
+class ItemPlace:
+    """``file:line`` of one item's id when printed (in an f-string or ``str``)."""
+
+    def __init__(self, places: ItemPlaces, index: int) -> None:
+        self.places = places
+        self.index = index
+
+    def __str__(self) -> str:
+        return f"{self.places.path}:{self.places.line(self.index)}"
 
 
 class UnwritablePath(OSError):

@@ -17,7 +17,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from calculator.catalog.datafile import DATA_DIR, DataFileError, item_id_lines, key_line, load_model
+from calculator.catalog.datafile import DATA_DIR, DataFileError, ItemPlace, ItemPlaces, key_line, load_model
 from calculator.catalog.field_docs import FIELD_DOCS
 from calculator.catalog.limits import Limit
 from calculator.catalog.prices import Source
@@ -265,7 +265,7 @@ def load_gpu_specs(directory: Path | None = None) -> GpuCatalog:
     if not paths:
         raise DataFileError([f"{directory}: no GPU spec files (*.yaml) found"])
     gpus: list[GpuSpec] = []
-    first_seen: dict[str, str] = {}
+    first_seen: dict[str, ItemPlace] = {}
     problems: list[str] = []
     for path in paths:
         try:
@@ -273,9 +273,9 @@ def load_gpu_specs(directory: Path | None = None) -> GpuCatalog:
         except DataFileError as exc:
             problems.extend(exc.lines)
             continue
-        id_lines = item_id_lines(path, "gpus")
+        places = ItemPlaces(path, "gpus")
         for index, gpu in enumerate(spec_file.gpus):
-            where = f"{path}:{id_lines.get(index, 1)}"
+            where = places[index]
             if gpu.id in first_seen:
                 problems.append(
                     f"{where}: gpus.{index}[{gpu.id}].id: duplicate GPU id {gpu.id!r}; "

@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from calculator.catalog.datafile import DATA_DIR, DataFileError, item_id_lines, key_line, load_model
+from calculator.catalog.datafile import DATA_DIR, DataFileError, ItemPlace, ItemPlaces, key_line, load_model
 from calculator.catalog.field_docs import FIELD_DOCS
 from calculator.catalog.limits import PARAMETERS_B, SPEC_COUNT
 from calculator.catalog.prices import Source, canonical_model
@@ -549,7 +549,7 @@ def load_model_specs(directory: Path | None = None) -> ModelCatalog:
     if not paths:
         raise DataFileError([f"{directory}: no model spec files (*.yaml) found"])
     models: list[ModelSpec] = []
-    first_seen: dict[str, tuple[str, str]] = {}
+    first_seen: dict[str, tuple[str, ItemPlace]] = {}
     problems: list[str] = []
     for path in paths:
         try:
@@ -557,9 +557,9 @@ def load_model_specs(directory: Path | None = None) -> ModelCatalog:
         except DataFileError as exc:
             problems.extend(exc.lines)
             continue
-        id_lines = item_id_lines(path, "models")
+        places = ItemPlaces(path, "models")
         for index, model in enumerate(model_file.models):
-            where = f"{path}:{id_lines.get(index, 1)}"
+            where = places[index]
             label = f"models.{index}[{model.id}]"
             clash = next(
                 (

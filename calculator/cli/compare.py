@@ -18,7 +18,6 @@ from calculator.cli.turn import turn_json
 from calculator.present.money import format_money, format_small
 from calculator.present.shown_currency import turn_currency
 from calculator.pricing.compare import OPTION_LABELS, Comparison, break_even_by_prefix_share, compare, load_catalogs
-from calculator.pricing.pinning import pin_prices, reprice
 from calculator.scenario.inputs import AUTO_RECORD, monthly_turns
 from calculator.scenario.model import (
     DedicatedChoice,
@@ -205,7 +204,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
     catalogs = load_catalogs(args.sheets, args.gpu_specs, args.records, args.models)
     result = compare(scenario, catalogs)
     by_share = break_even_by_prefix_share(scenario, catalogs) if args.by_prefix_share else None
-    repricing = reprice(scenario, catalogs) if scenario.prices_used else None
+    repricing = None
+    if scenario.prices_used or args.save:
+        # imported here: only a pinned scenario or --save reads prices then and now (its models take a
+        # few ms to build, which every other run would pay at start)
+        from calculator.pricing.pinning import pin_prices, reprice
+
+        repricing = reprice(scenario, catalogs) if scenario.prices_used else None
     if args.save:
         console.save(Path(args.save), dump_scenario(pin_prices(scenario, catalogs, result)), "--save")
     if args.json:

@@ -12,13 +12,12 @@ import dataclasses
 import datetime as dt
 from collections.abc import Callable
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field
 
-from calculator.capacity.calibration import EstimateError, estimate_error
 from calculator.catalog.catalogs import Catalogs, load_catalogs
 from calculator.catalog.prices import DedicatedOffer, GpuVmOffer
 from calculator.errors import InputError, Problem
@@ -33,6 +32,9 @@ from calculator.pricing.resolve import OPTION_LABELS, OwnedSide, ResolvedScenari
 from calculator.pricing.serverless import serverless_monthly_array, serverless_option, storage_monthly
 from calculator.pricing.turn import TurnComparison, TurnShape, compare_turn
 from calculator.scenario.model import Scenario
+
+if TYPE_CHECKING:  # imported where used: only an estimated option needs the calibration cases
+    from calculator.capacity.calibration import EstimateError
 
 __all__ = [
     "Catalogs",
@@ -290,6 +292,8 @@ def estimate_range(
     owned = [side for side in (res.dedicated, res.self_hosted) if side is not None and is_estimated(side)]
     if not owned:
         return None
+    from calculator.capacity.calibration import estimate_error  # here: only an estimate reads the cases
+
     band = error or estimate_error()
     ends = [_with_capacity_factor(res, f) for f in (band.low_factor, band.high_factor)]
     priced = [owned_options(end) for end in ends]
