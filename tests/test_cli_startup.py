@@ -248,3 +248,31 @@ def test_models_skip_their_field_docstrings_but_the_schemas_keep_them() -> None:
         assert Traffic.model_fields["turns_per_month"].description is None
     scenario_schema = next(text for path, text in schema_files().items() if path.parent.name == "scenarios")
     assert '"description": "Requests per month."' in scenario_schema
+
+
+@pytest.mark.parametrize("collecting", [True, False], ids=["collector on", "collector off"])
+def test_a_command_run_in_process_leaves_the_cycle_collector_as_it_found_it(
+    collecting: bool, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Start-up imports run with the collector off (``without_collection``); the caller's setting is kept."""
+    import gc
+
+    from calculator.cli import parser
+
+    during: list[bool] = []
+    build = parser.build_parser
+
+    def building(command: str | None = None) -> Any:
+        during.append(gc.isenabled())
+        return build(command)
+
+    monkeypatch.setattr(parser, "build_parser", building)
+    was = gc.isenabled()
+    try:
+        (gc.enable if collecting else gc.disable)()
+        assert parser.main(["presets"]) == 0
+        assert gc.isenabled() is collecting
+    finally:
+        (gc.enable if was else gc.disable)()
+    assert during == [False]
+    assert "coding-agent" in capsys.readouterr().out
