@@ -202,3 +202,6 @@ def test_the_default_folder_is_the_users_cache(monkeypatch: pytest.MonkeyPatch, 
     monkeypatch.setenv("XDG_CACHE_HOME", "relative/path")  # not absolute: ignored, as the XDG spec says
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert parse_cache.cache_dir() == str(tmp_path / "home" / ".cache" / "inference-calc")
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setattr(os.path, "expanduser", lambda path: path)  # no home folder can be found
+    assert parse_cache.cache_dir() is None

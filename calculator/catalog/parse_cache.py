@@ -59,8 +59,12 @@ def cache_dir() -> str | None:
     if chosen is not None:
         return chosen if chosen.strip() else None
     base = os.environ.get("XDG_CACHE_HOME") or ""
-    root = base if os.path.isabs(base) else os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(root, "inference-calc")
+    if not os.path.isabs(base):
+        home = os.path.expanduser("~")
+        if not os.path.isabs(home):
+            return None  # no home folder (a service without one): never a folder relative to where it runs
+        base = os.path.join(home, ".cache")
+    return os.path.join(base, "inference-calc")
 
 
 @functools.cache  # once per process: the loaders' files do not change under a running command
