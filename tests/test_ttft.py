@@ -10,6 +10,7 @@ from calculator.capacity.roofline import DecodePoint, ReplicaSpeed, replica_spee
 from calculator.capacity.ttft import (
     TTFT_OVERHEAD_MS,
     check_ttft_cases,
+    chunk_tokens_for,
     erlang_c_wait_s,
     fit_overhead_ms,
     loaded_ttft,
@@ -49,6 +50,16 @@ def test_decode_batch_and_arrivals_add_by_hand() -> None:
     assert long.interference_ms == pytest.approx(70.0) and long.prefill_queue_ms == pytest.approx(250.0)
 
 
+def test_the_prefill_chunk_is_vllms_default_for_the_gpu() -> None:
+    # vLLM's get_batch_defaults (OpenAI server): 8,192 tokens from 70 GiB up except the A100, else 2,048
+    gpus = load_gpu_specs()
+    assert chunk_tokens_for(gpus.get("h100-sxm")) == 8192  # 80 GB = 74.5 GiB
+    assert chunk_tokens_for(gpus.get("l40s")) == 2048  # 48 GB
+    # a 20,000-token prompt rides ceil(20,000 / 8,192) = 3 steps, not ceil(20,000 / 2,048) = 10
+    t = loaded_ttft(20_000, 10_000, decode_step_s=0.02, decoding=7, chunk_tokens=8192, overhead_ms=0)
+    assert t.interference_ms == pytest.approx(3.5 * 20)
+
+
 def test_prefill_work_beyond_the_replica_never_finishes() -> None:
     assert math.isinf(loaded_ttft(1000, 10_000, arrival_rate=10).total_ms)  # 10 x 0.1 s = 100% prefill
 
@@ -72,7 +83,7 @@ def test_deploys_estimate_ttft_is_the_loaded_one_at_the_target_utilisation() -> 
     )
     slot_ms = erlang_c_wait_s(8, 0.7 / 0.6 * 4.1, 4.1) * 1000
     expected = 100 + 30 + 0.7 / 0.6 * 0.1 / (2 * (1 - 0.7 / 0.6 * 0.1)) * 100 + slot_ms + TTFT_OVERHEAD_MS
-    assert _loaded_ttft_ms(speed, 1000, 200, 8, 0.7) == pytest.approx(expected)
+    assert _loaded_ttft_ms(speed, 1000, 200, 8, 0.7, 2048) == pytest.approx(expected)
     assert 6.6 < expected - 100 - 30 - slot_ms - TTFT_OVERHEAD_MS < 6.61
 
 

@@ -39,13 +39,14 @@ from calculator.capacity.memory import default_kv_dtype
 from calculator.capacity.roofline import RooflineAssumptions, decode, prefill_tokens_per_s
 from calculator.catalog.datafile import DATA_DIR, load_model
 from calculator.catalog.field_docs import FIELD_DOCS
-from calculator.catalog.gpus import GpuCatalog
+from calculator.catalog.gpus import GpuCatalog, GpuSpec
 from calculator.catalog.models import ModelCatalog
 from calculator.catalog.prices import Source
 from calculator.errors import InputError
 
 __all__ = [
     "DEFAULT_CHUNK_TOKENS",
+    "LARGE_GPU_CHUNK_TOKENS",
     "TTFT_CASES_PATH",
     "TTFT_ERROR_NOTE",
     "TTFT_OVERHEAD_MS",
@@ -53,6 +54,7 @@ __all__ = [
     "TtftCase",
     "TtftResult",
     "check_ttft_cases",
+    "chunk_tokens_for",
     "erlang_c_wait_s",
     "fit_overhead_ms",
     "load_ttft_cases",
@@ -61,10 +63,21 @@ __all__ = [
 ]
 
 DEFAULT_CHUNK_TOKENS = 2048
-"""Prompt tokens one step prefills (vLLM's ``max_num_batched_tokens``, SGLang's ``chunked_prefill_size``).
-2,048 is vLLM V1's default for an OpenAI server on GPUs under 70 GiB and SGLang's on small GPUs; both use
-8,192 or more on large ones. The smaller figure is kept: a long prompt then rides more steps (conservative);
-prompts under 2,048 tokens ride one step either way."""
+"""Prompt tokens one step prefills (vLLM's ``max_num_batched_tokens``, SGLang's ``chunked_prefill_size``) on a
+GPU of under 70 GiB, or an A100: vLLM V1's default for an OpenAI server there (:func:`chunk_tokens_for`)."""
+LARGE_GPU_CHUNK_TOKENS = 8192
+"""The same default on GPUs of 70 GiB or more other than the A100 (H100, H200, B200, MI300X): vLLM's
+``EngineArgs.get_batch_defaults`` (vllm/engine/arg_utils.py, github.com/vllm-project/vllm, read 2026-11-30);
+SGLang's ``chunked_prefill_size`` is 8,192 for 35 to 160 GB GPUs too, 2,048 below and 16,384 above (B200)
+(python/sglang/srt/server_args.py, github.com/sgl-project/sglang, read 2026-11-30): vLLM's rule is kept."""
+
+
+def chunk_tokens_for(gpu: GpuSpec) -> int:
+    """vLLM's default prefill chunk for an OpenAI server on ``gpu``: 8,192 tokens from 70 GiB up (the A100 kept
+    at 2,048, a larger budget slowed it), else 2,048. A prompt longer than a chunk rides one step per chunk."""
+    large = gpu.memory_gb * 1e9 >= 70 * 2**30 and not gpu.id.startswith("a100")
+    return LARGE_GPU_CHUNK_TOKENS if large else DEFAULT_CHUNK_TOKENS
+
 
 TTFT_OVERHEAD_MS = 4.0
 """Per-request time outside the GPU roofs (HTTP, tokenising, scheduling, the first token's sampling and
@@ -245,7 +258,15 @@ def ttft_case(
         for _ in range(50):  # the fixed point converges in a few rounds below saturation
             others = rate * o * step_s(others) / (1 - rho)
         step = step_s(others)
-    loaded = loaded_ttft(u, p, decode_step_s=step, decoding=others, arrival_rate=rate, overhead_ms=overhead_ms)
+    loaded = loaded_ttft(
+        u,
+        p,
+        decode_step_s=step,
+        decoding=others,
+        arrival_rate=rate,
+        chunk_tokens=chunk_tokens_for(gpu),
+        overhead_ms=overhead_ms,
+    )
     return TtftResult(case=case, plain_ms=plain_ttft_ms(u, p), loaded=loaded, in_flight=others)
 
 

@@ -49,7 +49,7 @@ from calculator.capacity.sizing import (
     replica_capacity,
     uncached_tokens,
 )
-from calculator.capacity.ttft import TTFT_ERROR_NOTE, loaded_ttft
+from calculator.capacity.ttft import TTFT_ERROR_NOTE, chunk_tokens_for, loaded_ttft
 from calculator.catalog.catalogs import Catalogs
 from calculator.catalog.gpus import GpuSpec
 from calculator.catalog.measurements import ThroughputRecord
@@ -319,11 +319,13 @@ def _estimate(
     return record, speed
 
 
-def _loaded_ttft_ms(speed: ReplicaSpeed, uncached: float, output: float, batch: int, utilisation: float) -> float:
+def _loaded_ttft_ms(
+    speed: ReplicaSpeed, uncached: float, output: float, batch: int, utilisation: float, chunk_tokens: int
+) -> float:
     """An estimate's TTFT when its replica runs at ``batch`` and is sized to ``utilisation`` of its capacity
     (:func:`calculator.capacity.ttft.loaded_ttft`): the prompt's prefill rides steps that decode the batch's
     ``batch - 1`` other sequences, behind other prompts' prefill, and waits for a slot when all ``batch`` are
-    busy, at the arrival rate ``utilisation / request time`` (Poisson)."""
+    busy, at the arrival rate ``utilisation / request time`` (Poisson), in chunks of ``chunk_tokens``."""
     step_s = speed.decode.step_ms / 1000
     prefill_s = uncached / speed.prefill_tokens_per_s
     ttft = loaded_ttft(
@@ -334,6 +336,7 @@ def _loaded_ttft_ms(speed: ReplicaSpeed, uncached: float, output: float, batch: 
         arrival_rate=utilisation / speed.request_seconds(uncached, output),
         slots=batch,
         request_duration_s=prefill_s + output * step_s,
+        chunk_tokens=chunk_tokens,
     )
     return ttft.total_ms
 
@@ -505,8 +508,14 @@ class _Search:
         s = self.shape
         record, speed = _estimate(self.spec, gpu, precision, gpus, batch, s, attention, assumptions)
         uncached = float(uncached_tokens(float(s.input_tokens), float(s.prefix_share), float(s.hit_rate)))
-        ttft = _loaded_ttft_ms(speed, uncached, float(s.output_tokens), round(record.concurrency or batch),
-                               self.scenario.self_hosting.target_utilisation)  # fmt: skip
+        ttft = _loaded_ttft_ms(
+            speed,
+            uncached,
+            float(s.output_tokens),
+            round(record.concurrency or batch),
+            self.scenario.self_hosting.target_utilisation,
+            chunk_tokens_for(gpu),
+        )
         return record, speed.decode.tokens_per_s_per_user, ttft
 
     def _meets(self, speed: float, ttft: float) -> bool:
