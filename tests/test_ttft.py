@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from calculator.capacity.roofline import DecodePoint, ReplicaSpeed, replica_speed
 from calculator.capacity.ttft import (
+    TTFT_ERROR_NOTE,
     TTFT_OVERHEAD_MS,
     check_ttft_cases,
     chunk_tokens_for,
@@ -133,3 +137,21 @@ def test_loaded_ttft_against_published_measurements() -> None:
 
 def test_the_overhead_is_fitted_on_the_fit_cases_only() -> None:
     assert fit_overhead_ms(load_model_specs(), load_gpu_specs()) == TTFT_OVERHEAD_MS
+
+
+def test_ttft_check_prints_the_fit_and_hold_out_error_the_latency_note_states() -> None:
+    root = Path(__file__).resolve().parents[1]
+    run = subprocess.run(
+        [sys.executable, str(root / "benchmarks" / "ttft_check.py")],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        timeout=60,
+        check=True,
+    )
+    out = run.stdout
+    assert out.index("IN-SAMPLE (fit)") < out.index("HOLD-OUT (never seen by the fit)")
+    held = next(line for line in out.splitlines() if line.startswith("hold-out:"))
+    # the figures TTFT_ERROR_NOTE (and so every estimate's latency note) repeats
+    assert "after (under load) median |error| 28%, worst 48%" in held
+    assert "hold-out median |error| 28%, worst 48%" in TTFT_ERROR_NOTE
