@@ -18,6 +18,7 @@ from app_pages._chart import altair_chart
 from app_pages._data import catalogs, kept, priced_key
 from app_pages._params import NumberParam, check_params
 from app_pages._widgets import bound_number
+from calculator.capacity.ttft import TTFT_ERROR_NOTE
 from calculator.errors import InputError
 from calculator.planning.deployments import (
     SPECULATIVE_SOURCE,
@@ -172,8 +173,8 @@ st.dataframe(deployments_frame(shown), hide_index=True, width="stretch", key="d_
 st.caption(
     f"{len(result.deployments)} configuration(s) fit, {len(meeting)} meet the target. Replicas: ceil(peak / "
     "(capacity x target utilisation)) plus spares for GPU VMs, billed as Compare bills them (self-hosted includes "
-    "the engineer's share). Estimates: per-user speed is the roofline's decode at the chosen batch; TTFT the "
-    "prompt's prefill alone, without queueing."
+    "the engineer's share). Estimates: per-user speed is the roofline's decode at the chosen batch; TTFT under "
+    f"load at the target utilisation (prefill, the decode steps it rides, queues; {TTFT_ERROR_NOTE})."
 )
 
 

@@ -49,6 +49,7 @@ from calculator.capacity.sizing import (
     replica_capacity,
     uncached_tokens,
 )
+from calculator.capacity.ttft import TTFT_ERROR_NOTE, chunk_tokens_for, loaded_ttft
 from calculator.catalog.catalogs import Catalogs
 from calculator.catalog.gpus import GpuSpec
 from calculator.catalog.measurements import ThroughputRecord
@@ -318,6 +319,28 @@ def _estimate(
     return record, speed
 
 
+def _loaded_ttft_ms(
+    speed: ReplicaSpeed, uncached: float, output: float, batch: int, utilisation: float, chunk_tokens: int
+) -> float:
+    """An estimate's TTFT when its replica runs at ``batch`` and is sized to ``utilisation`` of its capacity
+    (:func:`calculator.capacity.ttft.loaded_ttft`): the prompt's prefill rides steps that decode the batch's
+    ``batch - 1`` other sequences, behind other prompts' prefill, and waits for a slot when all ``batch`` are
+    busy, at the arrival rate ``utilisation / request time`` (Poisson), in chunks of ``chunk_tokens``."""
+    step_s = speed.decode.step_ms / 1000
+    prefill_s = uncached / speed.prefill_tokens_per_s
+    ttft = loaded_ttft(
+        uncached,
+        speed.prefill_tokens_per_s,
+        decode_step_s=step_s,
+        decoding=batch - 1,
+        arrival_rate=utilisation / speed.request_seconds(uncached, output),
+        slots=batch,
+        request_duration_s=prefill_s + output * step_s,
+        chunk_tokens=chunk_tokens,
+    )
+    return ttft.total_ms
+
+
 def _estimate_capacity(
     record: ThroughputRecord,
     spec: ModelSpec,
@@ -462,12 +485,13 @@ class _Search:
             record=record,
             capacity=capacity.model_copy(update={"note": f"{label}; {capacity.note}"}),
             tokens_per_s_per_user=speed,
-            ttft_ms=ttft,
+            ttft_ms=ttft if math.isfinite(ttft) else None,  # infinite: the queue grows without bound
             meets_target=bool(meeting),
             evidence=label,
             evidence_kind="estimate",
-            latency_note="roofline: decode speed at the batch; TTFT is the uncached prompt's prefill alone, without "
-            "queueing, so a lower bound (the target's percentile does not apply to an estimate)",
+            latency_note="roofline: decode speed at the batch; TTFT under load at the target utilisation (the "
+            "prompt's prefill, the decode steps it rides, other prompts' prefill and a free slot ahead of it; "
+            f"{TTFT_ERROR_NOTE}; a mean, so the target's percentile does not apply to an estimate)",
         )
 
     def _estimate_at(
@@ -480,11 +504,18 @@ class _Search:
         assumptions: RooflineAssumptions,
     ) -> tuple[ThroughputRecord, float, float]:
         """The roofline record of one batch (fewer when the KV cache holds fewer), its per-user tokens/s and its
-        TTFT in ms: the prompt's uncached tokens at the replica's prefill speed."""
+        TTFT in ms under load at the sizing utilisation (:func:`_loaded_ttft_ms`)."""
         s = self.shape
         record, speed = _estimate(self.spec, gpu, precision, gpus, batch, s, attention, assumptions)
         uncached = float(uncached_tokens(float(s.input_tokens), float(s.prefix_share), float(s.hit_rate)))
-        ttft = uncached / speed.prefill_tokens_per_s * 1000
+        ttft = _loaded_ttft_ms(
+            speed,
+            uncached,
+            float(s.output_tokens),
+            round(record.concurrency or batch),
+            self.scenario.self_hosting.target_utilisation,
+            chunk_tokens_for(gpu),
+        )
         return record, speed.decode.tokens_per_s_per_user, ttft
 
     def _meets(self, speed: float, ttft: float) -> bool:

@@ -1,0 +1,70 @@
+"""Print the estimate's TTFT under load against published median TTFTs: in-sample (fit) and hold-out separately.
+
+Run with ``.venv/bin/python benchmarks/ttft_check.py [--refit]``. The cases, their sources and their split are
+in ``calculator/data/ttft_cases.yaml``; the formula is :func:`calculator.capacity.ttft.loaded_ttft` with the
+roofline's default speeds. "before" is the plain prefill lower bound ``U / P`` the estimate showed until
+2026-11-30, "after" the TTFT under load. ``--refit`` fits the one fitted figure (the per-request overhead) on
+the fit cases again and says whether the default still agrees.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+
+from calculator.capacity.ttft import TTFT_OVERHEAD_MS, TtftResult, check_ttft_cases, fit_overhead_ms
+from calculator.catalog.gpus import load_gpu_specs
+from calculator.catalog.models import load_model_specs
+
+HEADER = (
+    f"{'case':28} {'load':>10} {'in flight':>9} {'measured':>9} {'before':>7} {'error':>6} {'after':>7} {'error':>6}"
+    f"   {'prefill':>7} {'decode':>7} {'queue':>6}"
+)
+
+
+def _table(title: str, results: list[TtftResult]) -> None:
+    print(f"\n{title}\n{HEADER}\n{'-' * len(HEADER)}")
+    for r in results:
+        c, t = r.case, r.loaded
+        load = f"{c.request_rate:g} req/s" if c.request_rate else f"c={c.concurrency}"
+        print(
+            f"{c.id:28} {load:>10} {r.in_flight:9.1f} {c.measured_ttft_ms:9.1f}"
+            f" {r.plain_ms:7.1f} {r.before_error:+6.0%} {t.total_ms:7.1f} {r.after_error:+6.0%}"
+            f"   {t.prefill_ms:7.1f} {t.interference_ms:7.1f}"
+            f" {t.prefill_queue_ms + t.slot_queue_ms:6.1f}"
+        )
+
+
+def _summary(name: str, results: list[TtftResult]) -> None:
+    if not results:
+        return
+    before = [abs(r.before_error) for r in results]
+    after = [abs(r.after_error) for r in results]
+    sources = len({r.case.source.url for r in results})
+    print(
+        f"{name}: {len(results)} points from {sources} source(s): before (prefill alone) median |error| "
+        f"{statistics.median(before):.0%}, worst {max(before):.0%}; after (under load) median |error| "
+        f"{statistics.median(after):.0%}, worst {max(after):.0%}"
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    models, gpus = load_model_specs(), load_gpu_specs()
+    results = check_ttft_cases(models, gpus)
+    print(f"per-request overhead {TTFT_OVERHEAD_MS:g} ms (fitted on the fit cases); columns in ms")
+    fit = [r for r in results if r.case.split == "fit"]
+    held = [r for r in results if r.case.split == "holdout"]
+    _table("IN-SAMPLE (fit)", fit)
+    _table("HOLD-OUT (never seen by the fit)", held)
+    print()
+    _summary("in-sample", fit)
+    _summary("hold-out", held)
+    if "--refit" in argv:
+        fitted = fit_overhead_ms(models, gpus)
+        same = fitted == TTFT_OVERHEAD_MS
+        print(f"\nrefit on the fit split: {fitted:g} ms; default {'agrees' if same else 'DIFFERS: update ttft.py'}")
+
+
+if __name__ == "__main__":
+    main()
