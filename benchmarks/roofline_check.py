@@ -12,6 +12,7 @@ The hold-out summary is the accuracy the estimate claims
 
 from __future__ import annotations
 
+import statistics
 import sys
 from collections.abc import Mapping
 
@@ -113,6 +114,8 @@ def per_engine(models: ModelCatalog, gpus: GpuCatalog) -> None:
     head = f"  {'':34} {'points':>6} {'median':>8} {'worst':>7} {'p10':>8} {'p90':>8}"
     for name, fitted in variants.items():
         results = check_cases(models, gpus, shared, per_engine=fitted)
+        if not fitted:
+            by_document(results)
         print(f"\n{name}\n{head}")
         for split in ("fit", "holdout"):
             split_results = [r for r in results if r.case.split == split]
@@ -120,6 +123,28 @@ def per_engine(models: ModelCatalog, gpus: GpuCatalog) -> None:
             for family in ENGINE_FAMILIES:
                 mine = [r for r in split_results if engine_family(r.case.engine) == family]
                 print(_row(f"{split}: {family}", summarise(mine, split)))
+
+
+def _document(url: str) -> str:
+    """A short name for a source document: its host, the path's first part (a GitHub owner) and its last two."""
+    host, _, path = url.removeprefix("https://").partition("/")
+    parts = [p for p in path.split("/") if p]
+    return "/".join([host.removeprefix("www."), *parts[:1], "..", *parts[-2:]] if len(parts) > 3 else [host, *parts])
+
+
+def by_document(results: list[CaseResult]) -> None:
+    """Hold-out signed errors by engine family and source document: whether the error follows the engine
+    or the setup."""
+    print("\nhold-out signed error by engine family and source document (shared efficiencies)")
+    print(f"  {'family':13} {'document':64} {'points':>6} {'median':>7} {'min':>7} {'max':>7}")
+    groups: dict[tuple[str, str], list[float]] = {}
+    for r in results:
+        if r.case.split == "holdout" and r.plausible:
+            key = (engine_family(r.case.engine) or "other", _document(r.case.source.url or "no url"))
+            groups.setdefault(key, []).append(r.error)
+    for (family, doc), errors in sorted(groups.items()):
+        mid = statistics.median(errors)
+        print(f"  {family:13} {doc:64} {len(errors):6d} {mid:+7.0%} {min(errors):+7.0%} {max(errors):+7.0%}")
 
 
 if __name__ == "__main__":
