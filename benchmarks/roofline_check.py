@@ -1,20 +1,38 @@
 """Print the roofline estimate against each published measurement: in-sample (fit) and hold-out separately.
 
-Run with ``.venv/bin/python benchmarks/roofline_check.py [--refit]``. The cases, their sources and their
+Run with ``.venv/bin/python benchmarks/roofline_check.py [--refit] [--per-engine]``. The cases, their sources and their
 split are in ``calculator/data/roofline_cases.yaml``. The efficiencies are the one default
 :class:`RooflineAssumptions` (fitted to the ``fit`` cases); ``--refit`` fits them again (about 80 s) and says
-whether the defaults still agree. The hold-out summary is the accuracy the estimate claims
+whether the defaults still agree. ``--per-engine`` runs the engine-as-input experiment (about 60 s): per engine
+family (vLLM, SGLang, TensorRT-LLM) factors fitted on that family's ``fit`` cases only, in two forms (one speed
+factor; every efficiency refitted), and prints the hold-out error before and after, overall and per family.
+The hold-out summary is the accuracy the estimate claims
 (``calculator.capacity.calibration.estimate_error``, the band compare shows in money).
 """
 
 from __future__ import annotations
 
+import statistics
 import sys
+from collections.abc import Mapping
 
-from calculator.capacity.calibration import CaseResult, Split, check_cases, fit_assumptions, summarise
-from calculator.capacity.roofline import DEFAULT_ASSUMPTIONS
-from calculator.catalog.gpus import load_gpu_specs
-from calculator.catalog.models import load_model_specs
+from calculator.capacity.calibration import (
+    ENGINE_FAMILIES,
+    MIN_ENGINE_FIT_CASES,
+    MIN_ENGINE_FIT_SOURCES,
+    CaseResult,
+    EngineFamily,
+    ErrorSummary,
+    Split,
+    check_cases,
+    engine_family,
+    fit_assumptions,
+    fit_engine_assumptions,
+    summarise,
+)
+from calculator.capacity.roofline import DEFAULT_ASSUMPTIONS, RooflineAssumptions
+from calculator.catalog.gpus import GpuCatalog, load_gpu_specs
+from calculator.catalog.models import ModelCatalog, load_model_specs
 
 HEADER = (
     f"{'case':44} {'kind':16} {'batch':>6} {'bound':8} {'measured':>10} {'estimate':>10} {'error':>7} {'ceiling':>10}"
@@ -62,6 +80,71 @@ def main(argv: list[str] | None = None) -> None:
         fitted = fit_assumptions(models, gpus)
         same = fitted == DEFAULT_ASSUMPTIONS.efficiencies_only()
         print(f"\nrefit on the fit split: {fitted!r}\ndefaults {'agree' if same else 'DIFFER: update roofline.py'}")
+    if "--per-engine" in argv:
+        per_engine(models, gpus)
+
+
+def _row(label: str, s: ErrorSummary) -> str:
+    if not s.points:
+        return f"  {label:34} {'-':>6}"
+    return f"  {label:34} {s.points:6d} {s.median_abs:8.0%} {s.worst_abs:7.0%} {s.low:+8.0%} {s.high:+8.0%}"
+
+
+def per_engine(models: ModelCatalog, gpus: GpuCatalog) -> None:
+    """The engine-as-input experiment: per-family factors fitted on the fit split, judged on the hold-out."""
+    shared = DEFAULT_ASSUMPTIONS.efficiencies_only()
+    variants: dict[str, Mapping[EngineFamily, RooflineAssumptions]] = {
+        "before: shared efficiencies": {},
+        "after: one speed factor per family": fit_engine_assumptions(models, gpus, shared, "speed"),
+        "after: all efficiencies per family": fit_engine_assumptions(models, gpus, shared, "all"),
+    }
+    print(
+        f"\nPER-ENGINE EXPERIMENT (factors fitted on each family's fit cases only; a family with fewer than "
+        f"{MIN_ENGINE_FIT_CASES} plausible fit cases or {MIN_ENGINE_FIT_SOURCES} source documents keeps the "
+        f"shared efficiencies)"
+    )
+    for name, fitted in variants.items():
+        for family in ENGINE_FAMILIES:
+            if family in fitted:
+                a = fitted[family]
+                changed = {k: v for k, v in a.model_dump().items() if v != getattr(shared, k)}
+                print(f"  {name}: {family}: {changed or 'no change from shared'}")
+            elif name != "before: shared efficiencies":
+                print(f"  {name}: {family}: too few fit cases, keeps the shared efficiencies")
+    head = f"  {'':34} {'points':>6} {'median':>8} {'worst':>7} {'p10':>8} {'p90':>8}"
+    for name, fitted in variants.items():
+        results = check_cases(models, gpus, shared, per_engine=fitted)
+        if not fitted:
+            by_document(results)
+        print(f"\n{name}\n{head}")
+        for split in ("fit", "holdout"):
+            split_results = [r for r in results if r.case.split == split]
+            print(_row(f"{split}: all", summarise(split_results, split)))
+            for family in ENGINE_FAMILIES:
+                mine = [r for r in split_results if engine_family(r.case.engine) == family]
+                print(_row(f"{split}: {family}", summarise(mine, split)))
+
+
+def _document(url: str) -> str:
+    """A short name for a source document: its host, the path's first part (a GitHub owner) and its last two."""
+    host, _, path = url.removeprefix("https://").partition("/")
+    parts = [p for p in path.split("/") if p]
+    return "/".join([host.removeprefix("www."), *parts[:1], "..", *parts[-2:]] if len(parts) > 3 else [host, *parts])
+
+
+def by_document(results: list[CaseResult]) -> None:
+    """Hold-out signed errors by engine family and source document: whether the error follows the engine
+    or the setup."""
+    print("\nhold-out signed error by engine family and source document (shared efficiencies)")
+    print(f"  {'family':13} {'document':64} {'points':>6} {'median':>7} {'min':>7} {'max':>7}")
+    groups: dict[tuple[str, str], list[float]] = {}
+    for r in results:
+        if r.case.split == "holdout" and r.plausible:
+            key = (engine_family(r.case.engine) or "other", _document(r.case.source.url or "no url"))
+            groups.setdefault(key, []).append(r.error)
+    for (family, doc), errors in sorted(groups.items()):
+        mid = statistics.median(errors)
+        print(f"  {family:13} {doc:64} {len(errors):6d} {mid:+7.0%} {min(errors):+7.0%} {max(errors):+7.0%}")
 
 
 if __name__ == "__main__":

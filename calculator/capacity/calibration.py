@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Literal
@@ -40,13 +40,18 @@ __all__ = [
     "Case",
     "CaseResult",
     "ErrorSummary",
+    "ENGINE_FAMILIES",
+    "EngineFamily",
+    "EngineFit",
     "EstimateError",
     "Split",
     "check_cases",
     "estimate_case",
     "estimate_error",
     "burst_seconds",
+    "engine_family",
     "fit_assumptions",
+    "fit_engine_assumptions",
     "load_cases",
     "summarise",
 ]
@@ -234,10 +239,28 @@ def burst_seconds(
     return prefill + queued + tail + last * step_s(1)
 
 
+EngineFamily = Literal["vllm", "sglang", "tensorrt-llm"]
+ENGINE_FAMILIES: tuple[EngineFamily, ...] = ("vllm", "sglang", "tensorrt-llm")
+
+
+def engine_family(engine: str) -> EngineFamily | None:
+    """The family of an engine as the cases name it, whatever the version and notes ("vLLM v0.11.0",
+    "sglang (2025)", "tensorrt-llm (PyTorch backend, v1.0 docs)", "TensorRT-LLM (page)", "trtllm");
+    None for an engine of no known family."""
+    name = engine.lower()
+    if "sglang" in name:
+        return "sglang"
+    if "tensorrt" in name or "trtllm" in name or "trt-llm" in name:
+        return "tensorrt-llm"
+    if "vllm" in name:
+        return "vllm"
+    return None
+
+
 def _memory_engine(engine: str) -> str:
     """The memory profile closest to a case's engine: SGLang's for SGLang, vLLM's otherwise (TensorRT-LLM has
     none of its own; its KV share, 0.9 to 0.95 of free memory, is close to vLLM's)."""
-    return "sglang" if engine.lower().startswith("sglang") else "vllm"
+    return "sglang" if engine_family(engine) == "sglang" else "vllm"
 
 
 def check_cases(
@@ -245,8 +268,18 @@ def check_cases(
     gpus: GpuCatalog,
     assumptions: RooflineAssumptions | None = None,
     cases: Iterable[Case] | None = None,
+    per_engine: Mapping[EngineFamily, RooflineAssumptions] | None = None,
 ) -> list[CaseResult]:
-    return [estimate_case(c, models, gpus, assumptions) for c in (load_cases() if cases is None else cases)]
+    """Every case's estimate with ``assumptions``, or with its engine family's in ``per_engine`` when that
+    has an entry for it (the per-engine experiment)."""
+
+    def chosen(case: Case) -> RooflineAssumptions | None:
+        family = engine_family(case.engine)
+        if per_engine is not None and family is not None and family in per_engine:
+            return per_engine[family]
+        return assumptions
+
+    return [estimate_case(c, models, gpus, chosen(c)) for c in (load_cases() if cases is None else cases)]
 
 
 # --- the fit: on the fit split only -----------------------------------------------------------------
@@ -262,6 +295,16 @@ FIT_GRID: dict[str, tuple[float, ...]] = {
     "sequence_overhead_us": tuple(float(5 * i) for i in range(21)),
 }
 """The values each efficiency may take in the fit: steps of 5 points, within what engines report."""
+
+ENGINE_SPEED_GRID: tuple[float, ...] = tuple(round(0.5 + 0.05 * i, 2) for i in range(31))
+"""The values an engine family's speed factor may take in the per-engine experiment: 0.5x to 2x in 5% steps
+(engines on one setup differ up to 3x on GPUStack's pages, but a family's median stays within this)."""
+
+MIN_ENGINE_FIT_CASES = 8
+"""Fewest plausible fit cases, from at least :data:`MIN_ENGINE_FIT_SOURCES` documents, an engine family needs
+for its own factors; with fewer it keeps the shared efficiencies (a factor fitted to one run's points
+describes that run, not the engine)."""
+MIN_ENGINE_FIT_SOURCES = 2
 
 FIT_START = RooflineAssumptions(
     bandwidth_efficiency=0.65,
@@ -283,18 +326,26 @@ def _loss(results: Sequence[CaseResult]) -> float:
 
 
 def fit_assumptions(
-    models: ModelCatalog, gpus: GpuCatalog, cases: Iterable[Case] | None = None, rounds: int = 8
+    models: ModelCatalog,
+    gpus: GpuCatalog,
+    cases: Iterable[Case] | None = None,
+    rounds: int = 8,
+    *,
+    start: RooflineAssumptions = FIT_START,
+    grid: Mapping[str, tuple[float, ...]] = FIT_GRID,
 ) -> RooflineAssumptions:
     """The efficiencies that best explain the ``fit`` cases consistent with their stated conditions:
-    coordinate descent over :data:`FIT_GRID` on the mean absolute log error, starting from the defaults.
-    Hold-out cases are never read here."""
+    coordinate descent over ``grid`` (:data:`FIT_GRID`) on the mean absolute log error, starting from
+    ``start`` (:data:`FIT_START`). Hold-out cases are never read here."""
     chosen = [c for c in (load_cases() if cases is None else cases) if c.split == "fit"]
     kept = [r.case for r in check_cases(models, gpus, FIT_START, chosen) if r.plausible]
-    best = FIT_START
+    if not kept:
+        return start
+    best = start
     best_loss = _loss(check_cases(models, gpus, best, kept))
     for _ in range(rounds):
         moved = False
-        for field, values in FIT_GRID.items():
+        for field, values in grid.items():
             for value in values:
                 trial = best.model_copy(update={field: value})
                 loss = _loss(check_cases(models, gpus, trial, kept))
@@ -303,6 +354,37 @@ def fit_assumptions(
         if not moved:
             break
     return best
+
+
+EngineFit = Literal["speed", "all"]
+"""The per-engine experiment's two forms: ``speed``, one speed factor per family on top of the shared
+efficiencies (one parameter); ``all``, every efficiency refitted per family from the shared ones (eight)."""
+
+
+def fit_engine_assumptions(
+    models: ModelCatalog,
+    gpus: GpuCatalog,
+    shared: RooflineAssumptions,
+    form: EngineFit = "speed",
+    cases: Iterable[Case] | None = None,
+    rounds: int = 8,
+) -> dict[EngineFamily, RooflineAssumptions]:
+    """Per engine family, the assumptions fitted on that family's ``fit`` cases alone, starting from
+    ``shared``; a family with fewer than :data:`MIN_ENGINE_FIT_CASES` plausible fit cases or
+    :data:`MIN_ENGINE_FIT_SOURCES` source documents gets no entry (it keeps ``shared``). Hold-out cases are
+    never read here."""
+    fit_cases = [c for c in (load_cases() if cases is None else cases) if c.split == "fit"]
+    plausible = [r.case for r in check_cases(models, gpus, FIT_START, fit_cases) if r.plausible]
+    grid: Mapping[str, tuple[float, ...]] = (
+        {"engine_speed": ENGINE_SPEED_GRID} if form == "speed" else {**FIT_GRID, "engine_speed": ENGINE_SPEED_GRID}
+    )
+    out: dict[EngineFamily, RooflineAssumptions] = {}
+    for family in ENGINE_FAMILIES:
+        mine = [c for c in plausible if engine_family(c.engine) == family]
+        if len(mine) < MIN_ENGINE_FIT_CASES or len({c.source.url for c in mine}) < MIN_ENGINE_FIT_SOURCES:
+            continue
+        out[family] = fit_assumptions(models, gpus, mine, rounds, start=shared, grid=grid)
+    return out
 
 
 # --- the error: on the hold-out split only ----------------------------------------------------------

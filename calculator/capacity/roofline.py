@@ -40,6 +40,14 @@ tried for it; the fit set both to zero). CAVEAT: the efficiencies never saw the 
 form was chosen with both splits' per-case tables in view (a variant whose expert efficiency fell with the
 expert's width per GPU fitted better in-sample, 7%, and worse on the hold-out, 25%, and was dropped), so the
 hold-out figure is somewhat optimistic for models, GPUs and engines not in the file.
+
+The engine is not an input of the estimate, and that was tested (2026-11-30, ``benchmarks/roofline_check.py
+--per-engine``): factors per engine family fitted on that family's fit cases only made the hold-out worse
+(one speed factor per family: median 19% -> 24%, worst 243% -> 208%; every efficiency refitted per family:
+22%, worst 217%). Even the speed factor per family that best fits the hold-out itself (a diagnostic bound,
+never a default) leaves a median of 17% and a worst of 220%: SGLang's error alone runs from -45% to
++243% across GPUStack's pages, Lambda's and the GLM-5 gist, so what varies is the setup (model support,
+flags, benchmark method), not the engine family. :attr:`RooflineAssumptions.engine_speed` stays 1.
 """
 
 from __future__ import annotations
@@ -97,6 +105,11 @@ class RooflineAssumptions(BaseModel):
     sequence_overhead_us: float = Field(default=10.0, ge=0, le=1000)
     """Time per sequence per decode step outside the GPU roofs: scheduling, sampling and detokenising each
     sequence on the host, which grows with the batch (hundreds of sequences cost milliseconds a step)."""
+    engine_speed: float = Field(default=1.0, gt=0, le=5)
+    """The engine family's speed relative to the shared efficiencies (1 = as fitted on every engine): divides
+    every decode step and multiplies prefill. Fitted per family only as an experiment
+    (:func:`calculator.capacity.calibration.fit_engine_assumptions`, ``benchmarks/roofline_check.py
+    --per-engine``); the defaults keep 1."""
     speculative_speedup: float = Field(default=1.0, ge=1, le=5)
     """What-if: decode speed-up from speculative decoding (1 = off); depends on acceptance, so an assumption."""
 
@@ -115,6 +128,8 @@ class RooflineAssumptions(BaseModel):
             out.append(f"each decode step costs at least {self.layer_overhead_us:g} µs per layer")
         if self.sequence_overhead_us > 0:
             out.append(f"and {self.sequence_overhead_us:g} µs per sequence in the batch")
+        if self.engine_speed != 1:
+            out.append(f"this engine family runs {self.engine_speed:g}x the shared efficiencies' speed")
         if self.speculative_speedup > 1:
             out.append(f"what-if: speculative decoding speeds decode {self.speculative_speedup:g}x (assumed)")
         return out
@@ -233,7 +248,7 @@ def decode_step(
     memory_s = bytes_per_gpu / (gpu.memory_bandwidth_tbs * 1e12 * a.bandwidth_efficiency)
     compute_s = flops_per_token * batch / (gpu.dense_tflops(precision) * 1e12 * gpus * a.decode_flops_efficiency)
     roof = max(memory_s, compute_s) * _tp_factor(gpus, a)
-    step = (roof + floor_s) / a.speculative_speedup
+    step = (roof + floor_s) / (a.speculative_speedup * a.engine_speed)
     return DecodePoint(
         batch=batch,
         step_ms=step * 1000,
@@ -252,7 +267,7 @@ def prefill_rate(
 ) -> float:
     """Prompt tokens per second when each costs ``flops_per_token``: prefill is compute bound."""
     a = assumptions or DEFAULT_ASSUMPTIONS
-    rate = gpu.dense_tflops(precision) * 1e12 * gpus * a.prefill_flops_efficiency / flops_per_token
+    rate = gpu.dense_tflops(precision) * 1e12 * gpus * a.prefill_flops_efficiency * a.engine_speed / flops_per_token
     return rate / _tp_factor(gpus, a)
 
 
