@@ -206,14 +206,16 @@ class PieceTable:
         self.value = np.zeros(1 << bits, dtype=np.int64)
         self.entries = 0
 
-    def _slots(self, mixed: Ids) -> Positions:
-        return (mixed >> np.uint64(64 - self.bits)).astype(np.int64)
+    def _slots(self, lo: Ids) -> Positions:
+        """A piece's first slot, from its first word only: one multiplication a piece (pieces that start
+        with the same 8 bytes, rare, probe on)."""
+        return ((lo * _K1) >> np.uint64(64 - self.bits)).astype(np.int64)
 
     def _place(self, lo: Ids, hi: Ids, value: Positions) -> None:
         """Enter pieces not in the table (distinct), all at once: each takes the first free slot from its own,
         the first of several taking the same slot winning it."""
         mask = (1 << self.bits) - 1
-        slot = self._slots(_mix(lo, hi))
+        slot = self._slots(lo)
         todo = np.arange(len(lo))
         while len(todo):
             at = slot[todo]
@@ -254,8 +256,7 @@ class PieceTable:
         if len(two):
             second = ln[two] - 8
             hi[two] = (words[s[two] + 8] & _KEEP[second]) | _FILL[second]
-        mixed = _mix(lo, hi)
-        slot = self._slots(mixed)
+        slot = self._slots(lo)
         mask = (1 << self.bits) - 1
         # The first probe for every piece, then the few that met another piece's entry probe on.
         values = self.value[slot]
@@ -274,7 +275,7 @@ class PieceTable:
         added: list[int] = []
         size = len(self.store)
         if len(missing):
-            values[missing] = self._enter(buf, s, ln, lo, hi, mixed, missing, size, added)
+            values[missing] = self._enter(buf, s, ln, lo, hi, missing, size, added)
         if short is None:
             value = values
         else:
@@ -308,13 +309,12 @@ class PieceTable:
         ln: Positions,
         lo: Ids,
         hi: Ids,
-        mixed: Ids,
         missing: Positions,
         size: int,
         added: list[int],
     ) -> Positions:
         """The values of pieces not in the table (found once each, their ids appended to ``added``), entered."""
-        _, one, which = np.unique(mixed[missing], return_index=True, return_inverse=True)
+        _, one, which = np.unique(_mix(lo[missing], hi[missing]), return_index=True, return_inverse=True)
         new = missing[one]
         if not (
             np.array_equal(lo[new][which], lo[missing]) and np.array_equal(hi[new][which], hi[missing])
