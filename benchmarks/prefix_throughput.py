@@ -130,6 +130,10 @@ def best(runs: list[tuple[float, float, int]]) -> tuple[float, float, int]:
     return min(r[0] for r in runs), min(r[1] for r in runs), runs[0][2]
 
 
+SPREAD: list[str] = []
+"""Each measurement's runs, printed after its best: how much the machine's other work moved them."""
+
+
 def alternating(*fns: Callable[[], tuple[float, float, int]]) -> list[tuple[float, float, int]]:
     """The best of :data:`RUNS` runs of each, taken in turns so that a change in the machine's load falls
     on all of them alike."""
@@ -137,6 +141,10 @@ def alternating(*fns: Callable[[], tuple[float, float, int]]) -> list[tuple[floa
     for _ in range(RUNS):
         for fn, done in zip(fns, runs, strict=True):
             done.append(fn())
+    SPREAD[:] = [
+        f"CPU {', '.join(f'{r[0]:.2f}' for r in done)} s, wall {', '.join(f'{r[1]:.2f}' for r in done)} s"
+        for done in runs
+    ]
     return [best(r) for r in runs]
 
 
@@ -178,6 +186,10 @@ def report(label: str, log: Path, startup: tuple[float, float, int], cores: int)
         # shared machine takes cores from the workers, not from the one process, and lowers the ratio above.
         bound = cores * cpu / (many[0] - startup[0])
         print(f"  on {cores} idle cores at most {bound:4.2f}x (the CPU of 1 worker over that of {cores}, per core)")
+    print(f"  runs, start-up included: 1 worker {SPREAD[0]}")
+    if cores > 1:
+        print(f"                           {cores} workers {SPREAD[1]}")
+    print(f"  load average after these runs {os.getloadavg()[0]:.1f} (1 min)")
 
 
 def main() -> None:
@@ -189,6 +201,7 @@ def main() -> None:
     one_line.write_text(chat_log(folder / "agents.jsonl").open(encoding="utf-8").readline(), encoding="utf-8")
     [startup] = alternating(lambda: command(one_line, 1))
     print(f"fixed start-up (prefix on a one-line log): {startup[0]:.2f} s CPU, {startup[1]:.2f} s wall")
+    print(f"  runs: {SPREAD[0]}")
     report("agent conversations, history resent each turn", folder / "agents.jsonl", startup, cores)
     report("prompts that never repeat", chat_log(folder / "unique.jsonl", TOKENS // 3, resend=False), startup, cores)
 

@@ -23,8 +23,8 @@ from typing import cast
 import numpy as np
 import numpy.typing as npt
 
-from calculator.traffic.hashing import chain, chained_blocks, id_lanes, int_lanes
-from calculator.traffic.tokens import Tokenizer, encode_many
+from calculator.traffic.hashing import ROOT, block_seconds, chain, chain_blocks, id_lanes, int_lanes
+from calculator.traffic.tokens import Tokenizer, encode_flat, encode_many
 
 __all__ = ["BATCH_REQUESTS", "Pending", "RequestBatch", "TokenCache", "build"]
 
@@ -34,6 +34,12 @@ BATCH_CHARS = 16_000_000
 """...or this much text, whichever comes first (bounds the memory a batch holds)."""
 CACHE_CHARS = 16_000_000
 """Text of the segments whose tokens are kept (about 50 MB with their token hashes)."""
+
+START_BLOCKS = 4_000_000
+"""Block hashes of recent requests kept for the requests that go on from them (32 MB)."""
+LOOK_BACK = 4
+"""A request goes on from one with all its segments but the last 0 to 4 (a turn adds an answer and a
+question, or tool calls and their results)."""
 
 Lanes = npt.NDArray[np.uint64]
 
@@ -71,6 +77,17 @@ class TokenCache:
         self.max_chars = max_chars
         self.held = 0
         self.lanes_of: dict[str, Lanes] = {}
+        self.starts: dict[tuple[object, ...], tuple[int, npt.NDArray[np.int64]]] = {}
+        """(block size, *segments) of requests hashed -> their number of tokens and full blocks' hashes."""
+        self.start_blocks = 0
+
+    def remember(self, key: tuple[object, ...], tokens: int, blocks: npt.NDArray[np.int64]) -> None:
+        """A request's blocks, for the requests that go on from it (up to :data:`START_BLOCKS` blocks)."""
+        if self.start_blocks + len(blocks) > START_BLOCKS:
+            self.starts.clear()
+            self.start_blocks = 0
+        self.starts[key] = (tokens, blocks)
+        self.start_blocks += len(blocks)
 
     def lanes(self, requests: Sequence[Sequence[str]]) -> list[Lanes]:
         """Each request's token lanes (Python's hash of each token id), its segments joined."""
@@ -81,8 +98,11 @@ class TokenCache:
             if self.held + size > self.max_chars:
                 known.clear()
                 self.held = 0
-            for text, ids in zip(new, encode_many(self.tokenizer, new), strict=True):
-                known[text] = id_lanes(ids)
+            lanes, counts = encode_flat(self.tokenizer, new, lanes=True)
+            at = 0
+            for text, n in zip(new, counts, strict=True):
+                known[text] = lanes[at : at + n]
+                at += n
             self.held += size
         empty = np.empty(0, dtype=np.uint64)
         # A batch larger than the cache may have dropped its own first segments: those come back here.
@@ -127,6 +147,56 @@ class RequestBatch:
         )
 
 
+def _chained(
+    pending: Sequence[Pending], tokenized: list[int], lanes: dict[int, Lanes], cache: TokenCache | None, bs: int
+) -> dict[int, npt.NDArray[np.int64]]:
+    """The chained block hashes of the requests ``tokenized`` (indices into ``pending``) from their lanes.
+
+    A request whose first segments are all the segments of a request hashed before (a chat log resends the
+    conversation so far, a few messages longer each turn) goes on from that one's blocks: only the blocks
+    after its last full block are hashed, from it. Requests of this batch that go on from one another are
+    chained in turns (all those that need nothing of this batch first, then those that go on from them...)."""
+    known = cache.starts if cache is not None else {}
+    in_batch: dict[tuple[object, ...], int] = {}
+    turn: dict[int, int] = {}
+    start: dict[int, tuple[int, int | npt.NDArray[np.int64]]] = {}
+    """A request's full blocks already hashed: how many, and from which request of this batch, or the blocks."""
+    keys: dict[int, tuple[object, ...]] = {}
+    for i in tokenized:
+        segments = pending[i].segments
+        turn[i], start[i] = 0, (0, np.empty(0, dtype=np.int64))
+        if segments is None or cache is None:
+            continue
+        n = len(segments)
+        keys[i] = (bs, *segments)
+        for m in range(n, max(0, n - LOOK_BACK - 1), -1):
+            key = keys[i] if m == n else (bs, *segments[:m])
+            j = in_batch.get(key)
+            if j is not None:
+                turn[i], start[i] = turn[j] + 1, (len(lanes[j]) // bs, j)
+                break
+            found = known.get(key)
+            if found is not None:
+                start[i] = (found[0] // bs, found[1])
+                break
+        in_batch[keys[i]] = i
+    seconds = dict(zip(tokenized, block_seconds([lanes[i][start[i][0] * bs :] for i in tokenized], bs), strict=True))
+    out: dict[int, npt.NDArray[np.int64]] = {}
+    for t in range(max(turn.values(), default=-1) + 1):
+        members = [i for i in tokenized if turn[i] == t]
+        heads = []
+        for i in members:
+            q, source = start[i]
+            heads.append(out[source][:q] if isinstance(source, int) else source[:q])
+        roots = [int(h[-1]) if len(h) else ROOT for h in heads]
+        for i, head, tail in zip(members, heads, chain_blocks([seconds[i] for i in members], roots), strict=True):
+            out[i] = np.concatenate((head, tail)) if len(head) else tail
+    if cache is not None:
+        for i, key in keys.items():
+            cache.remember(key, len(lanes[i]), out[i])
+    return out
+
+
 def build(pending: Sequence[Pending], cache: TokenCache | None, block_size: int) -> RequestBatch:
     """Tokenise and hash a batch of requests (``cache`` tokenises text; None when there is none)."""
     if not pending:
@@ -144,10 +214,9 @@ def build(pending: Sequence[Pending], cache: TokenCache | None, block_size: int)
         for i in tokenized:
             if i not in lanes:
                 lanes[i] = int_lanes(pending[i].ids or [])
-        ordered = [lanes[i] for i in tokenized]
-        for i, hashes, lane in zip(tokenized, chained_blocks(ordered, block_size), ordered, strict=True):
+        for i, hashes in _chained(pending, tokenized, lanes, cache, block_size).items():
             blocks[i] = hashes
-            inputs[i] = len(lane)
+            inputs[i] = len(lanes[i])
     given = [i for i, p in enumerate(pending) if p.block_ids is not None]
     if given:
         for i, hashes in zip(given, chain([int_lanes(pending[i].block_ids or []) for i in given]), strict=True):

@@ -38,6 +38,7 @@ import functools
 import gzip
 import itertools
 import math
+import operator
 import random
 import stat
 from collections import OrderedDict
@@ -724,13 +725,16 @@ class _Cache:
             self._drop(oldest)
 
     def match(self, blocks: tuple[int, ...]) -> int:
+        """How many of ``blocks``, from the first, are held: the index of the first one not held."""
         entries = self.entries if self.seen is None else self.seen
-        n = 0
-        for h in blocks:
-            if h not in entries:
-                break
-            n += 1
-        return n
+        if not blocks or blocks[0] not in entries:
+            return 0
+        # The look-ups run in C (``map`` of the container's own test), stopping at the first block not held:
+        # the parent process's share of a sharded run, which the workers cannot take.
+        try:
+            return operator.indexOf(map(entries.__contains__, blocks), False)
+        except ValueError:
+            return len(blocks)
 
     def insert(self, blocks: tuple[int, ...], now: float, matched: int = 0) -> None:
         """Use ``blocks`` at ``now``; the first ``matched`` of them are the request's match here."""

@@ -38,7 +38,7 @@ __all__ = [
     "worker_state",
 ]
 
-SHARD_CHARS = 4_000_000
+SHARD_CHARS = 2_000_000
 """Text per shard: large enough that a worker hashes wide batches, small enough that the cores stay even."""
 CONNECT_TIMEOUT_S = 10
 """How long to wait for a cluster's scheduler before saying it cannot be reached."""

@@ -39,12 +39,15 @@ import numpy as np
 import numpy.typing as npt
 
 from calculator.errors import InputError
+from calculator.traffic.hashing import id_lanes
+from calculator.traffic.pieces import PieceTable, ascii_cuts, join_texts
 
 __all__ = [
     "ApproxTokenizer",
     "HuggingFaceTokenizer",
     "Tokenizer",
     "chat_tokens",
+    "encode_flat",
     "encode_many",
     "load_tokenizer",
     "render_chat",
@@ -126,6 +129,29 @@ def _pretoken_ids(pre: str) -> tuple[int, ...]:
     return tuple(_piece_id(pre[a:b]) for a, b in zip(cuts, cuts[1:], strict=False))
 
 
+def _ascii_pretoken_ids(pre: bytes) -> tuple[int, ...]:
+    """:func:`_pretoken_ids` of an ASCII piece given as bytes, without a regular expression (the numpy path
+    calls it once for each piece it has not seen)."""
+    size = len(pre)
+    if pre.isalpha() or (size > 1 and 0x20 <= pre[0] <= 0x7E and pre[1:].isalpha()):  # _ASCII_WORD
+        n = -(-size // ASCII_LETTERS_PER_TOKEN)
+    else:
+        text = pre.decode("ascii")  # str's whitespace, which also takes \x1c-\x1f
+        if text.isspace():
+            n = -(-size // WHITESPACE_PER_TOKEN)
+        else:
+            kept = text.strip()
+            n = 1 if kept.isdigit() else -(-len(kept or text) // PUNCTUATION_PER_TOKEN)
+    if n <= 1:
+        return (int.from_bytes(_blake2b(pre, digest_size=8).digest(), "big"),)
+    n = min(n, size)
+    return tuple(
+        int.from_bytes(_blake2b(pre[size * i // n : size * (i + 1) // n], digest_size=8).digest(), "big")
+        for i in range(n)
+    )
+
+
+_blake2b = hashlib.blake2b
 _KNOWN_PIECES = 1 << 18
 """Pre-tokens whose ids are kept (ASCII ones by their bytes): a log's vocabulary of words mostly fits,
 in tens of megabytes; beyond it the table starts again (ids are recomputed, never different)."""
@@ -150,6 +176,29 @@ def _ids(pieces: list[Any]) -> list[tuple[int, ...]]:
     return cast(list[tuple[int, ...]], found)
 
 
+GROUP_CHARS = 1 << 18
+"""ASCII text cut at once: the arrays of a group stay in the processor's cache."""
+_table: PieceTable | None = None
+
+
+def _encode_group(texts: list[bytes], parts: list[npt.NDArray[np.uint64]], counts: list[int], lanes: bool) -> None:
+    """The ids (or lanes) of ASCII texts (appended to ``parts``, one array) and each one's number of ids (to
+    ``counts``)."""
+    global _table
+    if _table is None:
+        _table = PieceTable(_ascii_pretoken_ids)
+    buf = join_texts(texts)
+    cuts = ascii_cuts(buf)
+    ids, ends = _table.ids(buf, cuts, lanes)
+    # Each text lies between two separators, pieces of no ids: the ids up to the one after it, less those
+    # up to the one before it.
+    after = np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) + 1) + 1
+    at = np.searchsorted(cuts, np.concatenate(([1], after)))
+    totals = ends[at]
+    parts.append(ids)
+    counts.extend(np.diff(totals).tolist())
+
+
 class ApproxTokenizer:
     """Built-in approximate tokenizer: cl100k-style pre-tokenizing plus a length rule (see the module
     docstring for how close it comes to a real BPE tokenizer). Deterministic; needs no download."""
@@ -161,8 +210,35 @@ class ApproxTokenizer:
         return list(itertools.chain.from_iterable(_ids(_pieces(text))))
 
     def encode_many(self, texts: Sequence[str]) -> list[npt.NDArray[np.uint64]]:
-        """The ids of each text, as arrays (what block hashing reads), without a Python list per text."""
-        return [np.fromiter(itertools.chain.from_iterable(_ids(_pieces(t))), dtype=np.uint64) for t in texts]
+        """The ids of each text, as arrays (what block hashing reads)."""
+        ids, counts = self.encode_flat(texts)
+        return np.split(ids, np.cumsum(counts)[:-1]) if len(texts) else []
+
+    def encode_flat(self, texts: Sequence[str], lanes: bool = False) -> tuple[npt.NDArray[np.uint64], list[int]]:
+        """The ids of all texts one after another (or their lanes: Python's hash of each id, what block
+        hashing reads), and each text's number of ids. ASCII texts are cut with numpy (:mod:`.pieces`, the
+        same cuts as :meth:`encode`), in groups of about :data:`GROUP_CHARS`."""
+        parts: list[npt.NDArray[np.uint64]] = []
+        counts: list[int] = []
+        group: list[bytes] = []
+        size = 0
+        for text in texts:
+            if text.isascii():
+                group.append(text.encode("ascii"))
+                size += len(text)
+                if size >= GROUP_CHARS:
+                    _encode_group(group, parts, counts, lanes)
+                    group, size = [], 0
+            else:
+                if group:
+                    _encode_group(group, parts, counts, lanes)
+                    group, size = [], 0
+                ids = np.fromiter(itertools.chain.from_iterable(_ids(_pieces(text))), dtype=np.uint64)
+                parts.append(id_lanes(ids) if lanes else ids)
+                counts.append(len(ids))
+        if group:
+            _encode_group(group, parts, counts, lanes)
+        return (np.concatenate(parts) if parts else np.empty(0, dtype=np.uint64)), counts
 
     def count(self, text: str) -> int:
         return len(self.encode(text))
@@ -234,6 +310,19 @@ class HuggingFaceTokenizer:
 
     def count(self, text: str) -> int:
         return len(self.encode(text))
+
+
+def encode_flat(
+    tokenizer: Tokenizer, texts: Sequence[str], lanes: bool = False
+) -> tuple[npt.NDArray[np.uint64], list[int]]:
+    """Token ids of all texts one after another (or their lanes, :func:`calculator.traffic.hashing.id_lanes`),
+    and each text's number of ids."""
+    flat = getattr(tokenizer, "encode_flat", None)
+    if flat is not None:
+        return cast(tuple[npt.NDArray[np.uint64], list[int]], flat(texts, lanes))
+    arrays = encode_many(tokenizer, texts)
+    joined = np.concatenate(arrays) if arrays else np.empty(0, dtype=np.uint64)
+    return (id_lanes(joined) if lanes else joined), [len(a) for a in arrays]
 
 
 def encode_many(tokenizer: Tokenizer, texts: Sequence[str]) -> list[npt.NDArray[np.uint64]]:
