@@ -51,7 +51,6 @@ from calculator.catalog.field_docs import FIELD_DOCS
 from calculator.catalog.gpus import GpuCatalog, GpuSpec
 from calculator.catalog.models import ModelCatalog
 from calculator.catalog.prices import Source
-from calculator.errors import InputError
 
 __all__ = [
     "DEFAULT_CHUNK_TOKENS",
@@ -160,7 +159,10 @@ def loaded_ttft(
     ``slots`` sequences fit at once, each held ``request_duration_s`` (no slot queue when ``slots`` is None).
     Infinite parts mean the replica cannot keep up at that rate."""
     if uncached_tokens < 0 or prefill_tokens_per_s <= 0:
-        raise InputError("prefill_tokens_per_s", "cannot size a TTFT", "uncached tokens >= 0 and a prefill speed > 0")
+        # the roofline's own figures come here, never a user's: a bad one is a bug, not an input to name
+        raise ValueError(
+            f"cannot size a TTFT from {uncached_tokens} uncached tokens at {prefill_tokens_per_s} tokens/s"
+        )
     prefill_s = uncached_tokens / prefill_tokens_per_s
     chunks = math.ceil(uncached_tokens / chunk_tokens) if uncached_tokens > 0 else 0
     interference_s = (chunks + 0.5) * decode_step_s * min(max(decoding, 0.0), 1.0)
@@ -294,6 +296,6 @@ def fit_overhead_ms(models: ModelCatalog, gpus: GpuCatalog, cases: tuple[TtftCas
     ``fit`` cases only, rounded to the millisecond and never negative."""
     fit = [c for c in cases or load_ttft_cases() if c.split == "fit"]
     if not fit:
-        raise InputError("split", "no TTFT case is in the fit split", "at least one case with split: fit")
+        raise ValueError("no TTFT case has split: fit, so the overhead cannot be fitted (ttft_cases.yaml)")
     results = check_ttft_cases(models, gpus, overhead_ms=0.0, cases=tuple(fit))
     return max(round(statistics.median(r.case.measured_ttft_ms - r.loaded.total_ms for r in results)), 0.0)
