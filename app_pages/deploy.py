@@ -100,6 +100,7 @@ with st.container(horizontal=True):
         float(target_now.ttft_ms or 0) if target_now else 0.0,
         100.0,
         "Time to the first token, at the percentile.",
+        fmt="%g",  # "0", "1500": a whole number of milliseconds reads as one
     )
     tps = bound_number(
         "d_tps",
@@ -107,6 +108,7 @@ with st.container(horizontal=True):
         float(target_now.tokens_per_s_per_user or 0) if target_now else 0.0,
         5.0,
         "Output tokens a second each user sees while the answer streams, at the percentile.",
+        fmt="%g",
     )
 with st.container(horizontal=True):
     spot = st.toggle(
