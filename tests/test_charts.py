@@ -11,7 +11,7 @@ import pytest
 
 from calculator.present import charts
 from calculator.present.report import answer_sentences, summary_pdf
-from calculator.pricing.compare import Catalogs, Comparison, compare, cost_curves
+from calculator.pricing.compare import Catalogs, Comparison, Crossing, compare, cost_curves
 from calculator.scenario.model import Scenario
 from tests.chart_rows import chart_rows
 
@@ -132,7 +132,13 @@ def test_answers_in_words(seed: tuple[Scenario, Comparison]) -> None:
     _, result = seed
     sentences = answer_sentences(result, [(0.45, "serverless", "self_hosted")])
     assert sentences[0].startswith("At **1,000,000 turns a month**")
-    assert any("becomes cheaper than" in s for s in sentences)
+    # the API and the GPUs swap places at each replica step from about 20 million turns: one sentence
+    assert len(result.crossings) > 2 and {(c.a, c.b) for c in result.crossings} == {("serverless", "self_hosted")}
+    first, last = result.crossings[0].turns_per_month, result.crossings[-1].turns_per_month
+    assert 19e6 < first < last < 33e6
+    swapped = [s for s in sentences if "swap places" in s]
+    assert len(swapped) == 1 and f"{len(result.crossings)} times" in swapped[0]
+    assert not any("becomes cheaper than" in s for s in sentences)
     assert any("prefix share passes **45%**" in s for s in sentences)
 
 
@@ -190,3 +196,23 @@ def test_ttl_sweep_and_chart(catalogs: Catalogs) -> None:
     spec = charts.ttl_chart(df, 180, {"5m": 0.3, "1h": 0.17, charts.NO_CACHE: 0.6}).to_dict()
     assert spec["layer"][0]["encoding"]["x"]["scale"]["type"] == "log"
     assert any(row.get("series") == charts.NO_CACHE and row["cost"] == 0.6 for row in _datasets(spec))
+
+
+def test_options_that_swap_places_again_and_again_get_one_sentence(seed: tuple[Scenario, Comparison]) -> None:
+    # replica steps make the dedicated endpoint and self-hosted GPUs trade places three times; the API is
+    # overtaken once: the three swaps are one sentence (range and final order), the single crossing its own
+    _, result = seed
+    swaps = [(1e6, "self_hosted"), (1.5e6, "dedicated"), (2e6, "self_hosted")]
+    crossings = [Crossing(a="dedicated", b="self_hosted", turns_per_month=v, cheaper_above=w) for v, w in swaps]
+    crossings.append(Crossing(a="serverless", b="self_hosted", turns_per_month=3e6, cheaper_above="self_hosted"))
+    sentences = answer_sentences(result.model_copy(update={"crossings": tuple(crossings)}))
+    swapped = [s for s in sentences if "swap places" in s]
+    assert swapped == [
+        "Dedicated endpoint and Self-hosted GPUs swap places 3 times between **1 million** and **2 million turns "
+        "a month** (each replica added is a step up in a GPU bill); above that, Self-hosted GPUs stays the cheaper "
+        "of the two."
+    ]
+    assert not any("becomes cheaper than Dedicated endpoint" in s for s in sentences)
+    assert any(
+        s.startswith("Self-hosted GPUs becomes cheaper than Serverless API above **3 million") for s in sentences
+    )
