@@ -13,7 +13,7 @@ from calculator.catalog.gpus import load_gpu_specs
 from calculator.catalog.measurements import ThroughputRecord
 from calculator.catalog.prices import DedicatedOffer, GpuVmOffer, PriceSheet
 from calculator.pricing.billing import dedicated_option, self_hosted_option
-from calculator.pricing.compare import Catalogs, compare, cost_curves, crossings
+from calculator.pricing.compare import Catalogs, Crossing, compare, cost_curves, crossing_runs, crossings
 from calculator.pricing.serverless import serverless_option
 from calculator.pricing.turn import TurnShape
 from calculator.scenario.inputs import DAYS_PER_MONTH, Fx, SelfHosting, Traffic
@@ -282,3 +282,18 @@ def test_an_api_without_a_cache_discount_is_named_in_the_warnings(catalogs: Cata
     result = compare(load_preset("rag-chatbot"), catalogs)  # Together's Llama 3.3 70B has no cached price
     assert any("bills cached input at the full input price" in w.message for w in result.warnings)
     assert result.turn is not None and result.turn.reused.cost_per_turn == result.turn.no_reuse.cost_per_turn
+
+
+def test_crossing_runs_keep_each_pairs_swaps_together_at_its_first() -> None:
+    def at(v: float, a: str, b: str, w: str) -> Crossing:
+        return Crossing(a=a, b=b, turns_per_month=v, cheaper_above=w)
+
+    found = [
+        at(1e5, "dedicated", "self_hosted", "self_hosted"),
+        at(2e5, "serverless", "self_hosted", "self_hosted"),
+        at(3e5, "dedicated", "self_hosted", "dedicated"),
+        at(4e5, "dedicated", "self_hosted", "self_hosted"),
+    ]
+    runs = crossing_runs(found)
+    assert [[c.turns_per_month for c in run] for run in runs] == [[1e5, 3e5, 4e5], [2e5]]
+    assert crossing_runs([]) == []

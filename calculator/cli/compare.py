@@ -17,7 +17,14 @@ from calculator.cli.scenario_args import scenario_from_args
 from calculator.cli.turn import turn_json
 from calculator.present.money import format_money, format_small
 from calculator.present.shown_currency import turn_currency
-from calculator.pricing.compare import OPTION_LABELS, Comparison, break_even_by_prefix_share, compare, load_catalogs
+from calculator.pricing.compare import (
+    OPTION_LABELS,
+    Comparison,
+    break_even_by_prefix_share,
+    compare,
+    crossing_runs,
+    load_catalogs,
+)
 from calculator.scenario.inputs import AUTO_RECORD, monthly_turns
 from calculator.scenario.model import (
     DedicatedChoice,
@@ -291,11 +298,19 @@ def cmd_compare(args: argparse.Namespace) -> int:
         )
     if result.crossings:
         print("\nBreak-even (turns per month):")
-        for c in result.crossings:
-            print(
-                f"  {OPTION_LABELS[c.a]} = {OPTION_LABELS[c.b]} at {c.turns_per_month:,.0f}; "
-                f"above it {OPTION_LABELS[c.cheaper_above]} is cheaper"
-            )
+        for run in crossing_runs(result.crossings):
+            c, last = run[0], run[-1]
+            if len(run) == 1:
+                print(
+                    f"  {OPTION_LABELS[c.a]} = {OPTION_LABELS[c.b]} at {c.turns_per_month:,.0f}; "
+                    f"above it {OPTION_LABELS[c.cheaper_above]} is cheaper"
+                )
+            else:  # replica steps: the range, once (--json lists every volume)
+                print(
+                    f"  {OPTION_LABELS[c.a]} and {OPTION_LABELS[c.b]} swap places {len(run)} times from "
+                    f"{c.turns_per_month:,.0f} to {last.turns_per_month:,.0f}; above it "
+                    f"{OPTION_LABELS[last.cheaper_above]} is cheaper"
+                )
     if result.stays_cheapest:
         name, vol = result.stays_cheapest
         print(f"  {OPTION_LABELS[name]} stays cheapest above {vol:,.0f} turns a month.")

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from calculator.catalog.prices import STALE_AFTER_DAYS, is_stale, price_age_text
 from calculator.present.money import fmt_volume, format_money, format_price, format_small
 from calculator.pricing.billing import DAYS_PER_MONTH
-from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison, Crossing, curves
+from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison, crossing_runs, curves
 from calculator.pricing.pinning import Repricing
 from calculator.scenario.model import Scenario
 
@@ -67,30 +67,23 @@ def answer_sentences(result: Comparison, switches: list[tuple[float, str, str]] 
 
 
 def _crossing_sentences(result: Comparison) -> list[str]:
-    """One sentence per break-even volume, in volume order; except that two options whose replica steps make
-    them swap places again and again (the dedicated endpoint and self-hosted GPUs, a few replicas apart) get
-    one sentence for all their swaps: five lines of "A becomes cheaper than B" and back read as noise to
-    the person choosing, where what matters is the range and which of the two ends up cheaper. The numbers
-    themselves stay in the comparison (``compare --json``'s ``break_even``)."""
-    by_pair: dict[tuple[str, str], list[Crossing]] = {}
-    for c in result.crossings:
-        by_pair.setdefault((c.a, c.b), []).append(c)
+    """One sentence per break-even volume, except that two options swapping places again and again at their
+    replica steps get one for all their swaps (:func:`~calculator.pricing.compare.crossing_runs`): five lines
+    of "A becomes cheaper than B" and back read as noise to the person choosing, where what matters is the
+    range and which of the two ends up cheaper. ``compare --json``'s ``break_even`` keeps every volume."""
     out: list[str] = []
-    told: set[tuple[str, str]] = set()
-    for c in result.crossings:
-        pair = by_pair[(c.a, c.b)]
-        if len(pair) == 1:
-            other = c.b if c.cheaper_above == c.a else c.a
+    for run in crossing_runs(result.crossings):
+        first, last = run[0], run[-1]
+        if len(run) == 1:
+            other = first.b if first.cheaper_above == first.a else first.a
             out.append(
-                f"{OPTION_LABELS[c.cheaper_above]} becomes cheaper than {OPTION_LABELS[other]} above "
-                f"**{fmt_volume(c.turns_per_month)} turns a month** "
-                f"({c.turns_per_month / DAYS_PER_MONTH:,.0f} a day)."
+                f"{OPTION_LABELS[first.cheaper_above]} becomes cheaper than {OPTION_LABELS[other]} above "
+                f"**{fmt_volume(first.turns_per_month)} turns a month** "
+                f"({first.turns_per_month / DAYS_PER_MONTH:,.0f} a day)."
             )
-        elif (c.a, c.b) not in told:
-            told.add((c.a, c.b))
-            first, last = pair[0], pair[-1]
+        else:
             out.append(
-                f"{OPTION_LABELS[c.a]} and {OPTION_LABELS[c.b]} swap places {len(pair)} times between "
+                f"{OPTION_LABELS[first.a]} and {OPTION_LABELS[first.b]} swap places {len(run)} times between "
                 f"**{fmt_volume(first.turns_per_month)}** and **{fmt_volume(last.turns_per_month)} turns a month** "
                 f"(each replica added is a step up in a GPU bill); above that, {OPTION_LABELS[last.cheaper_above]} "
                 "stays the cheaper of the two."

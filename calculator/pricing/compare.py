@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +47,7 @@ __all__ = [
     "break_even_by_prefix_share",
     "compare",
     "cost_curves",
+    "crossing_runs",
     "crossings",
     "curves",
     "estimate_range",
@@ -263,6 +264,22 @@ def crossings(
             last = [c.turns_per_month for c in found if c.cheaper_above == winner]
             stays = (winner, max(last) if last else float(grid[changes[-1] + 1]))
     return found, stays
+
+
+def crossing_runs(crossings: Sequence[Crossing]) -> list[tuple[Crossing, ...]]:
+    """The break-even volumes (in volume order, as :func:`crossings` gives them) with each pair of options'
+    crossings together, at the place of its first: a pair whose replica steps make it swap places again and
+    again (the API against GPUs billed per replica, two GPU options a few replicas apart) is one run, which
+    the front ends say once, by its range and which of the two stays cheaper above it."""
+    by_pair: dict[tuple[str, str], list[Crossing]] = {}
+    for c in crossings:
+        by_pair.setdefault((c.a, c.b), []).append(c)
+    runs: list[tuple[Crossing, ...]] = []
+    for c in crossings:
+        run = by_pair.pop((c.a, c.b), None)
+        if run is not None:
+            runs.append(tuple(run))
+    return runs
 
 
 def is_estimated(side: OwnedSide) -> bool:
