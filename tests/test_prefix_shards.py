@@ -214,3 +214,68 @@ def test_a_worker_count_out_of_range_is_named(
     assert main(["prefix", str(MOONCAKE / "conversation_trace.jsonl"), "--workers", given_workers]) == 2
     err = capsys.readouterr().err
     assert "--workers" in err and said in err and "Traceback" not in err
+
+
+# --- taking results in order, this process working while it waits ---------------------------------------
+
+
+class _LazyFuture:
+    """A pool's task that finishes only when its result is asked for (a worker far slower than this process)."""
+
+    def __init__(self, fn: Any, args: tuple[Any, ...], ready: bool) -> None:
+        self.fn, self.args, self.ready = fn, args, ready
+
+    def done(self) -> bool:
+        return self.ready
+
+    def result(self) -> Any:
+        return self.fn(*self.args)
+
+
+class _FakePool:
+    workers = 1
+
+    def __init__(self, ready: bool) -> None:
+        self.ready = ready
+        self.sent: list[int] = []
+
+    def submit(self, fn: Any, *args: Any) -> _LazyFuture:
+        self.sent.append(args[1])
+        return _LazyFuture(fn, args, self.ready)
+
+    def share(self, value: Any) -> Any:
+        return value
+
+
+def _square(shared: Any, task: int) -> int:
+    return task * task
+
+
+def test_this_process_takes_tasks_while_the_next_result_is_not_ready_and_results_keep_their_order() -> None:
+    pool = _FakePool(ready=False)
+    ran_here: list[int] = []
+    held: list[int] = []
+
+    def here(task: int) -> int:
+        ran_here.append(task)
+        return task * task
+
+    results = []
+    for result in shards.in_order(pool, _square, None, range(40), here):
+        results.append(result)
+        held.append(len(pool.sent) + len(ran_here) - len(results))
+    assert results == [t * t for t in range(40)]
+    assert sorted(pool.sent + ran_here) == list(range(40))  # each task ran once, here or on the pool
+    assert ran_here and pool.sent  # both worked
+    assert max(held) <= 2 * pool.workers + 2  # results waiting to be taken stay bounded
+
+
+def test_no_task_runs_here_when_the_pool_keeps_up() -> None:
+    pool = _FakePool(ready=True)
+
+    def here(task: int) -> int:
+        raise AssertionError(f"task {task} ran here although the pool's results were ready")
+
+    results = list(shards.in_order(pool, _square, None, range(25), here))
+    assert results == [t * t for t in range(25)]
+    assert pool.sent == list(range(25))

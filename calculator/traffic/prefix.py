@@ -263,7 +263,7 @@ class LogReader:
         max_chars: int | None = None,
         columns: Columns | None = None,
         *,
-        pool: Callable[[Tokenizer], AbstractContextManager[Pool]] | None = None,
+        pool: Callable[[Any], AbstractContextManager[Pool]] | None = None,
         local: bool = True,
         cache: TokenCache | None = None,
     ) -> None:
@@ -319,19 +319,31 @@ class LogReader:
         if self.valid == 0:
             raise self._malformed.error("no requests in the file (it is empty)")
 
-    def _sharded(self, pool: Callable[[Tokenizer], AbstractContextManager[Pool]]) -> Iterator[RequestBatch]:
+    def _sharded(self, pool: Callable[[Any], AbstractContextManager[Pool]]) -> Iterator[RequestBatch]:
         """The batches of :meth:`batches`, from shards hashed on ``pool`` (here when there is one shard)."""
-        tasks = self._range_tasks() if self._local and self._plain_file() else self._shard_tasks()
-        first = next(tasks, None)
-        second = next(tasks, None)
-        if second is None and self._local:  # a short log: starting workers would cost more than it saves
-            if first is not None:
-                yield from self._merge(_hash_shard(self.tokenizer, first, TokenCache(self.tokenizer)))
+        if not self._local:  # a cluster: its workers hash every shard, each keeping its own segment cache
+            with pool(self.tokenizer) as workers:
+                shared = workers.share(self.tokenizer)
+                for result in in_order(workers, _hash_shard, shared, self._shard_tasks()):
+                    yield from self._merge(result)
             return
-        with pool(self.tokenizer) as workers:
-            shared = workers.share(self.tokenizer)
-            started = (t for t in (first, second) if t is not None)
-            for result in in_order(workers, _hash_shard, shared, itertools.chain(started, tasks)):
+        tasks = self._range_tasks() if self._plain_file() else self._shard_tasks()
+        first = next(tasks, None)
+        if first is None:
+            return
+        # This process hashes the first shard before the workers start: they are forked with what it imported
+        # and with its segment cache (the system prompt, the tools), and none of that is done again there.
+        cache = TokenCache(self.tokenizer)
+        done = _hash_shard(self.tokenizer, first, cache)
+        second = next(tasks, None)
+        if second is None:  # a short log: starting workers would cost more than it saves
+            yield from self._merge(done)
+            return
+        # It goes on hashing while it waits for the workers' results: the pool has one process fewer.
+        here = functools.partial(_hash_shard, self.tokenizer, cache=cache)
+        with pool(cache) as workers:
+            yield from self._merge(done)
+            for result in in_order(workers, _hash_shard, None, itertools.chain([second], tasks), here):
                 yield from self._merge(result)
 
     def _shard_tasks(self) -> Iterator[_ShardTask]:
@@ -534,10 +546,14 @@ class _ShardResult:
 
 
 def _hash_shard(tokenizer: Tokenizer | None, task: _ShardTask, cache: TokenCache | None = None) -> _ShardResult:
-    """Tokenise and hash one shard (in a worker; ``tokenizer`` None: the one the worker was started with;
-    the worker keeps its segment cache from shard to shard unless one is given)."""
-    tok: Tokenizer = tokenizer if tokenizer is not None else given()
-    cache = cache or worker_state(tok, lambda: TokenCache(tok))
+    """Tokenise and hash one shard (in a worker; ``tokenizer`` None: a local pool's worker, which was
+    started with a segment cache; a worker keeps its segment cache from shard to shard unless one is given)."""
+    if tokenizer is None:  # a local pool's worker: the segment cache it was started with goes on
+        cache = cache or cast(TokenCache, given())
+        tok = cache.tokenizer
+    else:
+        tok = tokenizer
+        cache = cache or worker_state(tok, lambda: TokenCache(tok))
     reader = LogReader((), task.format, tok, task.block_size, task.name, cache=cache)
     if task.lines is not None:
         lines: Iterable[tuple[int, str]] = task.lines
@@ -1447,14 +1463,14 @@ def analyse_log(
     run fails with :class:`DataFileError` only when no valid request is left. ``max_chars`` caps the
     text read (the app's uploads).
 
-    ``workers`` > 1 tokenises and hashes shards of the log on that many processes, ``cluster`` (a Dask
-    scheduler's address) on a cluster's workers; the cache simulation runs here over the requests in the
-    log's order, so the report is the same as from one process."""
-    pool: Callable[[Tokenizer], AbstractContextManager[Pool]] | None = None
+    ``workers`` > 1 tokenises and hashes shards of the log on that many processes (this one included),
+    ``cluster`` (a Dask scheduler's address) on a cluster's workers; the cache simulation runs here over the
+    requests in the log's order, so the report is the same as from one process."""
+    pool: Callable[[Any], AbstractContextManager[Pool]] | None = None
     if cluster is not None:
         pool = functools.partial(_on_cluster, cluster)
-    elif workers > 1:
-        pool = functools.partial(local_pool, workers)
+    elif workers > 1:  # this process is one of them (it hashes while it waits for the others)
+        pool = functools.partial(local_pool, workers - 1)
     reader = LogReader(
         source, format, tokenizer, block_size, name, max_chars, columns, pool=pool, local=cluster is None
     )

@@ -15,12 +15,15 @@ import concurrent.futures
 import contextlib
 import gc
 import io
+import mmap
 import multiprocessing
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, cast
+
+import numpy as np
 
 from calculator.catalog.textfile import raw_lines
 from calculator.errors import InputError
@@ -83,17 +86,62 @@ def shards(lines: Iterable[tuple[int, str]], chars: int | None = None) -> Iterat
         yield shard
 
 
-def in_order(pool: Pool, fn: Callable[..., R], shared: Any, tasks: Iterable[Any]) -> Iterator[R]:
+def in_order(
+    pool: Pool,
+    fn: Callable[..., R],
+    shared: Any,
+    tasks: Iterable[Any],
+    here: Callable[[Any], R] | None = None,
+) -> Iterator[R]:
     """``fn(shared, task)`` for each task on the pool, results in the tasks' order, at most two tasks a
-    worker in flight (so a slow consumer holds back the reading, and memory stays bounded)."""
+    worker in flight (so a slow consumer holds back the reading, and memory stays bounded).
+
+    ``here`` (a task's result computed in this process): while the next result is not ready, this process
+    takes the next task itself instead of waiting. A local pool then needs one process fewer than the
+    cores: the reading process works whenever it is not consuming, and no core runs two processes by turns
+    (which costs each of them its caches)."""
     window = 2 * pool.workers + 1
-    running: collections.deque[Any] = collections.deque()
-    for task in tasks:
-        running.append(pool.submit(fn, shared, task))
-        if len(running) >= window:
-            yield running.popleft().result()
-    while running:
-        yield running.popleft().result()
+    running: collections.deque[_Slot[R]] = collections.deque()
+    waiting = 0
+    """Tasks on the pool whose result has not been taken yet."""
+    todo = iter(tasks)
+    more = True
+    while True:
+        while more and waiting < 2 * pool.workers and len(running) < window + 1:
+            task = next(todo, _END)
+            if task is _END:
+                more = False
+                break
+            running.append(_Slot(pool.submit(fn, shared, task)))
+            waiting += 1
+        if not running:
+            return
+        head = running[0]
+        if here is not None and more and len(running) <= window and not (head.future is None or head.future.done()):
+            task = next(todo, _END)
+            if task is not _END:
+                running.append(_Slot(None, here(task)))
+                continue
+            more = False
+        running.popleft()
+        if head.future is None:
+            yield cast(R, head.value)
+        else:
+            waiting -= 1
+            yield head.future.result()
+
+
+_END = object()
+
+
+class _Slot(Generic[R]):
+    """A task's place in :func:`in_order`: its future on the pool, or the result computed here."""
+
+    __slots__ = ("future", "value")
+
+    def __init__(self, future: Any, value: R | None = None) -> None:
+        self.future = future
+        self.value = value
 
 
 # --- state a worker keeps between shards ---------------------------------------------------------------
@@ -211,28 +259,47 @@ def byte_ranges(path: Path, chars: int | None = None) -> Iterator[tuple[int, int
     """(start, end, first line number) of runs of whole lines of a plain file, about ``chars`` bytes each:
     a worker reads its own run, so the text never passes through the reading process. Runs end after a
     ``\\n`` (never inside ``\\r\\n``); lines are counted as :func:`text_lines` counts them (``\\n``, ``\\r\\n``
-    and ``\\r`` each end one)."""
+    and ``\\r`` each end one).
+
+    The file is mapped, not read: finding a line break near each cut is a search from there, and counting
+    the line breaks runs in numpy (the reading process hashes too, so what it spends here is taken from that).
+    """
     chars = chars or SHARD_CHARS
-    start, line = 0, 1
     with path.open("rb") as fh:
-        held = b""
-        while True:
-            data = fh.read(chars)
-            held = held + data if held else data
-            cut = held.rfind(b"\n") + 1
-            if data and (not cut or len(held) < chars):
-                continue  # read on to a line break (a line longer than a run makes a run of its own)
-            if not data:
-                cut = len(held)
-            if cut:
-                yield start, start + cut, line
-                line += held.count(b"\n", 0, cut)
-                if held.find(b"\r", 0, cut) >= 0:  # rare: \r alone ends a line too, \r\n only once
-                    line += held.count(b"\r", 0, cut) - held.count(b"\r\n", 0, cut)
-                start += cut
-                held = held[cut:]
-            if not data:
-                return
+        size = os.fstat(fh.fileno()).st_size
+        if size == 0:
+            return
+        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            size = len(data)
+            start, line = 0, 1
+            while start < size:
+                limit = start + chars
+                if limit >= size:
+                    cut = size
+                else:
+                    last = data.rfind(b"\n", start, limit)
+                    if last < 0:  # a line longer than a run makes a run of its own
+                        last = data.find(b"\n", limit)
+                    cut = size if last < 0 else last + 1
+                yield start, cut, line
+                line += _line_breaks(data, start, cut)
+                start = cut
+
+
+def _line_breaks(data: mmap.mmap, start: int, end: int) -> int:
+    """Line breaks in bytes ``start`` to ``end``: each ``\\n``, and each ``\\r`` not followed by one there."""
+    view = np.frombuffer(data, dtype=np.uint8, count=end - start, offset=start)
+    try:
+        breaks = int(np.count_nonzero(view == _LF))
+        if data.find(b"\r", start, end) >= 0:  # rare: \r alone ends a line too, \r\n only once
+            returns = view == _CR
+            breaks += int(np.count_nonzero(returns)) - int(np.count_nonzero(returns[:-1] & (view[1:] == _LF)))
+        return breaks
+    finally:
+        del view  # the map cannot close while numpy holds it
+
+
+_LF, _CR = np.uint8(10), np.uint8(13)
 
 
 def range_lines(path: Path, name: str, start: int, end: int, first: int) -> Iterator[tuple[int, str]]:
