@@ -329,21 +329,18 @@ class LogReader:
             return
         tasks = self._range_tasks() if self._plain_file() else self._shard_tasks()
         first = next(tasks, None)
-        if first is None:
-            return
-        # This process hashes the first shard before the workers start: they are forked with what it imported
-        # and with its segment cache (the system prompt, the tools), and none of that is done again there.
-        cache = TokenCache(self.tokenizer)
-        done = _hash_shard(self.tokenizer, first, cache)
         second = next(tasks, None)
+        cache = TokenCache(self.tokenizer)
         if second is None:  # a short log: starting workers would cost more than it saves
-            yield from self._merge(done)
+            if first is not None:
+                yield from self._merge(_hash_shard(self.tokenizer, first, cache))
             return
-        # It goes on hashing while it waits for the workers' results: the pool has one process fewer.
+        # This process hashes too, whenever the next result is not ready: the pool has one process fewer than
+        # the cores, so no core runs two processes by turns. (Hashing the first shard here before forking, so
+        # that the workers start with a warm segment cache, measured slower: the other core waits meanwhile.)
         here = functools.partial(_hash_shard, self.tokenizer, cache=cache)
-        with pool(cache) as workers:
-            yield from self._merge(done)
-            for result in in_order(workers, _hash_shard, None, itertools.chain([second], tasks), here):
+        with pool(TokenCache(self.tokenizer)) as workers:
+            for result in in_order(workers, _hash_shard, None, itertools.chain([first, second], tasks), here):
                 yield from self._merge(result)
 
     def _shard_tasks(self) -> Iterator[_ShardTask]:
