@@ -46,6 +46,7 @@ __all__ = [
     "same_series",
     "series_of",
     "served_output_tokens_per_s",
+    "three_figures",
 ]
 
 LoadKind = Literal["rate", "concurrency", "unstated"]
@@ -119,8 +120,12 @@ def _climbed(busier: ThroughputRecord, level: ThroughputRecord) -> bool:
     return not shared or any(theirs[k] > LATENCY_CLIMB * mine[k] for k in shared)
 
 
-def _g(x: float) -> str:
-    return f"{x:.3g}"
+def three_figures(x: float) -> str:
+    """Three significant figures, never in exponent form: a small model's 1,346 req/s, not 1.35e+03."""
+    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.3g}"
+
+
+_g = three_figures
 
 
 def level_bound(record: ThroughputRecord, series: Sequence[ThroughputRecord]) -> tuple[Bound, str]:

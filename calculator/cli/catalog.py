@@ -307,6 +307,7 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 
 def cmd_measurements_import(args: argparse.Namespace) -> int:
+    from calculator.capacity.saturation import three_figures
     from calculator.measure.importers import import_file
 
     if not args.gpu:
@@ -331,7 +332,7 @@ def cmd_measurements_import(args: argparse.Namespace) -> int:
             r.id,
             r.engine,
             f"{r.concurrency:g}" if r.concurrency else (f"{r.request_rate:g}/s" if r.request_rate else "max"),
-            f"{r.requests_per_s:.3g}",
+            three_figures(r.requests_per_s),
             f"{r.output_tokens_per_s:,.0f}" if r.output_tokens_per_s else "-",
             f"{r.ttft_ms.p50:,.0f}" if r.ttft_ms.p50 is not None else "-",
             "complete" if r.complete else "missing " + ", ".join(r.missing),

@@ -251,6 +251,9 @@ _AIPERF_ONLY_METRICS = frozenset(
     }
 )
 _GENAI_PERF_CONFIG = frozenset({"model", "service_kind", "profile_export_file", "artifact_dir", "endpoint_type"})
+_GENAI_PERF_NESTED_CONFIG = frozenset({"perf_analyzer", "subcommand", "template_filename"})
+"""genai-perf 25.x nests its settings as AIPerf does (``input_config.endpoint``), but only genai-perf drives
+perf_analyzer (``input_config.perf_analyzer.stimulus``) and records its subcommand."""
 
 
 def _is_metric(value: Any) -> bool:
@@ -271,6 +274,8 @@ def _detect(data: dict[str, Any]) -> str | None:
         if isinstance(records, dict) or _AIPERF_ONLY_TOP & data.keys() or _AIPERF_ONLY_METRICS & metrics.keys():
             return "aiperf"
         if isinstance(config, dict):
+            if _GENAI_PERF_NESTED_CONFIG & config.keys():
+                return "genai-perf"
             if isinstance(config.get("endpoint"), dict) or isinstance(config.get("loadgen"), dict):
                 return "aiperf"
             if _GENAI_PERF_CONFIG & config.keys():

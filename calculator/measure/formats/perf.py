@@ -132,6 +132,11 @@ def _profiling_phase(config: Mapping[str, Any], f: Fields) -> Mapping[str, Any]:
     return measured[0] if measured else {}
 
 
+def _first_at(*found: tuple[str, Any]) -> tuple[str, Any]:
+    """The first (path, value) whose value is given, else the first path with None."""
+    return next(((where, value) for where, value in found if value is not None), (found[0][0], None))
+
+
 def read_perf_export(doc: Doc, fmt: str, run: Run) -> Fields:
     d: dict[str, Any] = doc.data
     f = Fields(index=1, line=doc.line)
@@ -180,29 +185,23 @@ def read_perf_export(doc: Doc, fmt: str, run: Run) -> Fields:
     raw_config = d.get("input_config")
     config: dict[str, Any] = raw_config if isinstance(raw_config, dict) else {}
     phase = _profiling_phase(config, f)
-    f.concurrency = run.num(
-        {
-            "c": first_given(
-                config.get("concurrency"),
-                dig(config, "loadgen", "concurrency"),
-                dig(config, "perf_analyzer", "stimulus", "concurrency"),
-                phase.get("concurrency"),
-            )
-        },
-        "c",
-        "input_config.phases[].concurrency" if "concurrency" in phase else "input_config.concurrency",
+    # where each layout keeps the offered load: genai-perf 24.x flat, AIPerf 0.8 loadgen, genai-perf 25.x
+    # perf_analyzer.stimulus, AIPerf 0.9+ phases; a bad value is named at the path the file used
+    where, concurrency = _first_at(
+        ("input_config.concurrency", config.get("concurrency")),
+        ("input_config.loadgen.concurrency", dig(config, "loadgen", "concurrency")),
+        ("input_config.perf_analyzer.stimulus.concurrency", dig(config, "perf_analyzer", "stimulus", "concurrency")),
+        ("input_config.phases[].concurrency", phase.get("concurrency")),
     )
-    parse_rate(
-        first_given(
-            config.get("request_rate"),
-            dig(config, "loadgen", "request_rate"),
-            dig(config, "perf_analyzer", "stimulus", "request_rate"),
-            phase.get("rate"),
-            phase.get("request_rate"),
-        ),
-        run,
-        f,
+    f.concurrency = run.num({"c": concurrency}, "c", where)
+    where, rate = _first_at(
+        ("input_config.request_rate", config.get("request_rate")),
+        ("input_config.loadgen.request_rate", dig(config, "loadgen", "request_rate")),
+        ("input_config.perf_analyzer.stimulus.request_rate", dig(config, "perf_analyzer", "stimulus", "request_rate")),
+        ("input_config.phases[].rate", phase.get("rate")),
+        ("input_config.phases[].request_rate", phase.get("request_rate")),
     )
+    parse_rate(rate, run, f, where)
     items = dig(config, "models", "items")
     named = [m.get("name") for m in items if isinstance(m, dict)] if isinstance(items, list) else None
     models = first_given(
@@ -211,8 +210,10 @@ def read_perf_export(doc: Doc, fmt: str, run: Run) -> Fields:
     f.model = a_string(models)
     if f.model is None and isinstance(models, list) and len(models) > 1:
         f.notes.append(f"several models benchmarked together: {', '.join(map(str, models))}")
-    if str(config.get("service_kind", "")).lower() == "triton":
-        f.engine = engine_from_backend(config.get("backend"), f.notes)
+    # genai-perf 25.x nests the endpoint settings (input_config.endpoint.service_kind / .backend)
+    service_kind = first_given(config.get("service_kind"), dig(config, "endpoint", "service_kind"))
+    if str(service_kind or "").lower() == "triton":
+        f.engine = engine_from_backend(first_given(config.get("backend"), dig(config, "endpoint", "backend")), f.notes)
     f.measured = iso_date(first_given(d.get("start_time"), dig(d, "execution_metadata", "start_time")))
     if isinstance(d.get("aiperf_version"), str):
         f.notes.append(f"aiperf {d['aiperf_version']}")

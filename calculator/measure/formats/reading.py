@@ -226,8 +226,10 @@ def to_latency(values: Mapping[str, float | None], run: Run, key: str) -> Latenc
         return Latency()
 
 
-def parse_rate(value: Any, run: Run, fields: Fields) -> None:
-    """``request_rate``: a number, ``inf`` (vLLM writes the string), ``Infinity``, or SGLang's ``"trace"``."""
+def parse_rate(value: Any, run: Run, fields: Fields, label: str = "request_rate") -> None:
+    """``request_rate``: a number, ``inf`` (vLLM writes the string), ``Infinity``, or SGLang's ``"trace"``.
+
+    ``label`` names the field in a problem (where the file keeps it, when not at the top level)."""
     if value is None:
         return
     if isinstance(value, str) and value.strip().lower() in ("inf", "infinity", "+inf"):
@@ -239,14 +241,14 @@ def parse_rate(value: Any, run: Run, fields: Fields) -> None:
     try:
         rate = read_number(value)
     except Bad as exc:
-        run.problem("request_rate", str(exc))
+        run.problem(label, str(exc))
         return
     if rate is None:
         return
     if math.isinf(rate):
         fields.rate_infinite = True
     elif rate <= 0:
-        run.problem("request_rate", f"must be positive or inf, got {fmt_number(rate)}")
+        run.problem(label, f"must be positive or inf, got {fmt_number(rate)}")
     else:
         fields.request_rate = rate
 
