@@ -28,6 +28,7 @@ from calculator.capacity.calibration import (
     engine_family,
     fit_assumptions,
     fit_engine_assumptions,
+    same_inputs,
     summarise,
 )
 from calculator.capacity.roofline import DEFAULT_ASSUMPTIONS, RooflineAssumptions
@@ -71,6 +72,14 @@ def main(argv: list[str] | None = None) -> None:
     holdout = summarise(results, "holdout")
     met = holdout.median_abs <= 0.10 and holdout.worst_abs <= 0.25 and holdout.points >= 40 and holdout.moe_points >= 10
     print(f"target (hold-out median <= 10%, worst <= 25%, >= 40 points, >= 10 MoE): {'met' if met else 'NOT met'}")
+    # What no estimate from these inputs can remove: the same setup measured apart on one page.
+    spread = same_inputs(results, "holdout")
+    if spread:
+        print(
+            "hold-out cases with the same inputs measured apart (the least worst |error| any one estimate has on them):"
+        )
+        for g in spread:
+            print(f"  {g.lowest:8.1f} .. {g.highest:8.1f}  {g.least_worst_error:4.0%}  {', '.join(g.ids)}")
     for r in results:
         if not r.plausible:
             print(

@@ -11,7 +11,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from calculator.capacity.calibration import burst_seconds, check_cases, fit_assumptions, load_cases, summarise
+from calculator.capacity.calibration import (
+    burst_seconds,
+    check_cases,
+    fit_assumptions,
+    load_cases,
+    same_inputs,
+    summarise,
+)
 from calculator.capacity.memory import WEIGHT_BYTES
 from calculator.capacity.roofline import RooflineAssumptions, decode, kv_read_ways, prefill_tokens_per_s
 from calculator.capacity.sizing import (
@@ -361,3 +368,21 @@ def test_a_burst_of_sharegpt_prompts_ends_with_its_longest_answers_at_a_small_ba
     # no answer runs past 2,048 - prompt tokens (vLLM drops longer ShareGPT conversations): with 1,548-token
     # prompts the tail stops after 500 steps (5 s), prefill 1,000 x 1,548 / 100,000 = 15.48 s
     assert burst_seconds(1000, 1000, 1548, 200, 1e5, lambda b: 0.01) == pytest.approx(15.48 + 5, rel=1e-6)
+
+
+def test_hold_out_cases_with_the_same_inputs_are_grouped_with_the_least_worst_error_any_estimate_has() -> None:
+    # GPUStack's DeepSeek-V3.2 page (8x H200, FP8, SGLang v0.5.6.post2, data-parallel attention, 1000 ShareGPT
+    # prompts at once) measured 2,541.62 tokens/s with the flashmla_sparse + flashmla_kv attention backends and
+    # 4,243.46 with fa3 + fa3: one estimate from those inputs is off by at least
+    # (4243.46 - 2541.62) / (4243.46 + 2541.62) = 25.1% on one of them.
+    results = check_cases(load_model_specs(), load_gpu_specs())
+    groups = same_inputs(results, "holdout")
+    widest = groups[0]
+    assert {"gpustack-deepseek-v3.2-h200-L711", "gpustack-deepseek-v3.2-h200-L755"} <= set(widest.ids)
+    assert (widest.lowest, widest.highest) == (2541.62, 4243.46)
+    assert widest.least_worst_error == pytest.approx(1701.84 / 6785.08)
+    # tensor-parallel and data-parallel attention runs of the same page are not the same inputs
+    assert not any(
+        {"gpustack-deepseek-v3.2-h200-L137", "gpustack-deepseek-v3.2-h200-L711"} <= set(g.ids) for g in groups
+    )
+    assert all(len(g.ids) >= 2 and g.lowest <= g.highest for g in groups)

@@ -44,6 +44,7 @@ __all__ = [
     "EngineFamily",
     "EngineFit",
     "EstimateError",
+    "SameInputs",
     "Split",
     "check_cases",
     "estimate_case",
@@ -53,6 +54,7 @@ __all__ = [
     "fit_assumptions",
     "fit_engine_assumptions",
     "load_cases",
+    "same_inputs",
     "summarise",
 ]
 
@@ -428,6 +430,51 @@ def summarise(results: Sequence[CaseResult], split: Split) -> ErrorSummary:
         low=deciles[0],
         high=deciles[-1],
     )
+
+
+class SameInputs(BaseModel):
+    """Cases that give an estimate the same inputs (model, GPU and count, precisions, attention layout, engine
+    and version, kind, load, lengths within :data:`SAME_LENGTHS`) but were measured apart: the page changed
+    something the inputs do not say (a kernel backend, a scheduler flag)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    ids: tuple[str, ...]
+    lowest: float
+    highest: float
+
+    @property
+    def least_worst_error(self) -> float:
+        """The smallest worst |error| one estimate can have on all of them: ``e`` between the two extremes is
+        off by ``e / lowest - 1`` on one and ``1 - e / highest`` on the other, equal at ``e = 2 hl / (h + l)``."""
+        return (self.highest - self.lowest) / (self.highest + self.lowest)
+
+
+SAME_LENGTHS = 0.01
+"""Mean lengths this close (relative) count as the same workload (the runs of one page differ by a few tokens)."""
+
+
+def same_inputs(results: Sequence[CaseResult], split: Split) -> list[SameInputs]:
+    """Groups of two or more cases of ``split`` with the same inputs, widest spread first."""
+    groups: list[list[Case]] = []
+    for case in (r.case for r in results if r.case.split == split and r.plausible):
+        key = case.model_dump(include={"model", "gpu", "gpus", "precision", "kv_dtype", "attention", "engine"})
+        key |= case.model_dump(include={"kind", "concurrency", "output_lengths"})
+        for group in groups:
+            other = group[0]
+            if other.model_dump(include=set(key)) == key and all(
+                abs(getattr(case, f) / getattr(other, f) - 1) <= SAME_LENGTHS for f in ("input_tokens", "output_tokens")
+            ):
+                group.append(case)
+                break
+        else:
+            groups.append([case])
+    found = [
+        SameInputs(ids=tuple(c.id for c in g), lowest=min(c.measured for c in g), highest=max(c.measured for c in g))
+        for g in groups
+        if len(g) > 1
+    ]
+    return sorted(found, key=lambda s: -s.least_worst_error)
 
 
 class EstimateError(BaseModel):
