@@ -13,6 +13,8 @@ standard library and licence texts, about 4,700 tokens a request. Printed:
 - the command's wall time on one process and on every core (``--workers N``), less start-up: target at
   least 1.7x on 2 cores; beside it the ratio idle cores would allow, from the CPU time each run needed
   (what sharding costs, whatever else the machine runs);
+- beside that, two whole ``--workers 1`` runs started together: how much running side by side slows each
+  on this machine (shared caches and memory), with no sharding: the most two workers could give;
 - the same for a log of prompts that never repeat (every token tokenised afresh: the tokenizer's own
   speed, which the segment cache cannot help).
 
@@ -125,6 +127,18 @@ def command(log: Path, workers: int) -> tuple[float, float, int]:
     return used, wall, int(json.loads(done.stdout)["input_tokens"])
 
 
+def pair(log: Path) -> tuple[float, float, int]:
+    """(CPU s of both, wall s, tokens) of two ``--workers 1`` runs of the same log started together: what
+    running side by side costs on this machine's cores, with no sharding at all (the ceiling for two workers)."""
+    cpu, start = _children_cpu(), time.perf_counter()
+    args = [sys.executable, "-m", "calculator", "prefix", str(log), "--json", "--workers", "1"]
+    both = [subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [p.communicate()[0] for p in both]
+    if any(p.returncode for p in both):
+        raise SystemExit("prefix failed while running two at once")
+    return _children_cpu() - cpu, time.perf_counter() - start, int(json.loads(outs[0])["input_tokens"])
+
+
 def best(runs: list[tuple[float, float, int]]) -> tuple[float, float, int]:
     """The fastest of a few runs (CPU and wall each): other work on the machine only ever adds time."""
     return min(r[0] for r in runs), min(r[1] for r in runs), runs[0][2]
@@ -160,7 +174,9 @@ def floor(log: Path) -> float:
 
 def report(label: str, log: Path, startup: tuple[float, float, int], cores: int) -> None:
     floor_s = min(floor(log) for _ in range(RUNS))
-    one, many = alternating(lambda: command(log, 1), lambda: command(log, cores))
+    one, many, *side_by_side = alternating(
+        lambda: command(log, 1), lambda: command(log, cores), *([lambda: pair(log)] if cores > 1 else [])
+    )
     tokens = one[2]
     cpu = one[0] - startup[0]
     rate = tokens / cpu
@@ -186,6 +202,14 @@ def report(label: str, log: Path, startup: tuple[float, float, int], cores: int)
         # shared machine takes cores from the workers, not from the one process, and lowers the ratio above.
         bound = cores * cpu / (many[0] - startup[0])
         print(f"  on {cores} idle cores at most {bound:4.2f}x (the CPU of 1 worker over that of {cores}, per core)")
+        # The machine's own share: two whole runs side by side, no sharding, against one alone.
+        [two] = side_by_side
+        side = 2 * (one[1] - startup[1]) / (two[1] - startup[1])
+        print(
+            f"  two whole --workers 1 runs at once: {two[1] - startup[1]:5.2f} s wall, "
+            f"{two[0] - 2 * startup[0]:.2f} s CPU (one alone {cpu:.2f} s): {side:4.2f}x the work of one in the time, "
+            "what 2 cores give this job unsharded"
+        )
     print(f"  runs, start-up included: 1 worker {SPREAD[0]}")
     if cores > 1:
         print(f"                           {cores} workers {SPREAD[1]}")
