@@ -27,6 +27,7 @@ from calculator.catalog.models import load_model_specs
 from calculator.catalog.prices import load_price_sheets
 from calculator.cli.parser import COMMAND_MODULES, build_parser
 from calculator.scenario.model import DEFAULT_PRESETS_DIR, Scenario, list_presets, load_preset, load_scenario
+from tests.typed import typed
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("pandas", "altair", "vl_convert", "fpdf", "reportlab", "matplotlib", "PIL", "httpx", "pyarrow")
@@ -120,15 +121,6 @@ def test_a_command_given_alone_parses_to_what_the_whole_parser_gives() -> None:
 # --- the bundled catalogues: libyaml and the pure-Python loader ------------------------------------
 
 
-def _typed(value: Any) -> Any:
-    """``value`` with each leaf's type beside it: 1, 1.0 and True are equal in Python, not in a sheet."""
-    if isinstance(value, dict):
-        return {_typed(k): _typed(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_typed(v) for v in value]
-    return (type(value).__name__, value)
-
-
 BUNDLED = sorted(DATA_DIR.rglob("*.yaml"))
 
 
@@ -146,7 +138,7 @@ def test_each_bundled_file_reads_the_same_with_libyaml_and_pure_python(path: Pat
     fast = datafile._libyaml(text, path)
     if fast is None:
         pytest.skip("read by the pure-Python loader here")
-    assert _typed(fast) == _typed(parse_yaml(text, str(path)))
+    assert typed(fast) == typed(parse_yaml(text, str(path)))
     # the line numbers cross-file errors give come from the same composed tree
     fast_root: yaml.Node = datafile._libyaml(text, path, compose=True)
     slow_root = yaml.compose(text, Loader=datafile._UniqueKeyLoader)

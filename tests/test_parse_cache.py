@@ -20,6 +20,7 @@ import yaml
 from calculator.catalog import datafile, parse_cache
 from calculator.catalog.datafile import DATA_DIR, parse_yaml
 from calculator.catalog.prices import ServerlessOffer, load_price_sheet, load_price_sheets
+from tests.typed import typed
 
 pytestmark = pytest.mark.skipif(not yaml.__with_libyaml__, reason="the cache holds what libyaml reads")
 
@@ -93,15 +94,6 @@ def test_an_edit_that_breaks_a_cached_file_is_reported_as_before(cache: Path, bu
         load_price_sheet(bundled)
 
 
-def _typed(value: Any) -> Any:
-    """``value`` with each leaf's type beside it: 1, 1.0 and True are equal in Python, not in a sheet."""
-    if isinstance(value, dict):
-        return {_typed(k): _typed(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_typed(v) for v in value]
-    return (type(value).__name__, value)
-
-
 BUNDLED = sorted(p for p in DATA_DIR.rglob("*.yaml") if p.stat().st_size <= datafile.MAX_YAML_CHARS)
 
 
@@ -114,7 +106,7 @@ def test_every_bundled_file_comes_back_from_the_cache_exactly_as_parsed(cache: P
         parse_cache.store(path, text, parsed)
         hit, data = parse_cache.cached(path, text)
         assert hit, path
-        assert _typed(data) == _typed(parsed) == _typed(parse_yaml(text, str(path))), path
+        assert typed(data) == typed(parsed) == typed(parse_yaml(text, str(path))), path
 
 
 def test_dates_and_timestamps_keep_their_type(cache: Path) -> None:
@@ -124,7 +116,7 @@ def test_dates_and_timestamps_keep_their_type(cache: Path) -> None:
         "n": [1, 1.0, True],
     }
     parse_cache.store(Path("/x.yaml"), "t", data)
-    assert _typed(parse_cache.cached(Path("/x.yaml"), "t")[1]) == _typed(data)
+    assert typed(parse_cache.cached(Path("/x.yaml"), "t")[1]) == typed(data)
 
 
 @pytest.mark.parametrize(
