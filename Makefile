@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test bench bench-app lint
+.PHONY: run test test-fast bench bench-app lint
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -c 'import sys; sys.exit("Python 3.11 or newer is needed, found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
 	$(PYTHON) -m venv $(VENV)
@@ -25,8 +25,14 @@ lint: $(BIN)/.installed
 	$(BIN)/mypy calculator app_pages app.py tests benchmarks
 	$(BIN)/lint-imports
 
+# Both cores (pytest-xdist); a file's tests stay on one worker, so its servers and fixtures start once.
+PYTEST := $(BIN)/python -m pytest -n 2 --dist loadfile
 test: lint
-	$(BIN)/python -m pytest
+	$(PYTEST)
+
+# The core and the command line in about a minute: no pages, no browser, no fuzz campaign.
+test-fast: $(BIN)/.installed
+	$(PYTEST) -m "not app and not e2e and not fuzz"
 
 bench: $(BIN)/.installed
 	$(BIN)/python benchmarks/sweep.py

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+import pandas as pd
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import AlertBase, Markdown
 
@@ -29,3 +30,11 @@ def metrics(at: AppTest) -> dict[str, str]:
 def text_of(elements: Iterable[AlertBase | Markdown]) -> str:
     """The words of alerts or markdown-like elements (``at.error``, ``at.caption``, ...) as one string."""
     return " ".join(e.value for e in elements)
+
+
+def table_with(at: AppTest, *columns: str) -> pd.DataFrame:
+    """The one table on the page whose header has all these columns: a table found by what it shows, not by
+    where it stands (a warning's table above it does not move it)."""
+    found = [d.value for d in at.dataframe if set(columns) <= {str(c) for c in d.value.columns}]
+    assert len(found) == 1, f"{len(found)} tables with the columns {columns}"
+    return found[0]

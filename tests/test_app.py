@@ -7,7 +7,7 @@ from streamlit.testing.v1 import AppTest
 
 from calculator.scenario.model import Scenario, list_presets, load_scenario_text
 
-from .apptest import APP, open_page, text_of
+from .apptest import APP, open_page, table_with, text_of
 
 SEED_URL = {"preset": "coding-agent", "asof": "2026-10-30", "in": "20000", "pfx": "0.9", "hit": "1.0", "out": "500"}
 
@@ -92,7 +92,7 @@ def test_uploaded_yaml_sets_the_inputs() -> None:
 
 def test_assumptions_table_names_price_versions() -> None:
     at = _app(**SEED_URL)
-    table = at.dataframe[0].value
+    table = table_with(at, "Assumption")
     glm = table[table["Assumption"].str.contains("GLM-5.3: cached input")]
     assert list(glm["Value"]) == ["$0.26 per 1M tokens"]
     assert list(glm["Price version"]) == ["2026-10-05"]
@@ -133,7 +133,7 @@ def test_price_sheets_page_compares_two_versions() -> None:
     at.switch_page("app_pages/price_sheets.py").run()
     at.selectbox(key="ps_offer").set_value("lyceum/serverless/glm-5.3").run()
     assert not at.exception
-    diff = at.dataframe[1].value
+    diff = table_with(at, "Price")
     cached = diff[diff["Price"] == "cached input"].iloc[0]
     assert cached["2026-09-15"] == "$0.44" and cached["2026-10-05"] == "$0.26"
     assert cached["Change"] == "-$0.18 (-40.9%)"
@@ -170,7 +170,7 @@ def test_own_throughput_figures() -> None:
     at = _app(**SEED_URL, own="true", own_rps="0.5", own_gpus="2")
     assert not at.exception
     assert not at.error, [e.value for e in at.error]
-    table = at.dataframe[0].value
+    table = table_with(at, "Assumption")
     assert table["Value"].str.contains("your engine").any()
 
 
@@ -381,8 +381,8 @@ def test_bad_advanced_url_values_are_named() -> None:
 
 
 def _rows(at: AppTest) -> dict[str, dict[str, str]]:
-    """The assumptions table (the first one on the page) by assumption name."""
-    table = at.dataframe[0].value
+    """The assumptions table by assumption name."""
+    table = table_with(at, "Assumption")
     return {str(row["Assumption"]): {str(k): v for k, v in row.items()} for _, row in table.iterrows()}
 
 

@@ -13,7 +13,7 @@ from calculator.present import capacity_charts as cc
 from calculator.pricing.compare import Catalogs
 from calculator.scenario.inputs import LatencyTarget
 
-from .apptest import open_page, text_of
+from .apptest import open_page, table_with, text_of
 
 SGLANG = Path(__file__).resolve().parent / "fixtures" / "bench" / "sglang"
 ONLINE = SGLANG / "h200_llama_3_3_70b_online_output.jsonl"
@@ -138,7 +138,7 @@ def test_measurements_page_imports_sglang_and_needs_the_setup() -> None:
     at.file_uploader(key="m_files").set_value((ONLINE.name, ONLINE.read_bytes(), "application/jsonl")).run()
     assert not at.exception
     assert not at.error, [e.value for e in at.error]
-    records = at.dataframe[0].value
+    records = table_with(at, "Status")
     assert len(records) == 7
     assert all(s == "missing: model, precision, GPU, GPU count" for s in records["Status"])
     assert "7 of 7 records are incomplete" in text_of(at.warning)
@@ -146,12 +146,12 @@ def test_measurements_page_imports_sglang_and_needs_the_setup() -> None:
     at.selectbox(key="m_gpu").set_value("h200-sxm").run()
     at.number_input(key="m_n").set_value(4).run()
     at.selectbox(key="m_prec").set_value("bf16").run()
-    records = at.dataframe[0].value
+    records = table_with(at, "Status")
     assert set(records["Status"]) == {"missing: model"}  # this file does not name its model either
 
     at.selectbox(key="m_model").set_value("llama-3.3-70b").run()
     assert not at.exception
-    records = at.dataframe[0].value
+    records = table_with(at, "Status")
     assert set(records["Status"]) == {"complete"}
     assert len(at.get("vega_lite_chart")) == 2  # throughput and TTFT
     # the file holds two traffic shapes: one chart per shape, and the other runs are named as left out

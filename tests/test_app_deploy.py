@@ -6,12 +6,12 @@ import json
 
 from streamlit.testing.v1 import AppTest
 
-from .apptest import metrics, open_page, text_of
+from .apptest import metrics, open_page, table_with, text_of
 from .test_app_messages import unwritten
 
 
 def _rows(at: AppTest) -> list[dict[str, object]]:
-    frame = at.dataframe[0].value
+    frame = table_with(at, "Offer", "Replica")
     return [{str(k): v for k, v in row.items()} for row in frame.to_dict("records")]
 
 

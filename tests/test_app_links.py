@@ -31,11 +31,11 @@ from calculator.pricing.compare import load_catalogs
 from calculator.scenario.model import list_presets, load_preset
 
 from .apptest import APP
+from .clock import TODAY
 
 CAT = load_catalogs()
 PRESETS = {name: load_preset(name) for name in list_presets()}
 ALLOWED = _state.choices(CAT, list(PRESETS))
-TODAY = dt.date.today()
 SLOW = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
 NO_SHRINK = [Phase.explicit, Phase.reuse, Phase.generate]
 """A page run takes a second or more: a failing example is reported as drawn (shrinking took minutes)."""

@@ -33,7 +33,7 @@ from calculator.pricing.compare import Catalogs
 from calculator.pricing.resolve import Owned
 from calculator.scenario.model import load_preset
 
-from .apptest import APP, open_page, text_of
+from .apptest import APP, open_page, table_with, text_of
 
 ROOT = Path(__file__).resolve().parents[1]
 NAME = "Team März log"
@@ -156,7 +156,7 @@ def test_result_files_that_do_not_state_their_setup_are_said_in_plain_words() ->
     at.file_uploader(key="m_files").set_value((online.name, online.read_bytes(), "application/jsonl")).run()
     assert "does not state the model, the precision, the GPU and the GPU count" in text_of(at.markdown)
     assert not unwritten(at)
-    table = at.dataframe[0].value
+    table = table_with(at, "Status")
     assert set(table["GPU"]) == {"not stated"}
 
 

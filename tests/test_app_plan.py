@@ -13,7 +13,7 @@ from calculator.present.money import format_money
 from calculator.pricing.compare import Catalogs
 from calculator.scenario.model import load_preset
 
-from .apptest import open_page, text_of
+from .apptest import open_page, table_with, text_of
 
 
 def _page(**params: str) -> AppTest:
@@ -41,7 +41,7 @@ def test_the_hybrid_percentile_shown_is_hybrid_plans_best(catalogs: Catalogs) ->
     assert f"owns {best.owned_replicas} replica(s)" in answer
     assert f"enough for {best.percentile:g}% of the day's hours" in answer
     assert f"{best.overflow_share:.1%}" in answer
-    table = at.dataframe[0].value
+    table = table_with(at, "Option")
     hybrid_row = table[table["Option"].str.startswith("Hybrid")]
     assert list(hybrid_row["Per month"]) == [format_money(best.monthly, "USD")]
     pure = result.pure

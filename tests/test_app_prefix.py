@@ -21,7 +21,8 @@ from calculator.scenario.evidence import prefix_evidence
 from calculator.scenario.model import load_preset, with_prefix_evidence
 from calculator.traffic.prefix import CacheConfig, analyse_log
 
-from .apptest import APP, open_page, text_of
+from .apptest import APP, open_page, table_with, text_of
+from .clock import TODAY
 
 MOONCAKE = Path(__file__).resolve().parent / "fixtures" / "traces" / "mooncake"
 SYNTHETIC = MOONCAKE / "synthetic_trace.jsonl"
@@ -91,7 +92,7 @@ def test_synthetic_trace_shows_the_share_hit_rate_and_why() -> None:
     assert metrics["Token hit share s\u00d7h"] == f"{expected.scenario.token_hit_share:.1%}"
     assert metrics["Hit rate h"] == f"{expected.hit_rate:.1%}"
     assert len(at.get("vega_lite_chart")) == 3  # curve, per replica, matched lengths
-    policies = at.dataframe[0].value
+    policies = table_with(at, "Routing")
     assert list(policies["Routing"]) == ["Round robin (chosen)", "Random", "Prefix-aware"]
     assert at.status[0].label.startswith("Analysed synthetic_trace.jsonl") and at.status[0].state == "complete"
 
@@ -103,7 +104,7 @@ def test_routing_and_replicas_come_from_the_url() -> None:
         SYNTHETIC, scenario=CacheConfig(capacity_tokens=4_000_000, replicas=2, routing="prefix_aware")
     )
     assert _metrics(at)["Hit rate h"] == f"{expected.hit_rate:.1%}"
-    assert "Prefix-aware (chosen)" in set(at.dataframe[0].value["Routing"])
+    assert "Prefix-aware (chosen)" in set(table_with(at, "Routing")["Routing"])
 
 
 def test_malformed_upload_reports_the_bad_line_numbers() -> None:
@@ -193,7 +194,7 @@ def test_capacity_from_a_gpu_and_model() -> None:
 def test_cost_table_shows_assumed_and_measured_cost() -> None:
     at = _page(p_base="coding-agent")
     assert not at.error, [e.value for e in at.error]
-    table = at.dataframe[1].value
+    table = table_with(at, "Option", "Assumed")
     assert list(table.columns) == ["Option", "Offer", "Assumed", "Measured", "Change"]
     preset = load_preset("coding-agent")
     report = analyse_log(SYNTHETIC, scenario=CacheConfig(capacity_tokens=1_000_000, replicas=4))
@@ -211,7 +212,7 @@ def test_cost_table_shows_assumed_and_measured_cost() -> None:
 
 def test_apply_lands_on_compare_with_the_measured_values() -> None:
     at = _page(p_base="coding-agent")
-    measured = at.dataframe[1].value
+    measured = table_with(at, "Option", "Assumed")
     at.button(key="p_apply").click().run()
     assert not at.exception
     assert not at.error, [e.value for e in at.error]
@@ -251,7 +252,6 @@ def test_apply_uses_the_compare_pages_own_inputs_and_replaces_stale_ones() -> No
 def test_apply_carries_the_logs_tokens_per_turn_and_compare_names_the_analysis() -> None:
     """Applying a prefix analysis prices the log's tokens per turn as well as its shares, and the Compare page's
     assumptions say which log, how many requests and when."""
-    import datetime as dt
 
     from calculator.pricing.compare import load_catalogs
 
@@ -259,7 +259,7 @@ def test_apply_carries_the_logs_tokens_per_turn_and_compare_names_the_analysis()
     at.button(key="p_apply").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     report = analyse_log(SYNTHETIC, scenario=CacheConfig(capacity_tokens=1_000_000, replicas=4))
-    evidence = prefix_evidence(report, dt.date.today())
+    evidence = prefix_evidence(report, TODAY)
     assert evidence.mean_input_tokens
     assert evidence.mean_input_tokens != load_preset("coding-agent").workload.input_tokens
     assert at.text_input(key="in").value == str(evidence.mean_input_tokens)
@@ -268,9 +268,9 @@ def test_apply_carries_the_logs_tokens_per_turn_and_compare_names_the_analysis()
     expected = compare(with_prefix_evidence(load_preset("coding-agent"), evidence), load_catalogs())
     serverless = next(m.value for m in at.metric if m.label.startswith("Serverless API"))
     assert serverless == _serverless_monthly(expected)
-    rows = {str(r["Assumption"]): r for _, r in at.dataframe[0].value.iterrows()}
+    rows = {str(r["Assumption"]): r for _, r in table_with(at, "Assumption").iterrows()}
     assert rows["Prefix analysis"]["Value"] == f"{SYNTHETIC.name}: {report.requests:,} requests"
-    assert rows["Prefix analysis"]["Read"] == dt.date.today().isoformat()
+    assert rows["Prefix analysis"]["Read"] == TODAY.isoformat()
     assert f"{evidence.mean_input_tokens:,} input tokens per turn" in rows["Prefix analysis measured"]["Value"]
     assert "ev" in at.query_params  # the analysis travels in the link
 
@@ -398,7 +398,7 @@ def test_the_compare_pages_scenario_is_the_one_priced() -> None:
     _upload(at, "chats.jsonl", _chat_log(12))
     assert not at.error, [e.value for e in at.error]
     assert at.selectbox(key="p_base").value == "as on the Compare page"
-    table = at.dataframe[-1].value
+    table = table_with(at, "Option", "Assumed")
     assumed = dict(zip(table["Option"], table["Assumed"], strict=True))
     assert assumed and assumed == {k: v for k, v in shown.items() if k in assumed}
     caption = text_of(at.caption)

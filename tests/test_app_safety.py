@@ -37,7 +37,7 @@ from calculator.scenario.model import dump_scenario, load_preset
 from calculator.traffic.prefix import CacheConfig, analyse_log
 from calculator.traffic.tokens import HuggingFaceTokenizer
 
-from .apptest import APP, open_page, text_of
+from .apptest import APP, open_page, table_with, text_of
 from .bench_server import running
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -266,7 +266,7 @@ def test_an_exposed_app_replays_against_an_allowed_target(monkeypatch: pytest.Mo
         at.run()
         assert _requests_seen(url) > 0
     assert not at.error, [e.value for e in at.error]
-    assert list(at.dataframe[0].value["Completed"]) == ["4 of 4"]
+    assert list(table_with(at, "Level")["Completed"]) == ["4 of 4"]
     assert str(_network.origin(url)) in text_of(at.info)
 
 

@@ -31,7 +31,7 @@ from calculator.scenario.inputs import Fx
 from calculator.scenario.model import Scenario, dump_scenario, in_currency, load_scenario_text
 from tests.chart_rows import chart_rows
 
-from .apptest import APP, metrics, open_page
+from .apptest import APP, metrics, open_page, table_with
 from .pdf_cells import record_pdf
 
 SEED_URL = {"preset": "coding-agent", "asof": "2026-10-30", "in": "20000", "pfx": "0.9", "hit": "1.0", "out": "500"}
@@ -271,6 +271,7 @@ def test_the_pdf_without_its_font_writes_a_symbol_it_lacks_as_the_code() -> None
     assert pdf.text_ok("₹2.42 and €0.0242, £0.0189, ¥3.78") == "INR 2.42 and EUR 0.0242, £0.0189, ¥3.78"
 
 
+@pytest.mark.app
 @pytest.mark.parametrize("currency", list(SEED_AT))
 def test_the_page_shows_the_seed_turn_in_each_currency_as_the_pdf_does(currency: str) -> None:
     key, rate, no_reuse, reused, thousand = SEED_AT[currency]
@@ -289,7 +290,7 @@ def test_the_page_shows_the_seed_turn_in_each_currency_as_the_pdf_does(currency:
         for axis in ("x", "y")
     ]
     assert f"Cost per turn ({SYMBOLS[currency]})" in titles
-    table = at.dataframe[0].value  # the assumptions, as the CSV download writes them
+    table = table_with(at, "Assumption")  # the assumptions, as the CSV download writes them
     values = dict(zip(table["Assumption"], table["Value"], strict=False))
     assert values["Currency"] == currency and values["Engineer monthly cost"].startswith(SYMBOLS[currency])
     if rate is not None:
@@ -298,12 +299,14 @@ def test_the_page_shows_the_seed_turn_in_each_currency_as_the_pdf_does(currency:
     assert money_titles and all(f"({SYMBOLS[currency]}" in t for t in money_titles), money_titles
 
 
+@pytest.mark.app
 def test_an_old_euro_link_still_opens_in_euros_at_its_rate() -> None:
     at = open_page("compare", 60, **SEED_URL, cur="EUR", fx="1.1")
     assert metrics(at)["No-reuse turn"] == "€0.0275"  # 0.0302 / 1.1 = 0.027454...
     assert at.number_input(key="fx").value == 1.1
 
 
+@pytest.mark.app
 def test_a_rate_given_the_wrong_way_round_in_a_link_is_named_and_the_page_still_answers() -> None:
     at = AppTest.from_file(APP, default_timeout=60)
     for key, value in {**SEED_URL, "cur": "JPY", "fx_jpy": "156"}.items():
@@ -315,6 +318,7 @@ def test_a_rate_given_the_wrong_way_round_in_a_link_is_named_and_the_page_still_
     assert metrics(at)["No-reuse turn"].startswith("¥")  # priced at the default rate, and said so above
 
 
+@pytest.mark.app
 def test_switching_currency_on_the_page_converts_the_engineer_cost() -> None:
     at = open_page("compare", 60, **SEED_URL)
     dollars = at.number_input(key="engcost").value
@@ -327,6 +331,7 @@ def test_switching_currency_on_the_page_converts_the_engineer_cost() -> None:
     assert any("1 JPY = $0.006379" in c.value for c in at.caption)
 
 
+@pytest.mark.app
 def test_the_yen_is_typed_as_markets_quote_it_and_an_old_link_in_dollars_per_yen_still_opens() -> None:
     """156.8 yen a dollar is what a finance team reads off a screen; links made before held 1/156.8."""
     typed = open_page("compare", 60, **SEED_URL, cur="JPY")
@@ -420,6 +425,7 @@ def test_showing_a_scenario_in_another_currency_converts_its_own_amounts() -> No
     assert in_currency(in_yen, "USD").self_hosting.engineer_monthly_cost == Decimal(12500)
 
 
+@pytest.mark.app
 def test_a_link_in_yen_prices_the_engineer_as_the_command_line_does(capsys: pytest.CaptureFixture[str]) -> None:
     at = open_page("compare", 60, **SEED_URL, cur="JPY")
     shown = {label.removesuffix(" (cheapest)"): value for label, value in metrics(at).items()}
@@ -429,6 +435,7 @@ def test_a_link_in_yen_prices_the_engineer_as_the_command_line_does(capsys: pyte
     assert shown["Self-hosted GPUs"] in row.split()  # engineer and GPUs converted alike, not 12,500 yen
 
 
+@pytest.mark.app
 def test_an_engineer_cost_the_user_typed_is_converted_too_and_survives_the_link() -> None:
     at = open_page("compare", 60, **SEED_URL)
     at.number_input(key="engcost").set_value(20000).run()

@@ -21,6 +21,8 @@ from calculator.catalog.gpus import (
 from calculator.catalog.prices import Source
 from calculator.errors import InputError
 
+from .clock import TODAY
+
 # GPU ids that price sheets refer to; renaming one breaks them.
 REQUIRED_IDS = {
     "h100-sxm",
@@ -120,7 +122,7 @@ def test_catalog_holds_every_gpu_the_price_sheets_name(catalog: GpuCatalog) -> N
 def test_every_bundled_gpu_cites_a_dated_source(catalog: GpuCatalog) -> None:
     for gpu in catalog.gpus:
         assert gpu.source.url or gpu.source.document, gpu.id
-        assert gpu.source.read <= dt.date.today(), gpu.id
+        assert gpu.source.read <= TODAY, gpu.id
 
 
 def test_h100_sxm_stores_dense_not_sparse_tflops(catalog: GpuCatalog) -> None:

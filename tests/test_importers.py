@@ -17,6 +17,8 @@ from calculator.cli import words
 from calculator.errors import InputError
 from calculator.measure.importers import detect_format, import_file
 
+from .clock import TODAY
+
 # Real result files written by the benchmark tools themselves (tests/fixtures/README.md names each
 # file's source and licence); they are read, never edited.
 BENCH = Path(__file__).resolve().parent / "fixtures" / "bench"
@@ -58,7 +60,7 @@ def test_each_real_file_imports_one_record_per_run(path: Path, count: int, tool:
     assert len(records) == count
     assert detect_format(path.read_text()) == tool
     assert len({r.id for r in records}) == count
-    assert all(r.source.document == path.name and r.source.read == dt.date.today() for r in records)
+    assert all(r.source.document == path.name and r.source.read == TODAY for r in records)
     assert [r.source.note for r in records] == [f"{r.tool} result, line {i}" for i, r in enumerate(records, 1)]
 
 

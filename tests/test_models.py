@@ -23,6 +23,8 @@ from calculator.catalog.models import (
 from calculator.catalog.prices import Source
 from calculator.errors import InputError
 
+from .clock import TODAY
+
 # Model ids that scenarios, measurements and benchmarks name; renaming one breaks them.
 REQUIRED_IDS = {
     "llama-3.1-8b",
@@ -422,7 +424,7 @@ def test_config_is_read_from_a_path_or_a_model_directory(tmp_path: Path) -> None
     assert from_file.id == "llama-3.1-8b-instruct"
     assert from_file.name == "Llama-3.1-8B-Instruct"
     assert from_file.source.document == str(path)
-    assert from_file.source.read == dt.date.today()
+    assert from_file.source.read == TODAY
     assert from_hf_config(directory).kv_bytes_per_token() == 131_072
     assert from_hf_config(str(path)).layers == 32
 

@@ -140,6 +140,7 @@ def test_command_line_turn_total_of_half_a_cent_is_a_cent(capsys: pytest.Capture
     assert row.split()[-2:] == ["$0.00500", "$0.01"]
 
 
+@pytest.mark.app
 @pytest.mark.parametrize(("amount", "shown"), [("2.665", "$2.67"), ("2.675", "$2.68")])
 def test_app_shows_half_cents_rounded_up_like_the_command_line(amount: str, shown: str) -> None:
     in_tokens, out_tokens = HALF_CENT_TURNS[amount]

@@ -8,7 +8,6 @@ import json
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -167,14 +166,13 @@ def test_cluster_workers_send_back_block_hashes_and_counts_never_prompt_text(
     assert all(str(b.blocks.dtype) == "int64" for r in sent for b in r.batches)  # type: ignore[attr-defined]
 
 
+@pytest.mark.timeout(60)
 def test_an_unreachable_cluster_is_named_within_the_timeout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("distributed")
     monkeypatch.setattr(shards, "CONNECT_TIMEOUT_S", 1)
     log = _chat_log(tmp_path / "chat.jsonl", conversations=2)
-    start = time.monotonic()
     with pytest.raises(InputError, match=r"--cluster.*no Dask scheduler answered at 'tcp://127.0.0.1:9' within 1 s"):
         analyse_log(log, cluster="tcp://127.0.0.1:9")
-    assert time.monotonic() - start < 30
 
 
 def test_without_dask_the_cluster_flag_says_what_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

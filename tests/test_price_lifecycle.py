@@ -30,7 +30,8 @@ from calculator.pricing.compare import Catalogs, compare
 from calculator.pricing.pinning import pin_prices, reprice
 from calculator.scenario.model import GpuVmChoice, Scenario, ServerlessChoice, dump_scenario, load_preset
 
-from .apptest import open_page, text_of
+from .apptest import open_page, table_with, text_of
+from .clock import TODAY
 from .pdf_cells import record_pdf
 
 SOURCE = {"document": "hand-made test sheet", "read": "2026-01-10"}
@@ -191,6 +192,7 @@ def test_the_pdf_names_each_price_with_its_age(monkeypatch: pytest.MonkeyPatch, 
     assert len(stale_price_warnings(result, dt.date(2027, 1, 5))) == len(result.options)
 
 
+@pytest.mark.app
 def test_the_compare_page_leaves_a_retired_offer_out_of_its_list_and_says_why_a_linked_one_is_not_priced() -> None:
     at = open_page("compare", preset="coding-agent", asof="2026-11-30")
     assert "deepseek/deepseek-chat" not in at.selectbox(key="sl").options
@@ -202,6 +204,7 @@ def test_the_compare_page_leaves_a_retired_offer_out_of_its_list_and_says_why_a_
     assert "RETIRED on 2026-07-24" in text_of(linked.caption)
 
 
+@pytest.mark.app
 def test_the_compare_page_warns_when_a_chosen_price_is_older_than_60_days() -> None:
     at = open_page("compare", preset="coding-agent", asof="2025-09-03", sl="openai/gpt-4.1")
     warned = text_of(at.warning)
@@ -210,11 +213,12 @@ def test_the_compare_page_warns_when_a_chosen_price_is_older_than_60_days() -> N
     assert "more than 60 days" not in text_of(fresh.warning)
 
 
+@pytest.mark.app
 def test_the_price_sheets_page_shows_each_offers_age_and_a_retired_status() -> None:
     at = open_page("price_sheets", ps_provider="DeepSeek", ps_offer="deepseek/serverless/deepseek-chat")
-    (row,) = at.dataframe[0].value.to_dict("records")
+    (row,) = table_with(at, "Status").to_dict("records")
     assert row["Status"].startswith("retired on 2026-07-24") and "deepseek-v4-flash" in row["Status"]
-    assert row["Age (days)"] == (dt.date.today() - dt.date(2026, 4, 13)).days
+    assert row["Age (days)"] == (TODAY - dt.date(2026, 4, 13)).days
     assert "retired on 2026-07-24" in text_of(at.error)
     lyceum = open_page("price_sheets", ps_provider="Lyceum")
-    assert set(lyceum.dataframe[0].value["Status"]) == {""}
+    assert set(table_with(lyceum, "Status")["Status"]) == {""}

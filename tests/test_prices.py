@@ -20,6 +20,8 @@ from calculator.catalog.prices import (
 )
 from calculator.errors import InputError
 
+from .clock import TODAY
+
 SHEETS = sorted(DEFAULT_SHEETS_DIR.glob("*.yaml"))
 
 
@@ -29,7 +31,7 @@ def test_every_bundled_sheet_loads_and_every_price_names_a_dated_source(path: Pa
     for offer in sheet.offers:
         for version in offer.versions:
             assert version.source.url or version.source.document
-            assert version.source.read <= dt.date.today()
+            assert version.source.read <= TODAY
 
 
 def test_bundled_sheets_cover_what_the_issue_asks_for(catalog: PriceCatalog) -> None:

@@ -122,3 +122,9 @@ def test_the_command_lines_volume_and_token_flags_take_the_same_forms() -> None:
     for convert, typed in ((flags.turns_per_month, "1.5"), (flags.tokens, "30M"), (flags.sessions_per_month, "0,5")):
         with pytest.raises(argparse.ArgumentTypeError):
             convert(typed)
+
+
+@pytest.mark.parametrize("text", ["0E31", "-0e999", "0.000e5k", "0M"])
+def test_zero_with_any_exponent_is_plain_zero(text: str) -> None:
+    value = read(text)
+    assert value == 0 and value.adjusted() == 0

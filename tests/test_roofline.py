@@ -35,7 +35,7 @@ from calculator.catalog.measurements import load_records
 from calculator.catalog.models import SparseAttention, load_model_specs
 from calculator.present import capacity_charts as cc
 
-from .apptest import open_page
+from .apptest import open_page, table_with
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = load_model_specs()
@@ -301,13 +301,14 @@ def test_the_capacity_table_moves_estimate_and_conversion_together() -> None:
     assert float(str(moved_row[column])) == round(expected.requests_per_s, 3)
 
 
+@pytest.mark.app
 def test_an_efficiency_set_on_the_capacity_page_moves_the_converted_measurement() -> None:
     at = open_page("capacity", c_model=LLAMA.id, c_gpu=H200.id, c_prec="bf16", c_n="4", c_ctx="8192")
     column = cc.CONVERTED.format(context=8192)
-    before = float(at.dataframe[0].value.set_index("Record")[column][RATE4.id])
+    before = float(table_with(at, "Record").set_index("Record")[column][RATE4.id])
     at.number_input(key="c_bw").set_value(0.4).run()
     assert not at.exception
-    after = float(at.dataframe[0].value.set_index("Record")[column][RATE4.id])
+    after = float(table_with(at, "Record").set_index("Record")[column][RATE4.id])
     a = RooflineAssumptions(bandwidth_efficiency=0.4)
     expected = replica_capacity(RATE4, H200, 8192 - 506.6, 0, 1, 506.6, assumptions=a, model=LLAMA)
     assert after == round(expected.requests_per_s, 3) and after != before

@@ -90,6 +90,7 @@ def test_compare_text_says_the_year_and_the_cost_per_user(capsys: pytest.Capture
     assert "Serverless API: $116,160.00 a year, $48.40 per user a month" in out
 
 
+@pytest.mark.app
 def test_the_compare_page_shows_the_year_the_cost_per_user_and_the_cheapest() -> None:
     at = open_page("compare", preset="coding-agent", asof="2026-10-30")
     captions = text_of(at.caption)
@@ -99,6 +100,7 @@ def test_the_compare_page_shows_the_year_the_cost_per_user_and_the_cheapest() ->
     assert at.title[0].value == "Coding agent (the seed's turn)"
 
 
+@pytest.mark.app
 def test_the_compare_page_prices_users_times_turns_per_user() -> None:
     at = open_page("compare", preset="coding-agent", asof="2026-10-30", per="user", users="100", vol="10")
     assert not at.error, [e.value for e in at.error]
@@ -106,12 +108,14 @@ def test_the_compare_page_prices_users_times_turns_per_user() -> None:
     assert "$2.94 per user a month" in text_of(at.caption)
 
 
+@pytest.mark.app
 def test_a_volume_per_user_with_no_users_says_so_instead_of_pricing() -> None:
     at = open_page("compare", preset="multi-turn-chat", per="user", users="0", vol="10")
     assert "needs the number of users" in text_of(at.error)
     assert not [m for m in at.metric if m.label == "Serverless API"]
 
 
+@pytest.mark.app
 def test_switching_to_volume_per_user_keeps_the_months_turns() -> None:
     at = open_page("compare", preset="coding-agent", asof="2026-10-30")
     at.segmented_control(key="per").set_value("user").run()
@@ -132,12 +136,14 @@ def test_the_pdf_says_the_year_and_the_cost_per_user(monkeypatch: pytest.MonkeyP
     assert "A year: Serverless API $116,160.00 ($48.40 per user a month)" in cells.text
 
 
+@pytest.mark.app
 def test_users_are_typed_as_people_type_them() -> None:
     at = open_page("compare", preset="coding-agent", asof="2026-10-30")
     at.text_input(key="users").input("2.5k").run()
     assert "$3.87 per user a month" in text_of(at.caption)  # $9,680.00 / 2,500
 
 
+@pytest.mark.app
 def test_too_many_users_is_said_and_prices_nothing_else() -> None:
     at = open_page("compare", preset="coding-agent", asof="2026-10-30")
     at.text_input(key="users").input("99999999999").run()
@@ -145,12 +151,14 @@ def test_too_many_users_is_said_and_prices_nothing_else() -> None:
     assert not [m for m in at.metric if m.label == "Serverless API"]
 
 
+@pytest.mark.app
 def test_switching_a_day_volume_to_users_shows_a_round_figure() -> None:
     at = open_page("compare", preset="coding-agent", asof="2026-10-30", per="day", vol="50000")
     at.segmented_control(key="per").set_value("user").run()
     assert at.text_input(key="vol").value == "250"  # 50,000 a day over the preset's 200 users
 
 
+@pytest.mark.app
 def test_switching_a_month_volume_to_per_day_and_back_keeps_the_month() -> None:
     at = open_page("compare", preset="coding-agent", asof="2026-10-30", vol="2500")
     month = metrics(at)
@@ -162,6 +170,7 @@ def test_switching_a_month_volume_to_per_day_and_back_keeps_the_month() -> None:
     assert at.text_input(key="vol").value == "2500"
 
 
+@pytest.mark.app
 def test_a_typed_value_is_named_by_its_field_not_as_a_url_parameter() -> None:
     at = open_page("compare", preset="coding-agent", asof="2026-10-30")
     at.text_input(key="vol").input("1.5").run()

@@ -92,7 +92,9 @@ def read(text: str, *, whole: bool = False) -> Decimal:
         value = Decimal(f"{found['sign']}{digits}{found['frac'] or ''}").scaleb(exponent, _EXACT)
     except InvalidOperation:  # pragma: no cover - the pattern admits only digits
         raise QuantityError(f"{_quoted(text)} is not a number") from None
-    if value and value.adjusted() > MAX_EXPONENT:
+    if not value:
+        return Decimal(0)  # "0e31" is zero: its exponent must not travel on as a 32-digit figure
+    if value.adjusted() > MAX_EXPONENT:
         raise QuantityError(f"{_quoted(text)} is a {value.adjusted() + 1:,}-digit number, larger than any count")
     if whole and value != value.to_integral_value():
         raise QuantityError(f"{_quoted(text)} is not a whole number")
