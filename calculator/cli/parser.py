@@ -40,6 +40,7 @@ _REGISTRARS = (
     ("extras", "add_ttl_parser"),
     ("compare", "add_compare_parser"),
     ("deploy", "add_deploy_parser"),
+    ("estimate", "add_estimate_parser"),
 )
 
 COMMAND_MODULES: dict[str, str] = {
@@ -52,6 +53,7 @@ COMMAND_MODULES: dict[str, str] = {
     "ttl": "extras",
     "compare": "compare",
     "deploy": "deploy",
+    "estimate": "estimate",
 }
 """The module that registers each command (tests check it against the whole parser)."""
 
