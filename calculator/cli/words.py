@@ -55,6 +55,10 @@ FLAGS: dict[str, str] = {
     "engine": "--engine",
     "attention": "--attention",
     "cache_ttl": "--cache-ttl",
+    # one setup estimated (the estimate command)
+    "cached_share": "--cached-share",
+    "latency": "--ttft-ms/--tpot-ms",
+    "load": "--concurrency/--offline/--ttft-ms",
     # planning
     "load_profile": "--profile",
     "load_profile.burst": "--burst",
