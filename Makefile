@@ -6,17 +6,27 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 
 .PHONY: run test test-fast bench bench-app lint
-$(BIN)/.installed: pyproject.toml
+# The app needs the core and the `app` extra; the tests add the developer tools (`dev` includes `app`).
+# pip's own notices about this machine's package index settings are not the project's: -qq keeps errors only.
+PIP := $(BIN)/python -m pip install -qq
+$(VENV)/.created:
 	$(PYTHON) -c 'import sys; sys.exit("Python 3.11 or newer is needed, found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(PIP) --upgrade pip
 	touch $@
+
+$(BIN)/.installed-app: pyproject.toml $(VENV)/.created
+	$(PIP) -e '.[app]'
+	touch $@
+
+$(BIN)/.installed: pyproject.toml $(VENV)/.created
+	$(PIP) -e '.[dev]'
+	touch $@ $(BIN)/.installed-app
 
 # The app listens on this machine only; `make run ADDRESS=0.0.0.0` lets others in (read the README's
 # "Exposing the app" first: put authentication in front, and list Replay's targets).
 ADDRESS ?= 127.0.0.1
-run: $(BIN)/.installed
+run: $(BIN)/.installed-app
 	$(BIN)/python -m streamlit run app.py --server.address $(ADDRESS)
 
 lint: $(BIN)/.installed

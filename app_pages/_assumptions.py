@@ -179,7 +179,16 @@ def _capacity_rows(result: Comparison, cat: Catalogs, resolved: ResolvedScenario
             _row("Capacity", "Estimate: model", f"{e.model} (estimate, not a measurement)"),
             _row("Capacity", "Estimate: precision", e.precision),
             _row("Capacity", "Estimate: GPUs per replica", e.gpus_per_replica),
-            _row("Capacity", "Estimate: max batch", e.max_batch),
+            _row(
+                "Capacity",
+                "Estimate: max batch",
+                e.max_batch if e.max_batch is not None else "none: as many as fit and the engine schedules",
+            ),
+            *(
+                [_row("Capacity", "Estimate: batch in flight", f"{side.record.concurrency:,.0f} sequences per replica")]
+                if side is not None and side.record.concurrency and side.record.engine == "roofline estimate"
+                else []
+            ),
             _row(
                 "Capacity",
                 "Estimate: attention layout",

@@ -436,12 +436,13 @@ NUMBERS: dict[str, NumberSpec] = {
         ),
         NumberSpec(
             "e_batch",
-            "Max batch (estimate)",
+            "Max batch (estimate; 0 = as many as fit)",
             int,
-            limits.BATCH.low,
+            0,
             limits.BATCH.high,
             8,
-            "Most sequences the engine decodes together (its max batch); more throughput, slower per user.",
+            "At most this many sequences decoded together; 0: as many as the KV cache holds and the engine "
+            "schedules, fewer where the latency target needs it. More throughput, slower per user.",
         ),
     )
 }
@@ -763,7 +764,7 @@ def _advanced_state(s: Scenario, cat: Catalogs) -> dict[str, Any]:
         "e_model": setup.model if setup else model,
         "e_prec": setup.precision.lower() if setup else precision,
         "e_gpus": int(setup.gpus_per_replica) if setup else gpus,
-        "e_batch": int(setup.max_batch) if setup else 64,
+        "e_batch": int(setup.max_batch or 0) if setup else 0,
         "e_attn": setup.attention if setup else "tp",
     }
 
@@ -883,7 +884,7 @@ def _apply_advanced(data: dict[str, Any], v: dict[str, Any], today: dt.date, cat
                 "model": v["e_model"],
                 "precision": v["e_prec"],
                 "gpus_per_replica": int(v["e_gpus"]),
-                "max_batch": int(v["e_batch"]),
+                "max_batch": int(v["e_batch"]) or None,
                 "attention": v.get("e_attn") or "tp",
             }
             if v["est"]

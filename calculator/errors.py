@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["InputError", "Problem", "Severity"]
+__all__ = ["CalculatorError", "InputError", "Problem", "Severity"]
 
 Severity = Literal["error", "warning", "note"]
 
@@ -40,7 +40,18 @@ class Problem:
         return self.text()
 
 
-class InputError(ValueError):
+class CalculatorError(Exception):
+    """The base of every error the package raises on purpose: a value, a file, a flag or a path the user can
+    fix, with a message that says what is wrong and what is allowed. ``except CalculatorError`` catches all of
+    them and none of the bugs (a ``KeyError`` or ``TypeError`` from the package is a bug to report).
+
+    Its kinds: :class:`InputError` (a value; ``.field`` names it), ``DataFileError`` (a data file, one
+    ``file:line: field: message`` a problem), ``QuantityError`` (text that is not a number), ``LineError``
+    (one line of a log), ``UnwritablePath`` (a path refused for writing, also an ``OSError``) and the command
+    line's ``UsageError``."""
+
+
+class InputError(CalculatorError, ValueError):
     """A value the user gave is not allowed.
 
     ``field`` names the input (``workload.hit_rate``, ``load_profile.burst``) so that the command line,

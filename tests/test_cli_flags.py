@@ -167,6 +167,8 @@ def _argv(command: str, work: Path) -> tuple[list[str], tuple[int, int]]:
         # a p50 TTFT target the rate-8 level meets (191 ms): the records folder's copy of that level sizes it
         "deploy": (["deploy", *scenario, "--model", "llama-3.3-70b", "--latency-percentile", "p50", "--ttft-ms", "200",
                     "--json"], (0, 0)),
+        "estimate": (["estimate", "--model", "llama-3.3-70b", "--gpu", "h100-sxm", "--gpus", "4", "--precision", "fp8",
+                      "--input-tokens", "1000", "--output-tokens", "200", "--offline", "--json"], (0, 0)),
     }  # fmt: skip
     if command not in runs:
         pytest.fail(f"no exercise for `{command}`: add a run whose output depends on each folder it reads")
@@ -202,6 +204,7 @@ def test_the_parser_offers_data_folder_flags_where_commands_read_them() -> None:
         "ttl": {"sheets"},
         "compare": every,
         "deploy": every,
+        "estimate": {"models", "gpu_specs"},
     }
 
 

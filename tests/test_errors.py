@@ -83,3 +83,25 @@ def test_compare_json_keeps_warning_sentences_and_adds_the_structured_problems(
     assert all(isinstance(w, str) for w in data["warnings"])
     assert {p["code"] for p in data["problems"]} >= {"different_models", "best_case_hit_rate"}
     assert len(data["problems"]) == len(data["warnings"])
+
+
+def test_every_error_the_package_exports_is_a_calculator_error() -> None:
+    """``except CalculatorError`` catches every error a module lists in ``__all__``: the ones raised on purpose."""
+    import importlib
+    import pkgutil
+
+    import calculator
+    from calculator.errors import CalculatorError
+
+    exported: dict[str, type[BaseException]] = {}
+    for info in pkgutil.walk_packages(calculator.__path__, "calculator."):
+        if info.name.endswith("__main__"):  # running it is the command line itself
+            continue
+        module = importlib.import_module(info.name)
+        for name in getattr(module, "__all__", ()):
+            value = getattr(module, name, None)
+            if isinstance(value, type) and issubclass(value, BaseException):
+                exported[f"{value.__module__}.{value.__qualname__}"] = value
+    assert {"calculator.errors.InputError", "calculator.catalog.datafile.DataFileError"} <= set(exported)
+    assert "calculator.cli.flags.UsageError" in exported
+    assert [name for name, cls in exported.items() if not issubclass(cls, CalculatorError)] == []

@@ -726,6 +726,8 @@ def seeds(world: World) -> dict[str, Seed]:
                 ("--gaps-seconds", "30,600"), AS_OF],
         "compare": [PRESET, AS_OF],
         "deploy": [PRESET, ("--ttft-ms", "2000"), ("--tokens-per-s-per-user", "20")],
+        "estimate": [("--model", "llama-3.3-70b"), ("--gpu", "h100-sxm"), ("--gpus", "2"), ("--precision", "fp8"),
+                     ("--input-tokens", "1000"), ("--output-tokens", "200"), ("--ttft-ms", "1500")],
     }  # fmt: skip
 
 

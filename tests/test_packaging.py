@@ -9,6 +9,8 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "calculator" / "data"
 
@@ -81,3 +83,71 @@ def test_the_public_api_is_declared_once_and_old_import_paths_still_work() -> No
     assert importlib.import_module("calculator.cli").main is main
     assert importlib.import_module("calculator.scenario").Scenario is calculator.Scenario
     assert importlib.import_module("calculator.capacity").replica_capacity is not None
+
+
+APP_ONLY = ("streamlit", "altair", "fpdf", "vl_convert")
+"""What the `app` extra installs: the core must answer without any of it."""
+
+_WITHOUT_APP = """
+import importlib.abc, sys
+class Refuse(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {blocked!r}:
+            raise ModuleNotFoundError(f"No module named {{name!r}} (the app extra is not installed)")
+        return None
+sys.meta_path.insert(0, Refuse())
+from calculator.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [
+            "turn",
+            "--provider",
+            "lyceum",
+            "--model",
+            "GLM-5.3",
+            "--as-of",
+            "2026-10-30",
+            "--input-tokens",
+            "20000",
+            "--prefix-share",
+            "0.9",
+            "--output-tokens",
+            "500",
+            "--json",
+        ],
+        ["compare", "--preset", "coding-agent", "--json"],
+        ["deploy", "--preset", "rag-chatbot", "--json"],
+        [
+            "estimate",
+            "--model",
+            "llama-3.3-70b",
+            "--gpu",
+            "h100-sxm",
+            "--gpus",
+            "2",
+            "--precision",
+            "fp8",
+            "--input-tokens",
+            "1000",
+            "--output-tokens",
+            "200",
+            "--offline",
+            "--json",
+        ],
+        ["profile", "--preset", "coding-agent", "--json"],
+        ["fit", "--model", "llama-3.3-70b", "--gpu", "h100-sxm", "--gpus", "2", "--json"],
+    ],
+    ids=lambda argv: argv[0],
+)
+def test_the_command_line_answers_without_the_app_extra(argv: list[str]) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_APP.format(blocked=APP_ONLY), *argv],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)

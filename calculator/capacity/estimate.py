@@ -30,8 +30,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from calculator.capacity.batch import MEMORY_ENGINE, Engine, batch_cap
 from calculator.capacity.calibration import estimate_error
-from calculator.capacity.memory import ENGINES, FitResult, default_kv_dtype, fit
+from calculator.capacity.memory import FitResult, default_kv_dtype, fit
 from calculator.capacity.roofline import DEFAULT_ASSUMPTIONS, ReplicaSpeed, RooflineAssumptions, replica_speed
 from calculator.capacity.ttft import TTFT_OVERHEAD_MS, chunk_tokens_for, erlang_c_wait_s
 from calculator.catalog.gpus import GpuSpec
@@ -39,14 +40,11 @@ from calculator.catalog.models import ModelSpec
 from calculator.errors import InputError
 
 __all__ = [
-    "ENGINE_NAMES",
     "PERCENTILES",
-    "Engine",
     "ErrorBand",
     "Percentile",
     "Percentiles",
     "SetupEstimate",
-    "batch_cap",
     "estimate_setup",
     "latency_at",
 ]
@@ -54,11 +52,6 @@ __all__ = [
 Percentile = Literal["p50", "p90", "p95", "p99"]
 PERCENTILES: tuple[Percentile, ...] = ("p50", "p90", "p95", "p99")
 _LEVEL = {"p50": 0.50, "p90": 0.90, "p95": 0.95, "p99": 0.99}
-Engine = Literal["vllm", "sglang", "tensorrt-llm"]
-ENGINE_NAMES: tuple[Engine, ...] = ("vllm", "sglang", "tensorrt-llm")
-_MEMORY_ENGINE = {"vllm": "vllm", "sglang": "sglang", "tensorrt-llm": "vllm"}
-"""Whose memory accounting sizes the KV cache: TensorRT-LLM's (a share of the memory free after loading, 0.9 by
-default) is closest to vLLM's, which has a calibrated profile."""
 _SEARCH_STEPS = 48
 """Bisection steps over the load: the rate is then known to 1 part in 2^48, far below any other error."""
 
@@ -115,21 +108,6 @@ class SetupEstimate(BaseModel):
     error_band: ErrorBand
     fit: FitResult
     notes: tuple[str, ...] = ()
-
-
-def batch_cap(
-    model: ModelSpec, gpu: GpuSpec, room: FitResult, engine: Engine, max_batch: int | None
-) -> tuple[int, str]:
-    """The most sequences one replica holds at once, and which limit sets it."""
-    limits = [(room.max_sequences, f"the KV cache holds {room.max_sequences:,} sequences of the context")]
-    profile = ENGINES[_MEMORY_ENGINE[engine]]
-    scheduler = profile.default_max_num_seqs(gpu) if profile.max_num_seqs else 0
-    if scheduler and engine == "vllm":
-        limits.append((scheduler, f"vLLM schedules at most {scheduler:,} sequences by default (max_num_seqs)"))
-    if max_batch is not None:
-        limits.append((max_batch, f"max batch {max_batch:,} (set by you)"))
-    cap, why = min(limits, key=lambda pair: pair[0])
-    return max(cap, 0), why
 
 
 def _speed(
@@ -247,7 +225,7 @@ def estimate_setup(
     if not 0 <= cached_share <= 1:
         raise InputError("cached_share", f"must be between 0 and 1, got {cached_share:g}")
     context = max(int(input_tokens + output_tokens), 1)
-    room = fit(model, gpu, precision, context, gpus, kv, engine=_MEMORY_ENGINE[engine], attention=attention)
+    room = fit(model, gpu, precision, context, gpus, kv, engine=MEMORY_ENGINE[engine], attention=attention)
     if not room.fits:
         raise InputError(
             "gpus",
@@ -255,7 +233,7 @@ def estimate_setup(
             f"{context:,} tokens of context (short by {room.shortfall_gb:.1f} GB per GPU); would fit: "
             f"{'; or '.join(room.suggestions)}",
         )
-    cap, why = batch_cap(model, gpu, room, engine, max_batch)
+    cap, why = batch_cap(gpu, room, engine, max_batch)
     uncached = input_tokens * (1 - cached_share)
     out = max(output_tokens, 1.0)
     chunk = chunk_tokens_for(gpu)

@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict
 
+from calculator.capacity.batch import batch_cap
 from calculator.capacity.memo import by_identity
 from calculator.capacity.memory import WEIGHT_BYTES, Attention, default_kv_dtype, fit
 from calculator.capacity.roofline import (
@@ -388,7 +389,8 @@ def estimate_record(
     """A throughput record computed by the roofline for the scenario's own shape (``attention``: the layout,
     data-parallel attention keeping whole sequences per GPU, as :func:`calculator.capacity.memory.fit` says).
 
-    The batch is the engine's maximum or what fits in the KV cache, whichever is smaller; a request
+    The batch is what fits in the KV cache and the engine schedules, or ``setup.max_batch`` when set
+    (:func:`calculator.capacity.batch.batch_cap`); a request
     takes its uncached prefill plus its share of the decode steps: ``U / prefill + O x step / B``.
     """
     precision = setup.precision.lower()
@@ -401,7 +403,7 @@ def estimate_record(
             f"{model.id} at {precision.upper()} does not fit on {setup.gpus_per_replica}x {gpu.id} at "
             f"{context:,} tokens; would fit: {'; or '.join(room.suggestions)}",
         )
-    batch = min(setup.max_batch, room.max_sequences)
+    batch, _ = batch_cap(gpu, room, "vllm", setup.max_batch)
     speed = replica_speed(
         model,
         gpu,

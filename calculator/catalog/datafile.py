@@ -18,6 +18,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from calculator.catalog import parse_cache
+from calculator.errors import CalculatorError
 
 __all__ = [
     "DATA_DIR",
@@ -45,7 +46,7 @@ DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 M = TypeVar("M", bound=BaseModel)
 
 
-class DataFileError(ValueError):
+class DataFileError(CalculatorError, ValueError):
     """A data file could not be read or failed validation.
 
     ``str()`` lists one ``file:line: field: message`` per problem, ready to print.
@@ -404,7 +405,7 @@ class ItemPlace:
         return f"{self.places.path}:{self.places.line(self.index)}"
 
 
-class UnwritablePath(OSError):
+class UnwritablePath(CalculatorError, OSError):
     """A path :func:`write_atomically` refuses to write; ``str()`` says why, after ``cannot write PATH:``."""
 
 

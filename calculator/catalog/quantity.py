@@ -17,6 +17,7 @@ import re
 from decimal import Context, Decimal, InvalidOperation
 
 from calculator.catalog.limits import Limit
+from calculator.errors import CalculatorError
 
 __all__ = ["MAX_EXPONENT", "MAX_LENGTH", "SUFFIXES", "QuantityError", "plain", "read", "read_quantity"]
 
@@ -54,7 +55,7 @@ _EXACT = Context(prec=2 * MAX_LENGTH)
 """Enough digits that no text short enough to read is rounded on the way in."""
 
 
-class QuantityError(ValueError):
+class QuantityError(CalculatorError, ValueError):
     """Text that is not a number the reader takes; the message quotes it and says what is allowed."""
 
 

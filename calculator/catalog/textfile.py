@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import IO, Any, AnyStr, cast
 
 from calculator.catalog.datafile import DataFileError
+from calculator.errors import CalculatorError
 
 __all__ = [
     "APP_MAX_CHARS",
@@ -98,7 +99,7 @@ class TooLarge(DataFileError):
         self.limit = limit
 
 
-class LineError(ValueError):
+class LineError(CalculatorError, ValueError):
     """One line or value cannot be read; ``str()`` says why, without the file or line."""
 
 

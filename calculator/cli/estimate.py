@@ -25,8 +25,11 @@ def _model(ref: str, models_dir: Path | None) -> Any:
     a folder holding one)."""
     from calculator.catalog.models import load_model_specs
 
-    path = Path(ref)
-    if ref.endswith(".json") or path.is_dir():
+    try:
+        config = ref.endswith(".json") or Path(ref).is_dir()
+    except OSError:  # no such path can exist (a name too long, a NUL): it is a model id, refused as one
+        config = False
+    if config:
         from calculator.catalog.hf_config import import_hf_config
 
         return import_hf_config(ref).spec

@@ -22,6 +22,7 @@ from typing import NoReturn
 from calculator.catalog import limits
 from calculator.catalog.limits import Limit
 from calculator.catalog.quantity import QuantityError, read_quantity
+from calculator.errors import CalculatorError
 
 __all__ = [
     "Parser",
@@ -62,7 +63,7 @@ __all__ = [
 ]
 
 
-class UsageError(Exception):
+class UsageError(CalculatorError):
     """A command-line mistake; printed as one line, exit status 2."""
 
 

@@ -91,8 +91,10 @@ MULTI_NODE = (2,)
 """Whole 8-GPU nodes per replica tried when the model fits no single node (pipeline over the network)."""
 DEFAULT_PRECISIONS = ("bf16", "fp8")
 """FP4 and INT4 change the model's quality as well as its cost: asked for, not enumerated by default."""
-BATCHES = (1, 2, 4, 8, 16, 32, 64)
-"""Batches the estimate tries, up to the estimate's default engine batch (``EstimateSetup.max_batch``)."""
+BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+"""Batches the estimate tries, each capped by what the KV cache holds and the engine schedules
+(:func:`calculator.capacity.batch.batch_cap`: vLLM's max_num_seqs is 1,024 on large GPUs), so the last one
+tried is the most the replica runs; the search keeps the largest that meets the latency target."""
 SPECULATIVE_WHAT_IF = 1.5
 """A typical decode speed-up from speculative decoding at low to moderate load: an assumption."""
 SPECULATIVE_SOURCE = (

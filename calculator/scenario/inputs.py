@@ -103,8 +103,9 @@ class EstimateSetup(BaseModel):
     precision: str = Field(default="fp8", max_length=16)
     gpus_per_replica: Annotated[int, GPUS_PER_REPLICA] = 1
     """Tensor-parallel GPUs per engine replica."""
-    max_batch: Annotated[int, BATCH] = 64
-    """Most sequences decoded together (the engine's max batch; latency grows with it)."""
+    max_batch: Annotated[int, BATCH] | None = None
+    """An override: at most this many sequences decoded together. Absent, the batch is as many as the KV cache
+    holds and the engine schedules (vLLM's max_num_seqs), fewer where a latency target needs it."""
     attention: Literal["tp", "dp"] = "tp"
     """Attention layout: ``tp`` tensor parallel; ``dp`` data-parallel attention (SGLang's
     ``--enable-dp-attention``), for MLA models: each GPU keeps whole sequences, so the latent is not copied on
