@@ -646,7 +646,11 @@ def test_ctrl_c_keeps_the_finished_levels(
     tmp_path: Path, server: Callable[..., contextlib.AbstractContextManager[str]], prompts: Path
 ) -> None:
     out = tmp_path / "run.yaml"
-    with server("--ttft-ms", "150", "--itl-ms", "1", "--tokens", "2") as url:
+    # the second level's second request (the sixth arrival) stalls 5 s: the interrupt lands in that level
+    # however late this loaded machine delivers it
+    with server(
+        "--ttft-ms", "150", "--itl-ms", "1", "--tokens", "2", "--stall-every", "6", "--stall-ms", "5000"
+    ) as url:
         proc = subprocess.Popen(
             [
                 sys.executable,
