@@ -10,6 +10,7 @@ from typing import Any, TypeVar, cast
 import streamlit as st
 
 from calculator.catalog.datafile import DATA_DIR, DataFileError
+from calculator.planning.cheapest import OfferPick, with_cheapest_offers
 from calculator.pricing.compare import Catalogs, load_catalogs
 from calculator.scenario.model import Scenario, list_presets, load_preset
 
@@ -92,3 +93,9 @@ def kept(name: str, key: str | None, make: Callable[[], T]) -> T:
     if key is None:
         return make()
     return cast(T, _kept(name, key, make))
+
+
+def cheapest_picked(scenario: Scenario, work_cat: Catalogs, today: dt.date) -> tuple[Scenario, tuple[OfferPick, ...]]:
+    """The scenario as priced: each ``offer: cheapest`` the deployment search's pick (Deploy's ranking), kept
+    for the next reruns while nothing it reads changes."""
+    return kept("cheapest", priced_key(scenario, work_cat, today), lambda: with_cheapest_offers(scenario, work_cat))

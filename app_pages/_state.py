@@ -40,7 +40,7 @@ from calculator.pricing.resolve import resolve, sizing_record, with_own_records
 from calculator.pricing.same_model import serverless_spec
 from calculator.scenario.evidence import Evidence
 from calculator.scenario.inputs import AUTO_RECORD, LEGACY_RECORD, Fx, monthly_turns
-from calculator.scenario.model import Scenario, with_evidence_records
+from calculator.scenario.model import CHEAPEST, DedicatedChoice, GpuVmChoice, Scenario, with_evidence_records
 
 NONE = "none"
 OWN_RECORD = "own-figures"
@@ -611,8 +611,8 @@ def choices(cat: Catalogs, presets: list[str], evidence: Evidence | None = None)
     return {
         "preset": presets,
         "sl": [NONE, *sl],
-        "ded": [NONE, *ded],
-        "vm": [NONE, *vm],
+        "ded": [NONE, CHEAPEST, *ded],
+        "vm": [NONE, CHEAPEST, *vm],
         "rec": [AUTO_RECORD, *own, *(r for r in cat.records.ids if r not in own), OWN_RECORD],
         "ttl": [SHORTEST, *all_ttls(cat)],
         "e_model": list(cat.models.ids),
@@ -708,12 +708,18 @@ def regions(cat: Catalogs) -> list[str]:
     return sorted({o.region for _, o in cat.prices.offers() if o.region})
 
 
+def _owned_key(choice: DedicatedChoice | GpuVmChoice | None) -> str:
+    if choice is None:
+        return NONE
+    return CHEAPEST if choice.cheapest else offer_key(choice.provider, choice.offer)
+
+
 def scenario_to_state(s: Scenario, cat: Catalogs) -> dict[str, Any]:
     """Widget values for a scenario (the inverse of :func:`state_to_scenario` for these fields)."""
     return {
         "sl": serverless_key(s, cat),
-        "ded": offer_key(s.dedicated.provider, s.dedicated.offer) if s.dedicated else NONE,
-        "vm": offer_key(s.gpu_vm.provider, s.gpu_vm.offer) if s.gpu_vm else NONE,
+        "ded": _owned_key(s.dedicated),
+        "vm": _owned_key(s.gpu_vm),
         "rec": s.self_hosting.record,
         "h_model": s.self_hosting.model or AUTO_RECORD,
         "cur": s.currency,
@@ -838,6 +844,8 @@ def state_to_scenario(base: Scenario, v: dict[str, Any], today: dt.date, cat: Ca
     for key, field in (("ded", "dedicated"), ("vm", "gpu_vm")):
         if v[key] == NONE:
             data[field] = None
+        elif v[key] == CHEAPEST:
+            data[field] = {"offer": CHEAPEST}
         else:
             provider, offer_id = split_key(v[key])
             data[field] = {"provider": provider, "offer": offer_id}
@@ -922,11 +930,11 @@ def serverless_model_name(cat: Catalogs, s: Scenario) -> Scenario:
 def own_record(cat: Catalogs, s: Scenario, rps: float, gpus: int) -> ThroughputRecord:
     """A throughput record from the user's own figures, measured at this scenario's shape."""
     gpu = "h100-sxm"
-    if s.gpu_vm:
+    if s.gpu_vm and not s.gpu_vm.cheapest:
         _, offer = cat.prices.offer(s.gpu_vm.provider, s.gpu_vm.offer, "gpu_vm")
         assert isinstance(offer, GpuVmOffer)
         gpu = offer.gpu
-    elif s.dedicated:
+    elif s.dedicated and not s.dedicated.cheapest:
         _, d_offer = cat.prices.offer(s.dedicated.provider, s.dedicated.offer, "dedicated")
         assert isinstance(d_offer, DedicatedOffer)
         gpu = d_offer.gpu
@@ -997,6 +1005,8 @@ def offer_label(cat: Catalogs, key: str) -> str:
     """A readable label for an offer key, shown in the select boxes."""
     if key == NONE:
         return "(none)"
+    if key == CHEAPEST:
+        return "the cheapest configuration the deployment search finds (the Deploy page ranks them all)"
     provider, offer_id = split_key(key)
     for sheet, offer in cat.prices.offers():
         if sheet.provider == provider and offer.id == offer_id:
@@ -1297,6 +1307,12 @@ def capacity_defaults(scenario: Scenario, cat: Catalogs) -> dict[str, str | int]
         "c_ctx": max(int(scenario.workload.input_tokens + scenario.workload.output_tokens), 1)
     }
     h = scenario.self_hosting
+    # a GPU option sized from its own setup (what 'cheapest' picked) is the one the Capacity page starts from
+    pinned = next(
+        (c for c in (scenario.gpu_vm, scenario.dedicated) if c is not None and (c.estimate or c.record)), None
+    )
+    if pinned is not None:
+        h = h.model_copy(update={"estimate": pinned.estimate, "record": pinned.record or h.record})
     gpu: str | None = None
     auto = h.record == AUTO_RECORD and h.estimate is None
     side = None
@@ -1309,7 +1325,8 @@ def capacity_defaults(scenario: Scenario, cat: Catalogs) -> dict[str, str | int]
         found.update(c_model=setup.model, c_prec=setup.precision.lower(), c_n=setup.gpus_per_replica)
     else:
         try:
-            record = side.record if side is not None else None if auto else sizing_record(scenario, cat)
+            hosted = scenario.model_copy(update={"self_hosting": h})
+            record = side.record if side is not None else None if auto else sizing_record(hosted, cat)
         except (InputError, ValueError):
             record = None
         if record is not None:

@@ -8,6 +8,7 @@ from the URL are checked first and a bad one is named in an error. All numbers c
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Literal
 
 import pandas as pd
@@ -16,7 +17,7 @@ from pydantic import ValidationError
 
 from app_pages import _scenario_ui, _state, _uploads, _words
 from app_pages._chart import altair_chart
-from app_pages._data import catalogs
+from app_pages._data import catalogs, cheapest_picked
 from app_pages._params import NumberParam, check_params
 from app_pages._uploads import shown_name
 from app_pages._widgets import bound_number, bound_quantity, stop_if_unread
@@ -116,7 +117,7 @@ session = _scenario_ui.session_scenario()
 def _followed() -> dict[str, str | int | float]:
     """The inputs' defaults: the Compare scenario's setup. An input still at the default it was last given
     follows the scenario; one the user or a link changed keeps its value."""
-    found = _state.capacity_defaults(*session) if session else {}
+    found = _state.capacity_defaults(cheapest_picked(*session, dt.date.today())[0], session[1]) if session else {}
     last: dict[str, str | int | float] = ss.setdefault("_c_followed", {})
     out: dict[str, str | int | float] = {}
     for key, found_value in found.items():

@@ -13,7 +13,7 @@ import streamlit as st
 from pydantic import ValidationError
 
 from app_pages import _state, _uploads, _words
-from app_pages._data import catalogs, kept, presets, priced_key
+from app_pages._data import catalogs, cheapest_picked, kept, presets, priced_key
 from app_pages._widgets import quantity_input, url_bind
 from calculator.catalog.datafile import DataFileError
 from calculator.catalog.fx import CODES
@@ -36,7 +36,7 @@ from calculator.pricing.pinning import Repricing, pin_prices, reprice
 from calculator.pricing.resolve import resolve, with_own_records
 from calculator.scenario.evidence import Evidence
 from calculator.scenario.inputs import AUTO_RECORD, monthly_turns
-from calculator.scenario.model import Scenario, dump_scenario, load_scenario_text
+from calculator.scenario.model import CHEAPEST, Scenario, dump_scenario, load_scenario_text
 
 BIND: Literal["query-params"] = "query-params"
 SEED = Scenario.model_validate(
@@ -217,7 +217,7 @@ def offer_filter(key: str) -> list[str]:
         if (weights == "open" and not open_w) or (weights == "closed" and open_w):
             continue
         keep.append(_state.offer_key(sheet.provider, offer.id))
-    return [_state.NONE, *keep]
+    return [_state.NONE, *([] if key == "sl" else [CHEAPEST]), *keep]
 
 
 def advanced_inputs() -> None:
@@ -599,6 +599,12 @@ else:
 if too_large:
     st.warning(too_large)
 
+# 'cheapest' GPU options: the deployment search's picks (Deploy's ranking), kept for the next reruns
+try:
+    scenario, offer_picks = cheapest_picked(scenario, work_cat, today)
+except InputError as exc:
+    st.error(_words.say(exc))
+    st.stop()
 # An option that cannot be priced as set (no price version on the date, a GPU setup that cannot hold
 # the model) is left out and said so, not the page.
 resolved = resolve(scenario, work_cat, drop_unpriceable=True)
@@ -649,6 +655,9 @@ for col, opt in zip(cols, result.options, strict=False):
         st.caption(
             f"{yearly} · {per_1000} per 1,000 turns · runs **{opt.model or 'your model'}** · {opt.provider}{extra}"
         )
+for chosen in offer_picks:  # what 'cheapest' became, and why: the same configuration Deploy ranks
+    owned_label = OPTION_LABELS["dedicated" if chosen.kind == "dedicated" else "self_hosted"]
+    st.caption(f"{owned_label} (cheapest): **{chosen.deployment.label}**, {chosen.reason}.")
 # pandas and Altair (about a second to import in a fresh process) are needed from here on only: imported
 # now, the first costs above are on screen before them
 from app_pages import _assumptions  # noqa: E402

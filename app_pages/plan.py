@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from app_pages import _state, _words
 from app_pages._chart import altair_chart, kept_chart
-from app_pages._data import catalogs, kept, presets, priced_key
+from app_pages._data import catalogs, cheapest_picked, kept, presets, priced_key
 from app_pages._params import NumberParam, check_params
 from app_pages._uploads import MAX_MB, shown_name
 from app_pages._widgets import bound_number, bound_quantity, stop_if_unread
@@ -261,6 +261,7 @@ try:
         profile = profile.with_burst(burst_in)
     profile = _state.validated(profile)  # a burst over a peaky day can pass the month's limit
     priced = priced_key(base, work_cat, today)  # the day's plan is kept while only the growth inputs change
+    owned_as_priced = cheapest_picked(base, work_cat, today)[0]  # 'cheapest' GPU options: the search's picks
     plan_key = (
         None if priced is None else "\n".join([priced, profile.model_dump_json(), owned, str(autoscale), str(turns)])
     )
@@ -270,15 +271,19 @@ try:
         result = kept(
             "plan.hybrid",
             plan_key,
-            lambda: hybrid_plan(base, work_cat, profile, owned=owned, autoscale=autoscale, turns_per_month=turns),
+            lambda: hybrid_plan(
+                owned_as_priced, work_cat, profile, owned=owned, autoscale=autoscale, turns_per_month=turns
+            ),
         )
         costs = result.pure
     except InputError as exc:
         if exc.field != "scenario":
             raise
         hybrid_problem = exc
-        costs = profile_costs(base, work_cat, profile, autoscale=autoscale, turns_per_month=turns)
-    growth: GrowthPlan = grow(pc.growth_scenario(base, profile, turns), work_cat, months, growth_pct / 100, turns)
+        costs = profile_costs(owned_as_priced, work_cat, profile, autoscale=autoscale, turns_per_month=turns)
+    growth: GrowthPlan = grow(
+        pc.growth_scenario(owned_as_priced, profile, turns), work_cat, months, growth_pct / 100, turns
+    )
 except InputError as exc:
     field_error(exc)
     st.stop()

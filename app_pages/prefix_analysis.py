@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from app_pages import _link, _state, _words
 from app_pages._chart import altair_chart
-from app_pages._data import catalogs, presets
+from app_pages._data import catalogs, cheapest_picked, presets
 from app_pages._params import NumberParam, check_params
 from app_pages._uploads import LOG_MAX_MB, upload_copy
 from app_pages._widgets import bound_number, bound_quantity, stop_if_unread
@@ -474,8 +474,9 @@ try:
     evidence = prefix_evidence(report, today)
     # checked whole: the log's mean input and output, each within a context, may not fit one together
     measured = _state.validated(with_prefix_evidence(base, evidence, tokens=not keep_tokens))
-    before: Comparison = compare(base, work_cat)
-    after: Comparison = compare(measured, work_cat)
+    # 'cheapest' is picked for each turn: the measured one may be served best by another configuration
+    before: Comparison = compare(cheapest_picked(base, work_cat, today)[0], work_cat)
+    after: Comparison = compare(cheapest_picked(measured, work_cat, today)[0], work_cat)
 except InputError as exc:
     st.error(_words.say(exc))
     st.stop()

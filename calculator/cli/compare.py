@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from calculator.catalog.fx import CODES, rate_field
 from calculator.catalog.prices import STALE_AFTER_DAYS, is_stale, price_age_text
 from calculator.cli import console, flags, folders, words
-from calculator.cli.scenario_args import scenario_from_args
+from calculator.cli.scenario_args import scenario_from_args, with_cheapest
 from calculator.cli.turn import turn_json
 from calculator.present.money import format_money, format_small
 from calculator.present.shown_currency import turn_currency
@@ -204,11 +204,31 @@ def _print_estimate_range(result: Comparison) -> None:
         print("  the cheapest option changes within this range: " + ", ".join(OPTION_LABELS[n] for n in band.cheapest))
 
 
+_OPTION = {"dedicated": "dedicated", "gpu_vm": "self_hosted"}
+
+
+def _pick_json(pick: Any) -> dict[str, Any]:
+    d = pick.deployment
+    return {
+        "option": _OPTION[pick.kind],
+        "provider": d.provider,
+        "offer": d.offer,
+        "configuration": d.label,
+        "rank": pick.rank,
+        "of": pick.of,
+        "meets_target": pick.meets_target,
+        "evidence": d.evidence_kind,
+        "monthly": float(d.monthly),
+        "reason": pick.reason,
+    }
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     if args.save:
         console.check_save(args.save, "--save")
-    scenario = _scenario_from_args(args)
+    asked = _scenario_from_args(args)
     catalogs = load_catalogs(args.sheets, args.gpu_specs, args.records, args.models)
+    scenario, picks = with_cheapest(asked, catalogs)
     result = compare(scenario, catalogs)
     by_share = break_even_by_prefix_share(scenario, catalogs) if args.by_prefix_share else None
     repricing = None
@@ -219,9 +239,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
         repricing = reprice(scenario, catalogs) if scenario.prices_used else None
     if args.save:
-        console.save(Path(args.save), dump_scenario(pin_prices(scenario, catalogs, result)), "--save")
+        # the file keeps what was asked ('cheapest' stays a search) with the prices this answer used
+        console.save(Path(args.save), dump_scenario(pin_prices(asked, catalogs, result)), "--save")
     if args.json:
         data = _comparison_json(result)
+        data["offers_chosen"] = [_pick_json(p) for p in picks]
         if repricing is not None:
             data["repricing"] = {
                 "priced_on": repricing.priced_on.isoformat(),
@@ -279,6 +301,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         )
     print(console.table(rows, ["Option", "Offer", "Model", "Per month", "Per 1,000 turns", "GPUs", "Avg. utilisation"]))
     print("* cheapest")
+    for p in picks:
+        print(f"{OPTION_LABELS[_OPTION[p.kind]]} (offer: cheapest): {p.deployment.label}, {p.reason}")
     users = s.traffic.users
     for o in result.options:
         per_user = o.monthly_per_user(users)

@@ -346,8 +346,12 @@ def iso_date(text: str) -> dt.date:
 
 
 def offer_ref(text: str) -> tuple[str, str]:
-    """``PROVIDER:OFFER``, as the pair (provider, offer id)."""
+    """``PROVIDER:OFFER``, as the pair (provider, offer id); ``cheapest`` lets the deployment search pick."""
+    if text.strip().lower() == "cheapest":
+        return "any", "cheapest"
     provider, sep, offer = text.partition(":")
     if not sep or not provider or not offer:
-        raise argparse.ArgumentTypeError(f"{echo(text)} should be PROVIDER:OFFER, for example lambda:h100-sxm-8x")
+        raise argparse.ArgumentTypeError(
+            f"{echo(text)} should be PROVIDER:OFFER, for example lambda:h100-sxm-8x, or cheapest"
+        )
     return provider, offer

@@ -13,7 +13,7 @@ import dataclasses
 from typing import Any
 
 from calculator.cli import console, flags, folders, words
-from calculator.cli.scenario_args import required_scenario
+from calculator.cli.scenario_args import required_scenario, with_cheapest
 from calculator.planning.growth import MAX_MONTHS, MIN_MONTHS, GrowthPlan, grow
 from calculator.planning.hybrid import HybridPlan, HybridResult, Owned, hybrid_plan
 from calculator.planning.load_profile import (
@@ -72,6 +72,12 @@ def _scenario(args: argparse.Namespace) -> Scenario:
 
 def _catalogs(args: argparse.Namespace) -> Catalogs:
     return load_catalogs(args.sheets, args.gpu_specs, args.records, args.models)
+
+
+def _priced(scenario: Scenario, args: argparse.Namespace) -> tuple[Scenario, Catalogs]:
+    """The scenario as priced (``offer: cheapest`` picked by the deployment search) and the catalogues."""
+    catalogs = _catalogs(args)
+    return with_cheapest(scenario, catalogs)[0], catalogs
 
 
 def _profile(args: argparse.Namespace, scenario: Scenario) -> LoadProfile:
@@ -153,7 +159,7 @@ def _costs_json(c: ProfileCosts) -> dict[str, Any]:
 def cmd_profile(args: argparse.Namespace) -> int:
     scenario = _scenario(args)
     profile = _profile(args, scenario)
-    costs = profile_costs(scenario, _catalogs(args), profile, autoscale=_autoscale(args))
+    costs = profile_costs(*_priced(scenario, args), profile, autoscale=_autoscale(args))
     if args.json:
         console.emit(_costs_json(costs))
         return 0
@@ -251,7 +257,7 @@ def cmd_hybrid(args: argparse.Namespace) -> int:
     profile = _profile(args, scenario)
     owned: Owned = "dedicated" if args.owned == "dedicated" else "self_hosted"
     result = hybrid_plan(
-        scenario, _catalogs(args), profile, percentile=args.percentile, owned=owned, autoscale=_autoscale(args)
+        *_priced(scenario, args), profile, percentile=args.percentile, owned=owned, autoscale=_autoscale(args)
     )
     if args.json:
         console.emit(_hybrid_json(result))
@@ -344,7 +350,7 @@ def _growth_json(plan: GrowthPlan) -> dict[str, Any]:
 
 def cmd_growth(args: argparse.Namespace) -> int:
     scenario = _scenario(args)
-    plan = grow(scenario, _catalogs(args), args.months, args.growth_per_month, args.start_turns_per_month)
+    plan = grow(*_priced(scenario, args), args.months, args.growth_per_month, args.start_turns_per_month)
     if args.json:
         console.emit(_growth_json(plan))
         return 0

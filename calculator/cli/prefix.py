@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from calculator.cli import console, flags, folders
-from calculator.cli.scenario_args import scenario_from_args
+from calculator.cli.scenario_args import scenario_from_args, with_cheapest
 from calculator.errors import InputError
 from calculator.present.money import format_money
 from calculator.traffic.logsource import Columns
@@ -192,7 +192,9 @@ def _bill(args: argparse.Namespace, report: PrefixReport) -> dict[str, Any] | No
     # the measured shares and the log's own tokens per turn, kept as the scenario's evidence
     measured = with_prefix_evidence(scenario, prefix_evidence(report))
     catalogs = load_catalogs(args.sheets, args.gpu_specs, args.records, args.models)
-    before, after = compare(scenario, catalogs), compare(measured, catalogs)
+    # 'cheapest' is picked for each turn: the measured one may be served best by another configuration
+    before = compare(with_cheapest(scenario, catalogs)[0], catalogs)
+    after = compare(with_cheapest(measured, catalogs)[0], catalogs)
     if args.save is not None:
         from calculator.scenario.model import dump_scenario
 

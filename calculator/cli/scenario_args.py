@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
+from calculator.catalog.catalogs import Catalogs
 from calculator.errors import InputError
 from calculator.scenario.model import Scenario, load_preset, load_scenario
 
-__all__ = ["required_scenario", "scenario_from_args"]
+__all__ = ["required_scenario", "scenario_from_args", "with_cheapest"]
 
 
 def scenario_from_args(args: argparse.Namespace) -> Scenario | None:
@@ -28,3 +30,13 @@ def required_scenario(args: argparse.Namespace) -> Scenario:
     if scenario is None:
         raise InputError("--preset", "give --preset NAME or --scenario FILE (see: presets)")
     return scenario
+
+
+def with_cheapest(scenario: Scenario, catalogs: Catalogs) -> tuple[Scenario, tuple[Any, ...]]:
+    """The scenario with each ``offer: cheapest`` replaced by the deployment search's pick, and the picks
+    (:func:`calculator.planning.cheapest.with_cheapest_offers`, imported only when a choice asks for it)."""
+    if not any(c is not None and c.cheapest for c in (scenario.dedicated, scenario.gpu_vm)):
+        return scenario, ()
+    from calculator.planning.cheapest import with_cheapest_offers
+
+    return with_cheapest_offers(scenario, catalogs)

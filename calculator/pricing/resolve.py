@@ -194,16 +194,27 @@ def _series(scenario: Scenario, cat: Catalogs, record: ThroughputRecord) -> tupl
 
 
 def _owned(kind: Owned, scenario: Scenario, cat: Catalogs, measured: ThroughputRecord | None) -> OwnedSide | None:
+    field = "dedicated" if kind == "dedicated" else "gpu_vm"
     choice = scenario.dedicated if kind == "dedicated" else scenario.gpu_vm
     if choice is None:
         return None
-    sheet, offer = cat.prices.offer(choice.provider, choice.offer, "dedicated" if kind == "dedicated" else "gpu_vm")
+    if choice.cheapest:
+        raise InputError(
+            f"{field}.offer",
+            "'cheapest' is picked by the deployment search, which runs before pricing (the command line and the app "
+            "run it; a script calls calculator.planning.with_cheapest_offers first)",
+            code="cheapest_unresolved",
+        )
+    sheet, offer = cat.prices.offer(choice.provider, choice.offer, field)
     assert isinstance(offer, DedicatedOffer | GpuVmOffer)
     offer.version_at(scenario.price_date)
-    setup = scenario.self_hosting.estimate
+    own = choice.estimate is not None or choice.record is not None
+    setup = choice.estimate if own else scenario.self_hosting.estimate
     shape = scenario.workload
     names: tuple[str, ...] = (setup.model,) if setup is not None else ()
-    if setup is None and scenario.self_hosting.record == AUTO_RECORD:
+    if own and choice.record is not None:
+        measured = _sizing_from(scenario, cat, choice.record)
+    elif setup is None and scenario.self_hosting.record == AUTO_RECORD:
         measured, setup, names = _same_model_sizing(scenario, cat, offer)
     if setup is not None:
         shape = shape.scaled(scenario.token_factor(*names))

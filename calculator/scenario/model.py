@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from calculator.catalog.datafile import DATA_DIR, load_model, load_model_text
 from calculator.catalog.field_docs import FIELD_DOCS
@@ -24,10 +24,11 @@ from calculator.catalog.measurements import ThroughputRecord
 from calculator.catalog.prices import canonical_model
 from calculator.errors import InputError
 from calculator.scenario.evidence import Evidence, PrefixEvidence
-from calculator.scenario.inputs import Fx, SelfHosting, Traffic, TurnShape
+from calculator.scenario.inputs import EstimateSetup, Fx, SelfHosting, Traffic, TurnShape
 from calculator.scenario.load import LoadProfile, profile_from_traffic
 
 __all__ = [
+    "CHEAPEST",
     "DEFAULT_PRESETS_DIR",
     "DedicatedChoice",
     "PinnedPrice",
@@ -64,14 +65,41 @@ class ServerlessChoice(_Frozen):
     """Hours a month those prefixes are held in the cache."""
 
 
-class DedicatedChoice(_Frozen):
-    provider: Name
-    offer: Name
+CHEAPEST = "cheapest"
+"""``offer: cheapest``: the deployment search picks the offer and the configuration
+(:func:`calculator.planning.cheapest.with_cheapest_offers`), the cheapest that meets the latency target."""
 
 
-class GpuVmChoice(_Frozen):
-    provider: Name
+class _OwnedChoice(_Frozen):
+    """A GPU offer to own (``provider`` and ``offer`` as the price sheets name them), or ``offer: cheapest``."""
+
+    provider: Name = "any"
     offer: Name
+    estimate: EstimateSetup | None = None
+    """Size this option from this roofline setup rather than ``self_hosting``'s (the deployment search writes
+    one for ``offer: cheapest``; a file may pin one)."""
+    record: Name | None = None
+    """Size this option from this measurement record rather than ``self_hosting.record``."""
+
+    @model_validator(mode="after")
+    def _named(self) -> _OwnedChoice:
+        if self.offer != CHEAPEST and self.provider == "any":
+            raise ValueError(f"offer {self.offer!r}: name its provider too (or give offer: cheapest)")
+        if self.estimate is not None and self.record is not None:
+            raise ValueError("give an estimate or a record to size the option from, not both")
+        return self
+
+    @property
+    def cheapest(self) -> bool:
+        return self.offer == CHEAPEST
+
+
+class DedicatedChoice(_OwnedChoice):
+    pass
+
+
+class GpuVmChoice(_OwnedChoice):
+    pass
 
 
 class PinnedPrice(_Frozen):

@@ -1,0 +1,88 @@
+"""``offer: cheapest``: Compare prices the configurations the deployment search ranks first, at Deploy's bill."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from calculator.cli import main
+from calculator.errors import InputError
+from calculator.planning.cheapest import with_cheapest_offers
+from calculator.planning.deployments import find_deployments
+from calculator.pricing.compare import Catalogs, compare
+from calculator.scenario.model import CHEAPEST, DedicatedChoice, GpuVmChoice, list_presets, load_preset
+
+OPTION = {"dedicated": "dedicated", "gpu_vm": "self_hosted"}
+
+
+@pytest.mark.parametrize("preset", list_presets())
+def test_deploys_first_row_of_each_kind_is_comparees_option_at_the_same_monthly_cost(
+    preset: str, catalogs: Catalogs
+) -> None:
+    scenario = load_preset(preset)
+    assert scenario.dedicated is not None and scenario.dedicated.cheapest  # the presets follow the search
+    assert scenario.gpu_vm is not None and scenario.gpu_vm.cheapest
+    search = find_deployments(scenario, catalogs)
+    ranked = search.meeting or search.deployments
+    priced, picks = with_cheapest_offers(scenario, catalogs)
+    result = compare(priced, catalogs)
+    costs = {o.option: o for o in result.options}
+    for kind in ("dedicated", "gpu_vm"):
+        first = next(d for d in ranked if d.kind == kind)
+        option = costs[OPTION[kind]]
+        assert (option.provider, option.offer) == (first.provider, first.offer)
+        assert option.monthly == first.monthly  # to the cent: one bill
+        assert option.replicas == first.replicas and option.gpus == first.gpus
+        pick = next(p for p in picks if p.kind == kind)
+        assert pick.deployment == first and pick.rank == ranked.index(first) + 1
+    # the cheapest configuration overall is one of the two options
+    overall = ranked[0]
+    assert costs[OPTION[overall.kind]].monthly == overall.monthly
+
+
+def test_a_named_offer_is_still_honoured(catalogs: Catalogs) -> None:
+    named = load_preset("coding-agent").model_copy(update={"gpu_vm": GpuVmChoice(provider="nebius", offer="b200-8x")})
+    priced, picks = with_cheapest_offers(named, catalogs)
+    assert priced.gpu_vm == named.gpu_vm and [p.kind for p in picks] == ["dedicated"]
+    option = next(o for o in compare(priced, catalogs).options if o.option == "self_hosted")
+    assert (option.provider, option.offer) == ("nebius", "b200-8x")
+
+
+def test_cheapest_left_unpicked_is_a_named_error_not_a_price(catalogs: Catalogs) -> None:
+    with pytest.raises(InputError, match="'cheapest' is picked by the deployment search") as caught:
+        compare(load_preset("rag-chatbot"), catalogs)
+    assert caught.value.field == "dedicated.offer"
+
+
+def test_an_offer_needs_its_provider_unless_it_is_cheapest() -> None:
+    assert DedicatedChoice(offer=CHEAPEST).cheapest
+    with pytest.raises(ValueError, match="name its provider too"):
+        DedicatedChoice(offer="h200-141gb")
+
+
+def test_the_command_line_says_which_configuration_it_chose(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["compare", "--preset", "coding-agent", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    chosen = {c["option"]: c for c in data["offers_chosen"]}
+    assert set(chosen) == {"dedicated", "self_hosted"}
+    for option in data["options"]:
+        if option["option"] in chosen:
+            c = chosen[option["option"]]
+            assert (option["provider"], option["offer"]) == (c["provider"], c["offer"])
+            assert option["monthly"] == c["monthly"] and c["rank"] >= 1 and c["reason"]
+    assert main(["compare", "--preset", "coding-agent"]) == 0
+    text = capsys.readouterr().out
+    assert "Self-hosted GPUs (offer: cheapest): " in text and "the deployment search ranks for glm-5" in text
+
+
+def test_the_saved_file_keeps_cheapest_with_the_prices_it_was_priced_at(tmp_path: object) -> None:
+    from pathlib import Path
+
+    from calculator.scenario.model import load_scenario
+
+    out = Path(str(tmp_path)) / "saved.yaml"
+    assert main(["compare", "--preset", "rag-chatbot", "--save", str(out)]) == 0
+    saved = load_scenario(out)
+    assert saved.gpu_vm is not None and saved.gpu_vm.cheapest
+    assert {p.option for p in saved.prices_used} == {"serverless", "dedicated", "self_hosted"}
