@@ -2,7 +2,8 @@
 
 A log excerpt (``tests/fixtures/engine_logs/*.log``) starts with ``# key: value`` lines naming the
 setup (source ``url``, ``engine``, ``model`` or an imported ``model_config``, ``gpu``, ``gpus``,
-``precision``, a non-default ``utilisation``, and ``role``: ``fit`` when the engine overheads were
+``precision``, a non-default ``utilisation``, ``kv_dtype`` or ``context`` (the log's max_model_len, for
+models whose chunked or sliding layers cap what a token holds), and ``role``: ``fit`` when the engine overheads were
 fitted on it, ``hold-out`` when not), then the engine's own lines: vLLM's ``GPU KV cache size: N
 tokens`` or SGLang's ``KV Cache is allocated. #tokens: N``. vLLM counts tokens over the whole replica
 (per GPU times the ways the cache splits); SGLang per GPU, which under tensor parallelism is the same.
@@ -157,11 +158,13 @@ def check_log(case: LogCase, models: ModelCatalog, gpus: GpuCatalog, fixtures: P
     h = case.header
     model = _model(case, models, fixtures)
     utilisation = float(h["utilisation"]) if "utilisation" in h else None
+    # the log's max_model_len where it matters: chunked and sliding layers hold at most their window
+    context = int(h["context"]) if "context" in h else min(model.max_context, 131_072)
     result = fit(
         model,
         gpus.get(h["gpu"]),
         h["precision"],
-        context=min(model.max_context, 131_072),
+        context=context,
         gpus=int(h["gpus"]),
         kv_dtype=h.get("kv_dtype"),
         utilisation=utilisation,
@@ -170,5 +173,5 @@ def check_log(case: LogCase, models: ModelCatalog, gpus: GpuCatalog, fixtures: P
     return LogCheck(
         case=case,
         computed_tokens=result.max_cached_tokens,
-        computed_kv_gib=result.kv_budget_per_gpu_gb * 1e9 / 2**30,
+        computed_kv_gib=result.kv_budget_per_gpu_gib,
     )
