@@ -168,27 +168,6 @@ _VLLM_BASIS = (
 ENGINES: dict[str, EngineProfile] = {
     "vllm": EngineProfile(
         name="vLLM",
-        releases="0.17 and later",
-        utilisation=0.9,
-        overhead_gib=0.8,
-        parallel_overhead_gib=1.85,
-        sampler_bytes_per_logit=11.3,
-        moe_workspace_gib=0.3,
-        rope_table_bytes=2.0,
-        mxfp4_pad=256,
-        max_num_seqs=1024,
-        max_num_seqs_small=256,
-        basis=(
-            _VLLM_BASIS + " Fitted on vLLM 0.19.0 logs on H100s (llm-d-incubation/llm-d-planner "
-            "accuracy/results/v0.19.0/logs, Apache-2.0, read 2026-12-02): peak activation 0.77-3.99 GiB grows "
-            "with the vocabulary, 0.55 GiB + 1024 x vocabulary x 11.3 bytes (Llama-3.1-8B 1.89, Mixtral 1.21, "
-            "gpt-oss-20b 2.87, Llama-4-Scout 3.19 GiB), about 0.3 GiB more for a mixture of experts; non-torch "
-            "memory 0.25 GiB on one GPU, 2.07-2.21 GiB per GPU under tensor parallelism. vLLM 0.20 and later also "
-            "count the CUDA graphs (0.8-1.6 GiB in the 0.19 logs) inside the share, which this profile does not"
-        ),
-    ),
-    "vllm-0.16": EngineProfile(
-        name="vLLM 0.9-0.16",
         releases="0.9 to 0.16",
         utilisation=0.9,
         overhead_gib=0.28,
@@ -205,9 +184,33 @@ ENGINES: dict[str, EngineProfile] = {
             "0.15 GiB + 1024 x vocabulary x 37.7 bytes; non-torch 0.13 GiB on one GPU, 0.55 on each of two. "
             "vLLM 0.9.1 (https://github.com/vllm-project/vllm/issues/19996) and 0.15.1 (an A100 40GB log) match "
             "it, and llm-d-planner's release sweep (accuracy/results/version-sweep) shows Qwen3-14B's activation "
-            "at 5.64 GiB through 0.16.0 and 2.23 GiB from 0.17.0 on, where the vllm profile takes over. This "
+            "at 5.64 GiB through 0.16.0 and 2.23 GiB from 0.17.0 on, where the vllm-0.17 profile takes over. This "
             "is the release line in which gpt-oss-120b at 0.95 and 131,072 tokens failed to start on one H100 "
             "with 1.71 GiB of KV cache (https://github.com/vllm-project/vllm/issues/27508)"
+        ),
+    ),
+    "vllm-0.17": EngineProfile(
+        name="vLLM 0.17+",
+        releases="0.17 and later",
+        utilisation=0.9,
+        overhead_gib=0.88,
+        parallel_overhead_gib=1.85,
+        sampler_bytes_per_logit=10.3,
+        moe_workspace_gib=0.27,
+        rope_table_bytes=2.0,
+        mxfp4_pad=256,
+        max_num_seqs=1024,
+        max_num_seqs_small=256,
+        basis=(
+            _VLLM_BASIS + " Fitted on vLLM 0.19.0 logs on H100s (llm-d-incubation/llm-d-planner "
+            "accuracy/results/v0.19.0/logs, Apache-2.0, read 2026-12-02): peak activation (0.77-3.99 GiB over the "
+            "sweep) grows with the vocabulary, 0.63 GiB + 1024 x vocabulary x 10.3 bytes, 0.27 GiB more for a "
+            "mixture of experts (fitted on Llama-3.1-8B 1.89, Mixtral-8x7B 1.21 and gpt-oss-20b 2.87 GiB; "
+            "Llama-4-Scout's 3.19 is held out); non-torch memory 0.25 GiB on one GPU, 2.07-2.21 GiB per GPU "
+            "under tensor parallelism (Llama-3.1-8B on 2 GPUs fitted). vLLM 0.20 and later also "
+            "count the CUDA graphs (0.8-1.6 GiB in the 0.19 logs) inside the share, which this profile does not. Not the "
+            "default: most published measurements ran older releases, and for a given setup the older releases "
+            "hold less, so a fit that follows them does not promise a start the engine refuses"
         ),
     ),
     "sglang": EngineProfile(
@@ -236,7 +239,7 @@ computed KV cache and says which logs the figures were fitted on."""
 
 
 def engine_profile(engine: str) -> EngineProfile:
-    """The profile of ``engine`` (``vllm``, ``vllm-0.16`` or ``sglang``); an unknown engine is a named error."""
+    """The profile of ``engine`` (``vllm``, ``vllm-0.17`` or ``sglang``); an unknown engine is a named error."""
     try:
         return ENGINES[engine.lower()]
     except KeyError:
@@ -521,8 +524,8 @@ def fit(
     """Memory fit of ``model`` on ``gpus`` x ``gpu``; when it does not fit, what would.
 
     ``engine`` sets the defaults: the share of memory (vLLM 0.9; SGLang's mem_fraction_static by GPU
-    count) and the reserve it holds besides weights and KV (:data:`ENGINES`: ``vllm`` for releases 0.17 and
-    later, ``vllm-0.16`` for 0.9 to 0.16, ``sglang``); ``utilisation`` and ``reserve_gb`` (GB per GPU)
+    count) and the reserve it holds besides weights and KV (:data:`ENGINES`: ``vllm`` for releases 0.9 to 0.16,
+    ``vllm-0.17`` for 0.17 and later, ``sglang``); ``utilisation`` and ``reserve_gb`` (GB per GPU)
     override them. The KV dtype defaults to the model's (BF16). ``attention="dp"`` is data-parallel
     attention: whole sequences per GPU, so an MLA latent is not replicated and the cached tokens add up
     over the GPUs. A setup whose KV budget cannot hold one sequence of ``context`` does not fit (the engine

@@ -81,9 +81,9 @@ def add_capacity_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     fit_.add_argument(
         "--engine",
-        choices=["vllm", "vllm-0.16", "sglang"],  # calculator.capacity.memory.ENGINES, not imported at start
+        choices=["vllm", "vllm-0.17", "sglang"],  # calculator.capacity.memory.ENGINES, not imported at start
         default="vllm",
-        help="whose memory accounting: vllm (releases 0.17 and later), vllm-0.16 (0.9 to 0.16) or sglang",
+        help="whose memory accounting: vllm (releases 0.9 to 0.16), vllm-0.17 (0.17 and later) or sglang",
     )
     fit_.add_argument(
         "--attention",
