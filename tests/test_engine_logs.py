@@ -134,9 +134,8 @@ def test_a_spec_without_usable_memory_derives_it_from_hbm_share() -> None:
     from calculator.catalog.gpus import HBM_USABLE_SHARE
 
     bare = GPUS.get("h200-sxm").model_copy(update={"usable_memory_gib": None, "usable_memory_source": None})
-    assert bare.usable_gib == pytest.approx(141 * HBM_USABLE_SHARE) and HBM_USABLE_SHARE == pytest.approx(
-        0.9899, abs=1e-4
-    )
+    assert bare.usable_gib == pytest.approx(141 * HBM_USABLE_SHARE)
+    assert pytest.approx(0.9899, abs=1e-4) == HBM_USABLE_SHARE
 
 
 def test_llama_4_scout_counts_its_vision_tower_and_vllms_rope_table() -> None:

@@ -207,8 +207,8 @@ ENGINES: dict[str, EngineProfile] = {
             "sweep) grows with the vocabulary, 0.63 GiB + 1024 x vocabulary x 10.3 bytes, 0.27 GiB more for a "
             "mixture of experts (fitted on Llama-3.1-8B 1.89, Mixtral-8x7B 1.21 and gpt-oss-20b 2.87 GiB; "
             "Llama-4-Scout's 3.19 is held out); non-torch memory 0.25 GiB on one GPU, 2.07-2.21 GiB per GPU "
-            "under tensor parallelism (Llama-3.1-8B on 2 GPUs fitted). vLLM 0.20 and later also "
-            "count the CUDA graphs (0.8-1.6 GiB in the 0.19 logs) inside the share, which this profile does not. Not the "
+            "under tensor parallelism (Llama-3.1-8B on 2 GPUs fitted). vLLM 0.20 and later also count the "
+            "CUDA graphs (0.8-1.6 GiB in the 0.19 logs) inside the share, which this profile does not. Not the "
             "default: most published measurements ran older releases, and for a given setup the older releases "
             "hold less, so a fit that follows them does not promise a start the engine refuses"
         ),
