@@ -241,3 +241,22 @@ def test_fit_command_takes_the_engine_and_the_attention_layout(capsys: pytest.Ca
     assert data["engine"] == "sglang" and data["attention"] == "dp" and data["kv_replicated"] is False
     assert data["utilisation"] == 0.81  # SGLang's mem_fraction_static default on 8 GPUs
     assert data["weights_basis"].startswith("the FP8 checkpoint as published")
+
+
+@pytest.mark.parametrize(
+    ("lines", "message"),
+    [
+        ("    usable_memory_gib: 44.42\n", "usable_memory_gib needs usable_memory_source"),
+        ("    usable_memory_gib: 51.5\n    usable_memory_source: 48 GiB in GB\n", "exceeds memory_gb (48"),
+        ('    usable_memory_gib: "44"\n    usable_memory_source: a log\n', "usable_memory_gib"),
+    ],
+)
+def test_a_bad_usable_memory_is_a_named_error_at_its_line(tmp_path: Path, lines: str, message: str) -> None:
+    from calculator.catalog.datafile import DataFileError
+
+    text = (ROOT / "calculator" / "data" / "gpu_specs" / "l40s.yaml").read_text(encoding="utf-8")
+    start, end = text.index("    usable_memory_gib:"), text.index("    bf16_dense_tflops:")
+    (tmp_path / "l40s.yaml").write_text(text[:start] + lines + text[end:], encoding="utf-8")
+    with pytest.raises(DataFileError) as raised:
+        load_gpu_specs(tmp_path)
+    assert f"{tmp_path / 'l40s.yaml'}:" in str(raised.value) and message in str(raised.value)

@@ -367,7 +367,7 @@ class FitResult(BaseModel):
     suggestions: tuple[str, ...]
     assumptions: tuple[str, ...]
     engine: str = "vllm"
-    """Whose memory accounting the fit follows (``vllm`` or ``sglang``)."""
+    """Whose memory accounting the fit follows (``vllm``: releases 0.9-0.16, ``vllm-0.17``, ``sglang``)."""
     attention: Attention = "tp"
     """``tp``: KV split by head (MLA latent replicated); ``dp``: each GPU keeps whole sequences."""
     visible_memory_per_gpu_gb: float = 0.0

@@ -155,6 +155,22 @@ class GpuSpec(_Frozen):
             raise ValueError("a source needs a url or a document")
         return v
 
+    @model_validator(mode="after")
+    def _usable_memory_is_sourced_and_below_the_marketed(self) -> GpuSpec:
+        if self.usable_memory_gib is None:
+            return self
+        if self.usable_memory_source is None:
+            raise ValueError(
+                "usable_memory_gib needs usable_memory_source: the log, nvidia-smi output or rule it is from"
+            )
+        if self.usable_memory_gib > self.memory_gb:
+            # HBM is sold in binary units and GDDR with ECC loses a sixteenth: no card reports more than it is sold with
+            raise ValueError(
+                f"usable_memory_gib ({self.usable_memory_gib}) exceeds memory_gb ({self.memory_gb}); the runtime "
+                "reports less than the card is sold with"
+            )
+        return self
+
     @field_validator("uncertain")
     @classmethod
     def _unique_uncertain(cls, v: tuple[str, ...]) -> tuple[str, ...]:
