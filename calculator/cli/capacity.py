@@ -51,7 +51,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     print(console.table(rows, ["", "whole model", "per GPU"]))
     if result.engine_reserve_gib:
         parts = "; ".join(f"{label} {gib:,.2f} GiB" for label, gib in result.engine_reserve_gib)
-        print(f"Engine reserve per GPU ({result.engine} {result.engine_releases}): {parts}.")
+        print(f"Engine reserve per GPU ({result.engine}: releases {result.engine_releases}): {parts}.")
     if result.kv_replicated:
         print("The KV cache is replicated on every GPU (MLA latent, or fewer KV heads than GPUs).")
     if not result.fits:
