@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from calculator.capacity.engine_logs import check_log, read_log
 from calculator.capacity.memory import default_kv_dtype, fit, kv_split, loaded_weight_bytes, weight_bytes
@@ -260,3 +262,26 @@ def test_a_bad_usable_memory_is_a_named_error_at_its_line(tmp_path: Path, lines:
     with pytest.raises(DataFileError) as raised:
         load_gpu_specs(tmp_path)
     assert f"{tmp_path / 'l40s.yaml'}:" in str(raised.value) and message in str(raised.value)
+
+
+def test_a_log_with_only_sglang_or_concurrency_lines_is_read(tmp_path: Path) -> None:
+    header = "# url: https://example.org/log\n# engine: sglang\n# gpu: h100-sxm\n# gpus: 1\n# precision: bf16\n"
+    (tmp_path / "sglang.log").write_text(header + "server_args ... max_total_num_tokens=443750, chunked ...\n")
+    assert read_log(tmp_path / "sglang.log").reported_tokens == 443_750
+    # vLLM's concurrency line: 8,192 x 58.11 = 476,037, the 476,016 of its token line to the printed decimals
+    line = "INFO [kv_cache_utils.py:1324] Maximum concurrency for 8,192 tokens per request: 58.11x\n"
+    (tmp_path / "vllm.log").write_text(header.replace("sglang", "vllm") + line)
+    assert read_log(tmp_path / "vllm.log").reported_tokens == pytest.approx(476_016, rel=1e-4)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=300))
+def test_a_hostile_log_excerpt_is_read_or_refused_with_a_named_error(tmp_path: Path, body: str) -> None:
+    header = "# url: https://example.org/log\n# engine: vllm\n# gpu: h100-sxm\n# gpus: 1\n# precision: bf16\n"
+    path = tmp_path / "hostile.log"
+    for text in (body, header + body, header + "GPU KV cache size: " + body + " tokens\n"):
+        path.write_text(text, encoding="utf-8")
+        try:
+            read_log(path)
+        except InputError as error:
+            assert "hostile.log" in str(error)
