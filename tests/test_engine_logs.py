@@ -275,7 +275,7 @@ def test_a_log_with_only_sglang_or_concurrency_lines_is_read(tmp_path: Path) -> 
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=300))
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=300))
 def test_a_hostile_log_excerpt_is_read_or_refused_with_a_named_error(tmp_path: Path, body: str) -> None:
     header = "# url: https://example.org/log\n# engine: vllm\n# gpu: h100-sxm\n# gpus: 1\n# precision: bf16\n"
     path = tmp_path / "hostile.log"
