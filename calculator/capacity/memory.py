@@ -103,8 +103,8 @@ class EngineProfile(BaseModel):
     lay each expert's matrices out with the hidden width rounded up to a multiple of this (256): gpt-oss
     (2,880 wide) loads 3,072/2,880 of its expert bytes. 0: the checkpoint's bytes."""
     cuda_graph_gib: float = 0.0
-    """CUDA-graph memory counted inside the share. vLLM up to 0.19 and SGLang capture the graphs after sizing
-    the cache, outside the share (vLLM 0.19 logs print 0.8-1.6 GiB of CUDA graphs beside the share)."""
+    """CUDA-graph memory counted inside the share. The releases fitted here (vLLM to 0.19, SGLang) capture the
+    graphs after sizing the cache, outside the share: vLLM 0.19 logs print 0.8-1.6 GiB of CUDA graphs beside it."""
     max_num_seqs: int = 0
     """Sequences the engine schedules by default on a GPU of at least ``large_gpu_gib`` (not an A100)."""
     max_num_seqs_small: int = 0
@@ -207,8 +207,9 @@ ENGINES: dict[str, EngineProfile] = {
             "sweep) grows with the vocabulary, 0.63 GiB + 1024 x vocabulary x 10.3 bytes, 0.27 GiB more for a "
             "mixture of experts (fitted on Llama-3.1-8B 1.89, Mixtral-8x7B 1.21 and gpt-oss-20b 2.87 GiB; "
             "Llama-4-Scout's 3.19 is held out); non-torch memory 0.25 GiB on one GPU, 2.07-2.21 GiB per GPU "
-            "under tensor parallelism (Llama-3.1-8B on 2 GPUs fitted). vLLM 0.20 and later also count the "
-            "CUDA graphs (0.8-1.6 GiB in the 0.19 logs) inside the share, which this profile does not. Not the "
+            "under tensor parallelism (Llama-3.1-8B on 2 GPUs fitted). The 0.19 logs announce that CUDA-graph "
+            "profiling (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS) will count the graphs, 0.8-1.6 GiB there, "
+            "inside the share; where a release does, set cuda_graph_gib. Not the "
             "default: most published measurements ran older releases, and for a given setup the older releases "
             "hold less, so a fit that follows them does not promise a start the engine refuses"
         ),
