@@ -9,7 +9,7 @@
     sequences    = KV budget / KV per sequence at the context length
 
 Usable memory is what the CUDA runtime reports per card, in GiB (``GpuSpec.usable_gib``: 79.19 GiB for an
-"80 GB" H100, 44.42 GiB for a "48 GB" L40S); the weights count the vision and audio towers; the engine
+"80 GB" H100, 44.31 GiB for a "48 GB" L40S); the weights count the vision and audio towers; the engine
 reserve is the engine's own (:class:`EngineProfile`: non-torch memory, the start-up profile's activation
 peak, MoE workspace, the RoPE table), fitted per release on start-up logs.
 

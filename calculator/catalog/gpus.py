@@ -104,7 +104,7 @@ class GpuSpec(_Frozen):
     """Memory per card as the CUDA (or ROCm) runtime reports it to the engine, in GiB: the total that
     vLLM's ``--gpu-memory-utilization`` and SGLang's ``--mem-fraction-static`` multiply. Below the
     marketed figure: the driver keeps part, and GDDR cards with ECC on lose 1/16 (an L40S sold as 48 GB
-    reports 44.42 GiB). ``usable_memory_source`` says where it was read; absent, it is derived from
+    reports 44.31 GiB). ``usable_memory_source`` says where it was read; absent, it is derived from
     ``memory_gb`` by :data:`HBM_USABLE_SHARE` (see :attr:`usable_gib`)."""
     usable_memory_source: str | None = Field(default=None, min_length=1)
     """Where ``usable_memory_gib`` was read (an engine log or nvidia-smi output, with its address), or the
