@@ -218,7 +218,9 @@ with st.sidebar:
             "c_rsv",
             # vLLM's default for this model and GPU: its sampler warm-up grows with the vocabulary
             round(
-                ENGINES["vllm"].overhead(gpus, known.vocab_size if known else None, cat.gpus.get(gpu_id)) * 2**30 / 1e9,
+                ENGINES["vllm"].overhead(gpus, known.vocab_size if known else None, cat.gpus.get(gpu_id), known)
+                * 2**30
+                / 1e9,
                 1,
             ),
             0.5,
@@ -291,7 +293,8 @@ st.caption(
     + (f", sparse attention (top {model.sparse_attention.top_k:,} tokens)" if model.sparse_attention else "")
     + (f", {model.experts.total} experts ({model.experts.active} per token)" if model.experts else "")
     + f"; {result.kv_bytes_per_token / 1e3:,.0f} kB of KV per token at {result.kv_dtype.upper()}. "
-    f"Source: {model.source.label}. **{gpu.label}**: {gpu.memory_gb:g} GiB ({result.memory_per_gpu_gb:.1f} GB), "
+    f"Source: {model.source.label}. **{gpu.label}**: {gpu.memory_gb:g} GB, "
+    f"{result.usable_memory_per_gpu_gib:.2f} GiB as CUDA reports it, "
     f"{gpu.memory_bandwidth_tbs:g} TB/s."
 )
 if model.notes:

@@ -24,28 +24,38 @@ def test_weights_of_a_mixture_of_experts_count_every_expert() -> None:
     assert weight_bytes(mixtral, "int4") == pytest.approx(mixtral.params_total_b * 0.5e9)
 
 
+# vLLM's reserve on one H100 (releases 0.9-0.16, from llm-d's 0.11 logs): 0.28 GiB fixed + 1,024 sequences x
+# 128,256 logits x 37.7 B of sampler warm-up + the RoPE table (131,072 positions x 128 x 2 B) = 0.28 + 4.61 + 0.03
+LLAMA_RESERVE_GIB = 0.28 + 1024 * 128_256 * 37.7 / 2**30 + 131_072 * 128 * 2 / 2**30
+H100_GIB = 79.19  # what CUDA reports of an "80 GB" H100 (vLLM 0.19 logs: total_memory=79.19GiB)
+
+
 def test_70b_at_fp8_fills_an_h100_and_does_not_fit_at_32k_context() -> None:
-    # New rule (engine memory): vLLM may use 90% of what CUDA reports, 0.99 x 80 GiB = 85.04 GB -> 76.54 GB;
-    # 70.6 GB of FP8 weights and vLLM's overhead (0.13 GiB + its sampler warm-up, 1,024 sequences x 128,256
-    # logits x 34 B = 4.29 GiB, 4.61 GB) leave 1.33 GB, short of one 32k sequence.
-    # The KV cache is BF16 by default now (vLLM --kv-cache-dtype auto): 32,768 x 320 KiB = 10.74 GB.
+    # vLLM may use 90% of what CUDA reports: 0.9 x 79.19 GiB = 76.53 GB; 70.6 GB of FP8 weights and the
+    # reserve (4.92 GiB, 5.28 GB) leave 0.64 GB, short of one 32k sequence in BF16 (32,768 x 320 KiB = 10.74 GB)
     result = fit(MODELS.get("llama-3.3-70b"), GPUS.get("h100-sxm"), "fp8", 32768)
     assert not result.fits and result.max_sequences == 0
     assert result.kv_bytes_per_token == 327_680  # 2 x 80 layers x 8 KV heads x 128 x 2 bytes
-    budget = (0.9 * 0.99 * 80 * 2**30 - 70.6e9 - (0.13 + 1024 * 128_256 * 34 / 2**30) * 2**30) / 1e9
+    budget = (0.9 * H100_GIB * 2**30 - 70.6e9 - LLAMA_RESERVE_GIB * 2**30) / 1e9
+    assert result.kv_budget_per_gpu_gb == pytest.approx(budget, abs=0.01)
     assert result.shortfall_gb == pytest.approx(32768 * 327_680 / 1e9 - budget, abs=0.01)
     assert any("2 GPUs" in s for s in result.suggestions)
-    # with an FP8 cache (the user's choice): 4k x 160 KiB = 0.67 GB a sequence, one fits in 1.33 GB
-    assert fit(MODELS.get("llama-3.3-70b"), GPUS.get("h100-sxm"), "fp8", 4096, kv_dtype="fp8").max_sequences == 1
+    # the longest context one BF16 sequence can hold in 0.64 GB: 0.64e9 / 320 KiB = 1,9xx tokens
+    assert result.max_context_that_fits == pytest.approx(budget * 1e9 / 327_680, abs=16)
+    assert any(f"{result.max_context_that_fits:,} tokens" in s for s in result.suggestions)
+    # with an FP8 cache (the user's choice): 2k x 160 KiB = 0.34 GB a sequence, one fits in 0.64 GB
+    fp8_kv = fit(MODELS.get("llama-3.3-70b"), GPUS.get("h100-sxm"), "fp8", 2048, kv_dtype="fp8")
+    assert fp8_kv.max_sequences == int(budget * 1e9 // (2048 * 163_840)) == 1
 
 
 def test_kv_budget_gives_the_number_of_sequences() -> None:
-    # Llama-3.1-8B BF16 on an H100 (new rule): 0.9 x 0.99 x 80 GiB - 16.06 GB - vLLM's 4.29 GiB; 8k x 128 KiB each
+    # Llama-3.1-8B BF16 on an H100: 0.9 x 79.19 GiB - 16.06 GB - the 4.92 GiB reserve; 8k x 128 KiB each
     result = fit(MODELS.get("llama-3.1-8b"), GPUS.get("h100-sxm"), "bf16", 8192)
-    assert result.fits
+    assert result.fits and result.usable_memory_per_gpu_gib == pytest.approx(H100_GIB)
     assert result.max_sequences == int(
-        (0.9 * 0.99 * 80 * 2**30 - 16.06e9 - (0.13 + 1024 * 128_256 * 34 / 2**30) * 2**30) // (8192 * 131_072)
+        (0.9 * H100_GIB * 2**30 - 16.06e9 - LLAMA_RESERVE_GIB * 2**30) // (8192 * 131_072)
     )
+    assert result.kv_budget_per_gpu_gib == pytest.approx(result.kv_budget_per_gpu_gb * 1e9 / 2**30)
 
 
 def test_tensor_parallel_splits_kv_across_kv_heads_only() -> None:

@@ -75,8 +75,11 @@ def _change_gpus(d: Path) -> None:
     text = h100.read_text(encoding="utf-8")
     extra = text.replace("family: h100\n", "family: h100x\n").replace("  - id: h100-", "  - id: h100x-")
     (d / "h100x.yaml").write_text(extra, encoding="utf-8")
-    _replace(h100, "    memory_gb: 80                # HBM3\n    memory_bandwidth_tbs: 3.35\n",
-             "    memory_gb: 96                # HBM3\n    memory_bandwidth_tbs: 2.5\n")  # fmt: skip
+    # the memory the engine sees is usable_memory_gib (what CUDA reports), so it changes with memory_gb
+    _replace(h100, "    memory_gb: 80                # HBM3\n    memory_bandwidth_tbs: 3.35\n"
+             "    usable_memory_gib: 79.19\n",
+             "    memory_gb: 96                # HBM3\n    memory_bandwidth_tbs: 2.5\n"
+             "    usable_memory_gib: 95.03\n")  # fmt: skip
 
 
 def _change_records(d: Path) -> None:

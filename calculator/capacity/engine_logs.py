@@ -2,7 +2,8 @@
 
 A log excerpt (``tests/fixtures/engine_logs/*.log``) starts with ``# key: value`` lines naming the
 setup (source ``url``, ``engine``, ``model`` or an imported ``model_config``, ``gpu``, ``gpus``,
-``precision``, a non-default ``utilisation``, and ``role``: ``fit`` when the engine overheads were
+``precision``, a non-default ``utilisation``, ``kv_dtype`` or ``context`` (the log's max_model_len, for
+models whose chunked or sliding layers cap what a token holds), and ``role``: ``fit`` when the engine overheads were
 fitted on it, ``hold-out`` when not), then the engine's own lines: vLLM's ``GPU KV cache size: N
 tokens`` or SGLang's ``KV Cache is allocated. #tokens: N``. vLLM counts tokens over the whole replica
 (per GPU times the ways the cache splits); SGLang per GPU, which under tensor parallelism is the same.
@@ -24,15 +25,19 @@ from calculator.errors import InputError
 
 __all__ = ["SMALL_BUDGET_GIB", "SMALL_BUDGET_TOLERANCE_GIB", "LogCase", "LogCheck", "check_log", "read_log"]
 
-_KV_GIB = re.compile(r"Available KV cache memory:(?:\*\*)? (-?[\d.]+) GiB")
+_KV_GIB = re.compile(r"Available KV cache memory:(?:\*\*)? (-?\d+(?:\.\d+)?) GiB")
 SMALL_BUDGET_GIB = 10.0
 """Below this much KV memory per GPU a log is checked in GiB, within :data:`SMALL_BUDGET_TOLERANCE_GIB`:
 a few hundred MiB of engine overhead is a large share of a small budget, not a large error."""
 SMALL_BUDGET_TOLERANCE_GIB = 1.0
 _TOKENS = (
-    re.compile(r"GPU KV cache size: ([\d,]+) tokens"),
+    re.compile(r"GPU KV cache size: (\d[\d,]*) tokens"),
     re.compile(r"KV Cache is allocated\. #tokens: (\d+)"),
+    re.compile(r"max_total_num_tokens=(\d+)"),  # SGLang's server info
 )
+_CONCURRENCY = re.compile(r"Maximum concurrency for (\d[\d,]*) tokens per request: (\d+(?:\.\d+)?)x")
+"""vLLM's other line: the cache holds this many sequences of max_model_len; their product is the token count
+(to the two decimals printed) when a log keeps only this line."""
 
 
 class LogCase(BaseModel):
@@ -96,6 +101,7 @@ def read_log(path: Path) -> LogCase:
     header: dict[str, str] = {}
     key = ""
     tokens: int | None = None
+    by_concurrency: int | None = None
     kv_gib: float | None = None
     for line in path.read_text(encoding="utf-8").splitlines():
         if line.startswith("#   ") and key:
@@ -112,11 +118,17 @@ def read_log(path: Path) -> LogCase:
                 match = pattern.search(line)
                 if match and tokens is None:
                     tokens = int(match.group(1).replace(",", ""))
+            concurrency = _CONCURRENCY.search(line)
+            if concurrency and by_concurrency is None:
+                by_concurrency = round(int(concurrency.group(1).replace(",", "")) * float(concurrency.group(2)))
+    tokens = tokens if tokens is not None else by_concurrency
     if kv_gib is None and "reported_kv_gib" in header:
         kv_gib = float(header["reported_kv_gib"])  # a summary table's column, quoted in the header
     if tokens is None and kv_gib is None:
         raise InputError(
-            "log", f"{path.name}: no 'GPU KV cache size', 'KV Cache is allocated' or 'Available KV cache memory' line"
+            "log",
+            f"{path.name}: no 'GPU KV cache size', 'Maximum concurrency', 'KV Cache is allocated', "
+            "'max_total_num_tokens' or 'Available KV cache memory' line",
         )
     for needed in ("url", "engine", "gpu", "gpus", "precision"):
         if needed not in header:
@@ -157,11 +169,13 @@ def check_log(case: LogCase, models: ModelCatalog, gpus: GpuCatalog, fixtures: P
     h = case.header
     model = _model(case, models, fixtures)
     utilisation = float(h["utilisation"]) if "utilisation" in h else None
+    # the log's max_model_len where it matters: chunked and sliding layers hold at most their window
+    context = int(h["context"]) if "context" in h else min(model.max_context, 131_072)
     result = fit(
         model,
         gpus.get(h["gpu"]),
         h["precision"],
-        context=min(model.max_context, 131_072),
+        context=context,
         gpus=int(h["gpus"]),
         kv_dtype=h.get("kv_dtype"),
         utilisation=utilisation,
@@ -170,5 +184,5 @@ def check_log(case: LogCase, models: ModelCatalog, gpus: GpuCatalog, fixtures: P
     return LogCheck(
         case=case,
         computed_tokens=result.max_cached_tokens,
-        computed_kv_gib=result.kv_budget_per_gpu_gb * 1e9 / 2**30,
+        computed_kv_gib=result.kv_budget_per_gpu_gib,
     )

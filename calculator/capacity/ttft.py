@@ -83,7 +83,7 @@ SGLang's ``chunked_prefill_size`` is 8,192 for 35 to 160 GB GPUs too, 2,048 belo
 def chunk_tokens_for(gpu: GpuSpec) -> int:
     """vLLM's default prefill chunk for an OpenAI server on ``gpu``: 8,192 tokens from 70 GiB up (the A100 kept
     at 2,048, a larger budget slowed it), else 2,048. A prompt longer than a chunk rides one step per chunk."""
-    large = gpu.memory_gb * 1e9 >= 70 * 2**30 and not gpu.id.startswith("a100")
+    large = gpu.usable_gib >= 70 and not gpu.id.startswith("a100")  # vLLM compares CUDA's total with 70 GiB
     return LARGE_GPU_CHUNK_TOKENS if large else DEFAULT_CHUNK_TOKENS
 
 

@@ -25,6 +25,9 @@ from calculator.errors import InputError
 
 __all__ = [
     "DEFAULT_GPU_DIR",
+    "GB",
+    "GIB",
+    "HBM_USABLE_SHARE",
     "PRECISIONS",
     "GpuCatalog",
     "GpuFile",
@@ -42,6 +45,17 @@ GPU_FIGURE = Limit(0, 10**6, "", "no GPU figure (GB, TB/s, TFLOP/s, W) reaches a
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False, strict=True), GPU_FIGURE]
 """A physical figure: a YAML number above zero (a quoted string or a boolean is refused)."""
 
+GB = 1e9
+"""Bytes in a gigabyte: the unit of the marketed ``memory_gb`` and of the fit's ``*_gb`` figures."""
+GIB = 2**30
+"""Bytes in a gibibyte: the unit the CUDA runtime, nvidia-smi and the engines' logs print memory in.
+GB and GiB are converted here and nowhere else (``GpuSpec.usable_memory_bytes``)."""
+HBM_USABLE_SHARE = 79.19 / 80
+"""What the CUDA runtime reports of an HBM card's nominal memory: an "80 GB" H100 carries 80 GiB and
+reports 79.19 GiB total (``total_memory=79.19GiB`` in vLLM 0.19.0 start-up logs, llm-d-incubation/
+llm-d-planner accuracy/results/v0.19.0/logs at commit d3121e059da88662db39a926a3ead964be97359b, read
+2026-12-02). The rule for a card whose reported figure no log or nvidia-smi output gives."""
+
 PRECISIONS = ("bf16", "fp16", "fp8", "int8", "int4", "fp4")
 """Precisions :meth:`GpuSpec.dense_tflops` answers for."""
 
@@ -58,6 +72,7 @@ _ALIASES = {
 
 UncertainField = Literal[
     "memory_gb",
+    "usable_memory_gib",
     "memory_bandwidth_tbs",
     "bf16_dense_tflops",
     "fp8_dense_tflops",
@@ -85,6 +100,15 @@ class GpuSpec(_Frozen):
     memory_gb: Positive
     """Memory in GB as the vendor quotes it (nominal); where marketing quotes more than a program can
     use (B200: 192 fitted, 180 usable), the usable figure, and ``notes`` says so."""
+    usable_memory_gib: Positive | None = None
+    """Memory per card as the CUDA (or ROCm) runtime reports it to the engine, in GiB: the total that
+    vLLM's ``--gpu-memory-utilization`` and SGLang's ``--mem-fraction-static`` multiply. Below the
+    marketed figure: the driver keeps part, and GDDR cards with ECC on lose 1/16 (an L40S sold as 48 GB
+    reports 44.31 GiB). ``usable_memory_source`` says where it was read; absent, it is derived from
+    ``memory_gb`` by :data:`HBM_USABLE_SHARE` (see :attr:`usable_gib`)."""
+    usable_memory_source: str | None = Field(default=None, min_length=1)
+    """Where ``usable_memory_gib`` was read (an engine log or nvidia-smi output, with its address), or the
+    rule it was derived by; a derived figure is also listed in ``uncertain``."""
     memory_bandwidth_tbs: Positive
     """Peak memory bandwidth in TB/s (10^12 bytes per second)."""
     bf16_dense_tflops: Positive
@@ -130,6 +154,22 @@ class GpuSpec(_Frozen):
         if v.url is None and v.document is None:
             raise ValueError("a source needs a url or a document")
         return v
+
+    @model_validator(mode="after")
+    def _usable_memory_is_sourced_and_below_the_marketed(self) -> GpuSpec:
+        if self.usable_memory_gib is None:
+            return self
+        if self.usable_memory_source is None:
+            raise ValueError(
+                "usable_memory_gib needs usable_memory_source: the log, nvidia-smi output or rule it is from"
+            )
+        if self.usable_memory_gib > self.memory_gb:
+            # HBM is sold in binary units and GDDR with ECC loses a sixteenth: no card reports more than it is sold with
+            raise ValueError(
+                f"usable_memory_gib ({self.usable_memory_gib}) exceeds memory_gb ({self.memory_gb}); the runtime "
+                "reports less than the card is sold with"
+            )
+        return self
 
     @field_validator("uncertain")
     @classmethod
@@ -181,6 +221,19 @@ class GpuSpec(_Frozen):
         }[self.effective_precision(precision)]
         assert rate is not None
         return float(rate)
+
+    @property
+    def usable_gib(self) -> float:
+        """GiB per card the engine sees: ``usable_memory_gib``, or ``memory_gb`` read as GiB (HBM is sold
+        in binary units) times :data:`HBM_USABLE_SHARE` when the spec gives none."""
+        if self.usable_memory_gib is not None:
+            return float(self.usable_memory_gib)
+        return float(self.memory_gb) * HBM_USABLE_SHARE
+
+    @property
+    def usable_memory_bytes(self) -> float:
+        """:attr:`usable_gib` in bytes: the one conversion from the catalogue's memory to the fit's."""
+        return self.usable_gib * GIB
 
     def is_uncertain(self, field: str) -> bool:
         """Whether the file marks this field's figure as uncertain."""

@@ -248,6 +248,14 @@ class ModelSpec(_Frozen):
     vocab_size: Count | None = None
     """Tokens in the vocabulary (``vocab_size``): vLLM's start-up warms the sampler over a full batch of
     logits, so its memory overhead grows with it; absent, the fit assumes Llama 3's 128,256 and says so."""
+    vision_params_b: float | None = Field(default=None, gt=0, allow_inf_nan=False, strict=True)
+    """Parameters of the vision tower (encoder, adapter and projector into the language model) in billions,
+    beside ``params_total_b``: resident on the GPUs with the language model, so counted in the weights, but
+    not read per generated token. Absent for a text-only model. Kept in BF16 whatever the language model's
+    precision, as the published FP8 and INT4 checkpoints of multimodal models keep it."""
+    audio_params_b: float | None = Field(default=None, gt=0, allow_inf_nan=False, strict=True)
+    """Parameters of the audio tower (encoder and projector) in billions, beside ``params_total_b``; as
+    ``vision_params_b``."""
     checkpoint: Checkpoint | None = None
     """How the published weights are stored when not BF16 (MXFP4 experts, FP8 with BF16 embeddings and
     head, INT4 groups); absent, the weights ship in BF16."""
@@ -305,6 +313,11 @@ class ModelSpec(_Frozen):
                 f"params_total_b ({self.params_total_b}): attention and embeddings are not experts"
             )
         return self
+
+    @property
+    def tower_params_b(self) -> float:
+        """Vision and audio tower parameters in billions (0 for a text-only model): resident, not read per token."""
+        return (self.vision_params_b or 0.0) + (self.audio_params_b or 0.0)
 
     # --- KV cache ---------------------------------------------------------------------------
 

@@ -39,15 +39,19 @@ def cmd_fit(args: argparse.Namespace) -> int:
         f"attention {result.attention}; weights: {result.weights_basis}"
     )
     rows = [
+        ["memory CUDA reports (usable)", "", f"{result.usable_memory_per_gpu_gib:,.2f} GiB"],
         ["weights (all experts resident)", f"{result.weights_gb:,.1f} GB", f"{result.weights_per_gpu_gb:,.1f} GB"],
         ["KV cache per token", f"{result.kv_bytes_per_token / 1024:,.1f} KiB", ""],
         ["KV per sequence at the context", "", f"{result.kv_per_sequence_per_gpu_gb:,.2f} GB"],
         ["engine overhead", "", f"{result.reserve_gb:,.1f} GB"],
-        ["KV budget", "", f"{result.kv_budget_per_gpu_gb:,.1f} GB"],
+        ["KV budget", "", f"{result.kv_budget_per_gpu_gb:,.1f} GB ({result.kv_budget_per_gpu_gib:,.2f} GiB)"],
         ["concurrent sequences at the context", f"{result.max_sequences:,}", ""],
         ["tokens the KV cache holds", f"{result.max_cached_tokens:,}", ""],
     ]
     print(console.table(rows, ["", "whole model", "per GPU"]))
+    if result.engine_reserve_gib:
+        parts = "; ".join(f"{label} {gib:,.2f} GiB" for label, gib in result.engine_reserve_gib)
+        print(f"Engine reserve per GPU ({result.engine}: releases {result.engine_releases}): {parts}.")
     if result.kv_replicated:
         print("The KV cache is replicated on every GPU (MLA latent, or fewer KV heads than GPUs).")
     if not result.fits:
@@ -75,7 +79,12 @@ def add_capacity_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
         default=None,
         help="share of memory (default: the engine's; vLLM 0.9, SGLang 0.88 on one GPU)",
     )
-    fit_.add_argument("--engine", choices=["vllm", "sglang"], default="vllm", help="whose memory accounting (vllm)")
+    fit_.add_argument(
+        "--engine",
+        choices=["vllm", "vllm-0.17", "sglang"],  # calculator.capacity.memory.ENGINES, not imported at start
+        default="vllm",
+        help="whose memory accounting: vllm (releases 0.9 to 0.16), vllm-0.17 (0.17 and later) or sglang",
+    )
     fit_.add_argument(
         "--attention",
         choices=["tp", "dp"],
