@@ -111,6 +111,9 @@ class ProfiledEstimate(_Frozen):
     fits_memory: bool
     """Whether AIConfigurator's own memory model fits this batch (ours, :mod:`calculator.capacity.memory`,
     decides the batch; this says whether theirs agrees)."""
+    measured_share: float = Field(ge=0, le=1)
+    """Share of the priced step time looked up in rows measured on the GPU (``silicon``); the rest the package
+    estimates from neighbouring measurements or its own formulas (``estimated``, ``empirical``, ``sol``)."""
     model_description: str
     """Where the architecture came from: the package's ``config.json`` of the same model with our spec's
     shape, or our spec alone (and what was worked out)."""
@@ -203,8 +206,13 @@ def backend_for(engine: str) -> str | NotCovered:
 
 
 def _is_block_fp8(model: ModelSpec) -> bool:
+    """Whether the model's FP8 weights are block-scaled (128 x 128 tiles): its checkpoint says so, or its
+    publisher ships its own FP8 release (an alias ending ``-FP8``: Qwen, GLM, DeepSeek and MiniMax all
+    block-scale theirs). Otherwise FP8 means per-tensor scales, as in NVIDIA's ModelOpt checkpoints."""
     checkpoint = model.checkpoint
-    return checkpoint is not None and checkpoint.format == "fp8" and checkpoint.group_size >= 128 * 128
+    if checkpoint is not None and checkpoint.format == "fp8":
+        return checkpoint.group_size >= 128 * 128
+    return any(a.lower().endswith("-fp8") and not a.lower().startswith("nvidia/") for a in model.aliases)
 
 
 def _quantisation(model: ModelSpec, precision: str, system: str) -> dict[str, Any] | NotCovered:
@@ -544,6 +552,7 @@ def profiled_estimate(
         summary = setup.backend.run_agg(setup.model, setup.database, _runtime(core, per_rank, isl, osl), ctx_tokens=isl)
         result = summary.get_result_dict()
         fits = not (summary.check_oom() or summary.check_kv_cache_oom())
+        measured = _measured_share(summary.get_per_ops_data() or {}, summary.get_per_ops_source() or {})
     except Exception as exc:  # missing table rows surface as exceptions deep in the package
         return NotCovered(reason=f"AIConfigurator could not price this step on {setup.system}: {exc}")
     tpot = float(result["tpot"])
@@ -556,8 +565,24 @@ def profiled_estimate(
         engine_version=setup.engine_version,
         system=setup.system,
         fits_memory=fits,
+        measured_share=measured,
         model_description=setup.description,
     )
+
+
+def _measured_share(latencies: dict[str, Any], sources: dict[str, Any]) -> float:
+    """Share of a run's step time priced from measured rows: each step kind's per-operation latencies weighted
+    by how many steps of that kind the run takes (``scheduling``)."""
+    counts = latencies.get("scheduling", {})
+    weights = {"mix_step": counts.get("num_mix_steps", 1.0), "genonly_step": counts.get("num_genonly_steps", 1.0)}
+    total = measured = 0.0
+    for step, weight in weights.items():
+        for op, latency in (latencies.get(step) or {}).items():
+            share = float(latency) * float(weight)
+            total += share
+            if (sources.get(step) or {}).get(op) == "silicon":
+                measured += share
+    return measured / total if total > 0 else 0.0
 
 
 def profiled_burst_tokens_per_s(
