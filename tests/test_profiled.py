@@ -8,6 +8,8 @@ import sys
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from calculator.capacity import profiled
 from calculator.capacity.profiled import NotCovered, ProfiledEstimate, covers, model_config_json, profiled_estimate
@@ -209,3 +211,40 @@ def test_importing_the_estimator_does_not_import_the_package() -> None:
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    gpus_count=st.integers(min_value=-2, max_value=17),
+    expert_parallel=st.integers(min_value=-1, max_value=300),
+    attention=st.sampled_from(["tp", "dp", "pp", ""]),
+    input_tokens=st.floats(allow_nan=True, allow_infinity=True),
+    output_tokens=st.floats(min_value=-10, max_value=1e9),
+    batch=st.integers(min_value=-5, max_value=10**7),
+)
+def test_any_numbers_give_an_estimate_or_a_reason_never_a_traceback(
+    models: ModelCatalog,
+    gpus: GpuCatalog,
+    gpus_count: int,
+    expert_parallel: int,
+    attention: str,
+    input_tokens: float,
+    output_tokens: float,
+    batch: int,
+) -> None:
+    answer = profiled_estimate(
+        models.get("deepseek-v3"),
+        gpus.get("h200-sxm"),
+        gpus_count,
+        "fp8",
+        "bf16",
+        "sglang",
+        attention,
+        expert_parallel,
+        input_tokens,
+        output_tokens,
+        batch,
+    )
+    assert isinstance(answer, ProfiledEstimate | NotCovered)
+    if isinstance(answer, NotCovered):
+        assert answer.reason

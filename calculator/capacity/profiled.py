@@ -18,11 +18,13 @@ so the app and the command line start as fast without it.
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import importlib
 import json
 import logging
 import math
+import shutil
 import tempfile
 import threading
 from functools import cache
@@ -362,6 +364,7 @@ def _model_folder(config: dict[str, Any]) -> str:
     with _lock:
         if _folder is None:
             _folder = Path(tempfile.mkdtemp(prefix="calculator-profiled-"))
+            atexit.register(shutil.rmtree, _folder, ignore_errors=True)
         path = _folder / digest
         if not (path / "config.json").is_file():
             path.mkdir(exist_ok=True)
@@ -516,6 +519,21 @@ def covers(
     return found if isinstance(found, NotCovered) else None
 
 
+LENGTH_MAX = 10_000_000
+"""Longest prompt or answer accepted (ten million tokens): beyond any model's context, so a larger figure is a
+mistake, not a workload."""
+BATCH_MAX = 1_000_000
+
+
+def _lengths(input_tokens: float, output_tokens: float, batch: int) -> tuple[int, int] | NotCovered:
+    """Whole token counts for the package (at least one token in, two out: TPOT needs a second token)."""
+    if not all(math.isfinite(x) and 0 < x <= LENGTH_MAX for x in (input_tokens, output_tokens)):
+        return NotCovered(reason=f"input and output tokens must be between 1 and {LENGTH_MAX:,}")
+    if not 1 <= batch <= BATCH_MAX:
+        return NotCovered(reason=f"batch must be between 1 and {BATCH_MAX:,} sequences")
+    return max(1, round(input_tokens)), max(2, round(output_tokens))
+
+
 def _runtime(core: dict[str, Any], batch: int, isl: int, osl: int) -> Any:
     return _module(core, "config").RuntimeConfig(batch_size=batch, beam_width=1, isl=isl, osl=osl)
 
@@ -541,12 +559,15 @@ def profiled_estimate(
     running decodes. ``batch`` counts the whole replica; under data-parallel attention each rank holds its
     share. ``attention``, ``expert_parallel`` as the engines take them (``tp``: one tensor-parallel group over
     all GPUs; ``dp``: one attention rank per GPU, the experts split over ``expert_parallel`` GPUs)."""
+    lengths = _lengths(input_tokens, output_tokens, batch)
+    if isinstance(lengths, NotCovered):
+        return lengths
     setup = _setup(model, gpu, gpus, precision, kv_dtype, engine, attention, expert_parallel)
     if isinstance(setup, NotCovered):
         return setup
     core = _core()
     assert not isinstance(core, NotCovered)
-    isl, osl = max(1, round(input_tokens)), max(2, round(output_tokens))
+    isl, osl = lengths
     per_rank = max(1, math.ceil(batch / setup.dp))
     try:
         summary = setup.backend.run_agg(setup.model, setup.database, _runtime(core, per_rank, isl, osl), ctx_tokens=isl)
@@ -602,12 +623,15 @@ def profiled_burst_tokens_per_s(
     """Output tokens/s of a run that sent ``requests`` prompts at once with ShareGPT-like answer lengths,
     timed by :func:`calculator.capacity.calibration.burst_seconds` (the same burst the roofline's check uses)
     on the profiled step costs: one prompt's prefill step, and a decode-only step at each batch."""
+    lengths = _lengths(input_tokens, mean_output_tokens, min(batch, requests))
+    if isinstance(lengths, NotCovered):
+        return lengths
     setup = _setup(model, gpu, gpus, precision, kv_dtype, engine, attention, expert_parallel)
     if isinstance(setup, NotCovered):
         return setup
     core = _core()
     assert not isinstance(core, NotCovered)
-    isl, osl = max(1, round(input_tokens)), max(2, round(mean_output_tokens))
+    isl, osl = lengths
     runtime = _runtime(core, 1, isl, osl)
     try:
         step = _module(core, "step_estimate").MixedStepInput(context_tokens=isl, num_decode_requests=0)
