@@ -534,6 +534,24 @@ def _lengths(input_tokens: float, output_tokens: float, batch: int) -> tuple[int
     return max(1, round(input_tokens)), max(2, round(output_tokens))
 
 
+_SetupArgs = tuple[ModelSpec, GpuSpec, int, str, str | None, str, str, int]
+
+
+def _prepared(
+    args: _SetupArgs, input_tokens: float, output_tokens: float, batch: int
+) -> tuple[_Setup, dict[str, Any], int, int] | NotCovered:
+    """The setup built (or why not) and the lengths as whole tokens, checked before anything is loaded."""
+    lengths = _lengths(input_tokens, output_tokens, batch)
+    if isinstance(lengths, NotCovered):
+        return lengths
+    setup = _setup(*args)
+    if isinstance(setup, NotCovered):
+        return setup
+    core = _core()
+    assert not isinstance(core, NotCovered)
+    return setup, core, *lengths
+
+
 def _runtime(core: dict[str, Any], batch: int, isl: int, osl: int) -> Any:
     return _module(core, "config").RuntimeConfig(batch_size=batch, beam_width=1, isl=isl, osl=osl)
 
@@ -559,15 +577,12 @@ def profiled_estimate(
     running decodes. ``batch`` counts the whole replica; under data-parallel attention each rank holds its
     share. ``attention``, ``expert_parallel`` as the engines take them (``tp``: one tensor-parallel group over
     all GPUs; ``dp``: one attention rank per GPU, the experts split over ``expert_parallel`` GPUs)."""
-    lengths = _lengths(input_tokens, output_tokens, batch)
-    if isinstance(lengths, NotCovered):
-        return lengths
-    setup = _setup(model, gpu, gpus, precision, kv_dtype, engine, attention, expert_parallel)
-    if isinstance(setup, NotCovered):
-        return setup
-    core = _core()
-    assert not isinstance(core, NotCovered)
-    isl, osl = lengths
+    prepared = _prepared(
+        (model, gpu, gpus, precision, kv_dtype, engine, attention, expert_parallel), input_tokens, output_tokens, batch
+    )
+    if isinstance(prepared, NotCovered):
+        return prepared
+    setup, core, isl, osl = prepared
     per_rank = max(1, math.ceil(batch / setup.dp))
     try:
         summary = setup.backend.run_agg(setup.model, setup.database, _runtime(core, per_rank, isl, osl), ctx_tokens=isl)
@@ -623,15 +638,15 @@ def profiled_burst_tokens_per_s(
     """Output tokens/s of a run that sent ``requests`` prompts at once with ShareGPT-like answer lengths,
     timed by :func:`calculator.capacity.calibration.burst_seconds` (the same burst the roofline's check uses)
     on the profiled step costs: one prompt's prefill step, and a decode-only step at each batch."""
-    lengths = _lengths(input_tokens, mean_output_tokens, min(batch, requests))
-    if isinstance(lengths, NotCovered):
-        return lengths
-    setup = _setup(model, gpu, gpus, precision, kv_dtype, engine, attention, expert_parallel)
-    if isinstance(setup, NotCovered):
-        return setup
-    core = _core()
-    assert not isinstance(core, NotCovered)
-    isl, osl = lengths
+    prepared = _prepared(
+        (model, gpu, gpus, precision, kv_dtype, engine, attention, expert_parallel),
+        input_tokens,
+        mean_output_tokens,
+        min(batch, requests),
+    )
+    if isinstance(prepared, NotCovered):
+        return prepared
+    setup, core, isl, osl = prepared
     runtime = _runtime(core, 1, isl, osl)
     try:
         step = _module(core, "step_estimate").MixedStepInput(context_tokens=isl, num_decode_requests=0)
