@@ -228,7 +228,7 @@ def _document(url: str) -> str:
     """A source URL shortened to the document a point came from: its site or repository and last two path parts."""
     parts = [p for p in url.split("/") if p]
     site = "/".join(parts[2:4]) if len(parts) > 3 and parts[1] == "github.com" else parts[1] if len(parts) > 1 else url
-    return f"{site} .../{'/'.join(parts[-2:])}"[:48]
+    return f"{site} .../{'/'.join(parts[-2:])}"[:40]
 
 
 def covered(case: Case, models: ModelCatalog, gpus: GpuCatalog) -> bool | NotCovered:
