@@ -14,6 +14,7 @@ and engine (loading its tables), a warm estimate, beside the roofline's estimate
 
 from __future__ import annotations
 
+import resource
 import statistics
 import subprocess
 import sys
@@ -140,9 +141,11 @@ def costs(case: Case, models: ModelCatalog, gpus: GpuCatalog) -> None:
     roofline = (time.perf_counter() - start) / 20
     model, gpu = models.get(case.model), gpus.get(case.gpu)
     args = (model, gpu, case.gpus, case.precision, case.kv_dtype, case.engine, case.attention, 1)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     start = time.perf_counter()
     profiled_estimate(*args, case.input_tokens, case.output_tokens, 64)
     cold = time.perf_counter() - start
+    grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - before
     start = time.perf_counter()
     for batch in range(65, 85):
         profiled_estimate(*args, case.input_tokens, case.output_tokens, batch)
@@ -151,6 +154,7 @@ def costs(case: Case, models: ModelCatalog, gpus: GpuCatalog) -> None:
     print(f"  importing aiconfigurator_core (fresh interpreter)     {imported:8.2f} s")
     print(f"  importing calculator.capacity.profiled (no package)   {ours:8.2f} s  (the package is imported on use)")
     print(f"  first profiled estimate on {case.gpu}/{engine_family(case.engine)} in this run  {cold:8.2f} s  (tables)")
+    print(f"  peak memory grown by that first estimate              {grown:8.0f} MiB")
     print(f"  warm profiled estimate, a new batch                   {warm * 1000:8.1f} ms")
     print(f"  roofline estimate of the same case (floor)            {roofline * 1000:8.1f} ms")
 
