@@ -1,12 +1,16 @@
 """Print the profiled estimator (AIConfigurator's tables) against the roofline on every published case it covers.
 
-Run with ``.venv/bin/python benchmarks/profiled_check.py [--cases]`` (needs the optional extra ``profiled``; about
-a minute, most of it the package loading its tables once per GPU and engine). Both estimators see the same
-points, the same batch (the concurrency capped by what our memory fit holds, as the roofline's check uses) and the
-same burst model for the ShareGPT runs (``calibration.burst_seconds``); nothing is fitted on the profiled
-estimator, so every point is held out for it. The roofline's efficiencies were fitted on the ``fit`` split, so
-only the ``holdout`` rows compare the two on sources neither has seen: the per-family verdict is read there.
-Cases whose measurement beats the roofline's 100% ceiling are set aside, as ``roofline_check`` does.
+Run with ``.venv/bin/python benchmarks/profiled_check.py [--cases] [--engine-chunk]`` (needs the optional extra
+``profiled``; about a minute, most of it the package loading its tables once per GPU and engine). Each mixed step
+prefills one prompt, AIConfigurator's own default; ``--engine-chunk`` prefills the engine's default chunk instead
+(8,192 tokens on an H100, H200 or B200), the sensitivity of the answer to that one scheduling choice.
+
+Both estimators see the same points, the same batch (the concurrency capped by what our memory fit holds, as the
+roofline's check uses) and the same burst model for the ShareGPT runs (``calibration.burst_seconds``); nothing is
+fitted on the profiled estimator, so every point is held out for it. The roofline's efficiencies were fitted on
+the ``fit`` split, so only the ``holdout`` rows compare the two on sources neither has seen: the per-family
+verdict is read there. Cases whose measurement beats the roofline's 100% ceiling are set aside, as
+``roofline_check`` does.
 
 Also prints what one estimate costs: importing the package (in a fresh interpreter), the first estimate on a GPU
 and engine (loading its tables), a warm estimate, beside the roofline's estimate of the same case in this run.
@@ -33,6 +37,7 @@ from calculator.capacity.profiled import (
     profiled_estimate,
     system_for,
 )
+from calculator.capacity.ttft import chunk_tokens_for
 from calculator.catalog.gpus import GpuCatalog, load_gpu_specs
 from calculator.catalog.models import ModelCatalog, load_model_specs
 
@@ -65,12 +70,16 @@ def expert_parallel(case: Case, models: ModelCatalog) -> int:
     return case.gpus if case.attention == "dp" and models.get(case.model).is_moe else 1
 
 
-def profiled_case(case: Case, batch: int, models: ModelCatalog, gpus: GpuCatalog) -> tuple[float, str] | NotCovered:
-    """The profiled estimate of what ``case`` measured, at the roofline's batch."""
+def profiled_case(
+    case: Case, batch: int, models: ModelCatalog, gpus: GpuCatalog, engine_chunk: bool = False
+) -> tuple[float, str] | NotCovered:
+    """The profiled estimate of what ``case`` measured, at the roofline's batch; with ``engine_chunk`` each step
+    prefills the engine's default chunk (:func:`calculator.capacity.ttft.chunk_tokens_for`), not one prompt."""
     model, gpu = models.get(case.model), gpus.get(case.gpu)
     setup = (model, gpu, case.gpus, case.precision, case.kv_dtype, case.engine, case.attention)
     ep = expert_parallel(case, models)
-    answer = profiled_estimate(*setup, ep, case.input_tokens, case.output_tokens, batch)
+    budget = chunk_tokens_for(gpu) if engine_chunk else None
+    answer = profiled_estimate(*setup, ep, case.input_tokens, case.output_tokens, batch, prefill_budget=budget)
     if isinstance(answer, NotCovered):
         return answer
     if case.kind == "decode_per_user":
@@ -178,7 +187,7 @@ def main(argv: list[str] | None = None) -> None:
         if not result.plausible:
             set_aside += 1
             continue
-        answer = profiled_case(result.case, result.batch, models, gpus)
+        answer = profiled_case(result.case, result.batch, models, gpus, "--engine-chunk" in args)
         if isinstance(answer, NotCovered):
             skipped[answer.reason].append(result.case.id)
             continue

@@ -108,6 +108,18 @@ def test_data_parallel_attention_counts_the_batch_over_every_rank(models: ModelC
     assert smaller.output_tokens_per_s < answer.output_tokens_per_s
 
 
+def test_an_engine_prefill_chunk_is_kept_below_the_batchs_prompts(models: ModelCatalog, gpus: GpuCatalog) -> None:
+    pytest.importorskip("aiconfigurator_core")
+    setup = (models.get("llama-3.1-8b"), gpus.get("h200-sxm"), 1, "fp8", "fp8", "tensorrt-llm", "tp", 1, 1000, 1000)
+    one_prompt = profiled_estimate(*setup, 64)
+    chunked = profiled_estimate(*setup, 64, prefill_budget=8192)
+    alone = profiled_estimate(*setup, 1, prefill_budget=8192)  # one sequence: the budget cannot exceed its prompt
+    assert isinstance(one_prompt, ProfiledEstimate) and isinstance(chunked, ProfiledEstimate), (one_prompt, chunked)
+    assert isinstance(alone, ProfiledEstimate), alone
+    assert chunked.output_tokens_per_s != one_prompt.output_tokens_per_s
+    assert alone.tokens_per_s_per_user > chunked.tokens_per_s_per_user
+
+
 def test_an_estimate_never_asks_hugging_face_for_a_config(
     models: ModelCatalog, gpus: GpuCatalog, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -568,15 +568,19 @@ def profiled_estimate(
     input_tokens: float,
     output_tokens: float,
     batch: int,
+    *,
+    prefill_budget: int | None = None,
 ) -> ProfiledEstimate | NotCovered:
     """The replica's output tokens/s, tokens/s per user, TTFT and TPOT at ``batch`` sequences in flight, from
     the profiled tables; or why they cannot answer.
 
-    Continuous batching as AIConfigurator's ``agg`` estimate models it (its command line's defaults): each
-    mixed step prefills one prompt's worth of tokens (the context budget is the input length) beside the
-    running decodes. ``batch`` counts the whole replica; under data-parallel attention each rank holds its
-    share. ``attention``, ``expert_parallel`` as the engines take them (``tp``: one tensor-parallel group over
-    all GPUs; ``dp``: one attention rank per GPU, the experts split over ``expert_parallel`` GPUs)."""
+    Continuous batching as AIConfigurator's ``agg`` estimate models it: each mixed step prefills
+    ``prefill_budget`` prompt tokens beside the running decodes; None is one prompt's worth (its command line's
+    default), a number is an engine's chunk (``max_num_batched_tokens``, ``chunked_prefill_size``), kept below
+    the batch's prompts so some sequences always decode. ``batch`` counts the whole replica; under data-parallel
+    attention each rank holds its share. ``attention``, ``expert_parallel`` as the engines take them (``tp``: one
+    tensor-parallel group over all GPUs; ``dp``: one attention rank per GPU, the experts split over
+    ``expert_parallel`` GPUs)."""
     prepared = _prepared(
         (model, gpu, gpus, precision, kv_dtype, engine, attention, expert_parallel), input_tokens, output_tokens, batch
     )
@@ -584,8 +588,11 @@ def profiled_estimate(
         return prepared
     setup, core, isl, osl = prepared
     per_rank = max(1, math.ceil(batch / setup.dp))
+    budget = isl if prefill_budget is None else max(1, min(prefill_budget, isl * max(1, per_rank - 1)))
     try:
-        summary = setup.backend.run_agg(setup.model, setup.database, _runtime(core, per_rank, isl, osl), ctx_tokens=isl)
+        summary = setup.backend.run_agg(
+            setup.model, setup.database, _runtime(core, per_rank, isl, osl), ctx_tokens=budget
+        )
         result = summary.get_result_dict()
         fits = not (summary.check_oom() or summary.check_kv_cache_oom())
         measured = _measured_share(summary.get_per_ops_data() or {}, summary.get_per_ops_source() or {})
