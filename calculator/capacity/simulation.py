@@ -1,0 +1,639 @@
+"""Latency percentiles from a discrete-event simulation of continuous batching on the per-step cost model.
+
+The TTFT formula (:mod:`calculator.capacity.ttft`) gives a mean; a p95 or p99 target needs the distribution.
+This module runs the engine's scheduler step by step on the roofline's per-step costs:
+
+    arrivals   Poisson at a rate, or any sequence of times (a load profile's hours, a prompt log's timestamps)
+    a request  input tokens, of which ``cached_share`` (prefix share x hit rate) are served from the prefix
+               cache and skip prefill (at least one token is always computed), and output tokens
+    one step   decodes one token for every running sequence, and spends the rest of the step's token budget
+               (the engine's prefill chunk, ``chunk_tokens``, less one token per decoding sequence: vLLM's
+               ``max_num_batched_tokens``) on waiting prompts, first come first served
+    admission  a prompt starts its prefill while fewer than ``max_batch`` sequences are in flight (decoding
+               or prefilling) and the KV budget holds its whole context (prompt plus output) beside theirs
+    step time  the decode step of that step's batch at its mean context (:func:`calculator.capacity.roofline.
+               decode`) plus the chunk's prompt tokens at the prefill speed of each prompt's length
+               (:func:`calculator.capacity.roofline.prefill_tokens_per_s`): the two add, as in the TTFT formula
+    TTFT       from arrival to the end of the step that prefills the prompt's last token, plus the per-request
+               overhead outside the GPU roofs (:data:`calculator.capacity.ttft.TTFT_OVERHEAD_MS`)
+    TPOT       (finish - first token) / (output tokens - 1), per request, as vLLM and MLPerf count it
+
+The simulation does not step token by token: between events (an arrival that can be admitted, a sequence
+finishing, a prompt's prefill ending) every step is the same batch one token longer, so a run of steps is
+costed at once at its middle context. Its cost is a few events per request whatever the lengths, so a run of
+a few thousand requests takes milliseconds (``benchmarks/simulation_speed.py`` prints the time beside a bare
+numpy loop of the same length).
+
+Assumptions, each a simplification: no preemption (a sequence reserves its whole context on admission, as
+SGLang's scheduler estimates it; vLLM admits on the prompt alone and preempts when full, which this cannot
+show); every request in one run shares the cost model's GPU and precision; prefix-cache hits are a share of
+each prompt, not a cache that evicts (the scenario's hit rate stands for that); the first tenth of the
+requests warm the engine up and the last twentieth see it drain, and are left out of the percentiles.
+
+Sampling error: a run of :data:`DEFAULT_REQUESTS` requests measures about 1,700 of them, so its p99 rests on
+about 17 requests. Over seeds the p99 TTFT of one setup at 70-90% of its capacity varies about 5-10% (one
+standard deviation; ``benchmarks/simulation_speed.py`` prints it), p50 and p90 about 1-3%. A seed is fixed,
+so every run of the same inputs gives the same answer.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from bisect import bisect_right
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+from pydantic import BaseModel, ConfigDict
+
+from calculator.capacity.memory import default_kv_dtype
+from calculator.capacity.roofline import AttentionLayout, RooflineAssumptions, decode, prefill_tokens_per_s
+from calculator.capacity.ttft import TTFT_OVERHEAD_MS, chunk_tokens_for
+from calculator.catalog.gpus import GpuSpec
+from calculator.catalog.models import ModelSpec
+from calculator.errors import InputError
+
+__all__ = [
+    "DEFAULT_REQUESTS",
+    "DEFAULT_SEED",
+    "MAX_REQUESTS",
+    "PERCENTILES",
+    "SIMULATION_ERROR_NOTE",
+    "Percentile",
+    "Percentiles",
+    "RateUnderTarget",
+    "SimulationResult",
+    "StepCosts",
+    "check_percentile",
+    "max_rate_under_target",
+    "poisson_arrivals",
+    "profile_arrivals",
+    "simulate",
+    "simulate_poisson",
+    "step_costs",
+]
+
+Percentile = Literal["p50", "p90", "p95", "p99"]
+PERCENTILES: tuple[Percentile, ...] = ("p50", "p90", "p95", "p99")
+DEFAULT_REQUESTS = 2000
+"""Requests simulated per run unless asked otherwise: enough for a p99 on about 17 requests, fast enough for a
+search over rates and setups (a few to tens of milliseconds a run)."""
+MAX_REQUESTS = 100_000
+"""The most requests one run takes: a longer log is sampled down by its caller, not simulated whole."""
+DEFAULT_SEED = 20261202
+WARMUP_SHARE = 0.1
+"""Share of the first requests left out of the percentiles: they arrive at an empty engine."""
+DRAIN_SHARE = 0.05
+"""Share of the last requests left out: after the last arrival the batch only shrinks."""
+_Arr = npt.NDArray[np.float64]
+
+
+def check_percentile(value: str, field: str = "latency_percentile") -> Percentile:
+    """``value`` as a percentile this module reports, or an :class:`InputError` naming ``field``."""
+    for p in PERCENTILES:
+        if value == p:
+            return p
+    raise InputError(field, f"unknown percentile {value!r}; choose one of {', '.join(PERCENTILES)}")
+
+
+# --- the per-step cost model ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StepCosts:
+    """What one engine step costs: a decode step's seconds for a batch of 0 to ``max_batch`` sequences at a
+    mean context (tabulated on ``context_grid``, linear between), and a prompt token's prefill seconds by the
+    prompt's length (tabulated on ``prompt_grid``). ``overhead_s`` is added to every request's TTFT."""
+
+    context_grid: tuple[float, ...]
+    decode_s: tuple[tuple[float, ...], ...]
+    """``decode_s[b][j]``: a decode step of ``b`` sequences at mean context ``context_grid[j]``; ``b = 0`` is 0."""
+    prompt_grid: tuple[float, ...]
+    prefill_s_per_token: tuple[float, ...]
+    chunk_tokens: int
+    overhead_s: float = TTFT_OVERHEAD_MS / 1000
+
+    @property
+    def max_batch(self) -> int:
+        return len(self.decode_s) - 1
+
+    @classmethod
+    def constant(
+        cls,
+        decode_step_s: float,
+        prefill_tokens_per_s: float,
+        *,
+        max_batch: int,
+        chunk_tokens: int = 2048,
+        overhead_s: float = 0.0,
+    ) -> StepCosts:
+        """A step that costs the same whatever the batch and context (queueing-theory checks, what-ifs)."""
+        row = (decode_step_s, decode_step_s)
+        table = ((0.0, 0.0), *(row for _ in range(max_batch)))
+        spt = 1 / prefill_tokens_per_s if prefill_tokens_per_s > 0 else 0.0
+        return cls((0.0, 1e12), table, (0.0, 1e12), (spt, spt), chunk_tokens, overhead_s)
+
+    def decode_step_s(self, batch: int, context: float) -> float:
+        return _interp(self.context_grid, self.decode_s[batch], context)
+
+    def prefill_seconds_per_token(self, prompt_tokens: _Arr) -> _Arr:
+        grid = np.asarray(self.prompt_grid)
+        return np.asarray(np.interp(prompt_tokens, grid, np.asarray(self.prefill_s_per_token)), dtype=np.float64)
+
+
+def _interp(grid: tuple[float, ...], values: tuple[float, ...], x: float) -> float:
+    """Linear interpolation on a sorted grid, flat beyond its ends (pure Python: called once an event)."""
+    j = bisect_right(grid, x)
+    if j <= 0:
+        return values[0]
+    if j >= len(grid):
+        return values[-1]
+    x0, x1 = grid[j - 1], grid[j]
+    w = (x - x0) / (x1 - x0) if x1 > x0 else 0.0
+    return values[j - 1] + w * (values[j] - values[j - 1])
+
+
+def _grid(top: float, points: int) -> list[float]:
+    return sorted({1.0, *np.geomspace(1.0, max(top, 2.0), points).round().tolist()})
+
+
+def step_costs(
+    model: ModelSpec,
+    gpu: GpuSpec,
+    precision: str,
+    gpus: int = 1,
+    *,
+    max_batch: int,
+    max_context: float,
+    kv_dtype: str | None = None,
+    assumptions: RooflineAssumptions | None = None,
+    attention: AttentionLayout = "tp",
+    chunk_tokens: int | None = None,
+    overhead_ms: float = TTFT_OVERHEAD_MS,
+) -> StepCosts:
+    """The roofline's step costs for one replica: decode steps on a grid of batches and contexts (every batch
+    up to 8, then about 12 a doubling; contexts about 4 a doubling up to ``max_context``), interpolated for the
+    rest, and prefill seconds per token on a grid of prompt lengths. ``chunk_tokens`` defaults to the engine's
+    (:func:`calculator.capacity.ttft.chunk_tokens_for`)."""
+    if max_batch < 1:
+        raise InputError("max_batch", f"a batch of {max_batch} cannot decode; give at least 1")
+    kv = kv_dtype or default_kv_dtype(precision)
+    contexts = _grid(max_context, max(int(math.log2(max(max_context, 2)) * 2), 4))
+    doublings = math.log2(max(max_batch, 2))
+    batches = sorted({*range(1, min(max_batch, 8) + 1), *_grid(max_batch, int(doublings * 12) + 2)})
+    batches = [b for b in batches if b <= max_batch]
+    table = np.array(
+        [
+            [decode(model, gpu, precision, int(b), c, gpus, kv, assumptions, attention=attention).step_ms / 1000
+             for c in contexts]
+            for b in batches
+        ]
+    )  # fmt: skip
+    every = np.arange(1, max_batch + 1, dtype=np.float64)
+    dense = np.stack([np.interp(every, np.asarray(batches, dtype=np.float64), table[:, j]) for j in
+                      range(len(contexts))], axis=1)  # fmt: skip
+    rows = ((0.0,) * len(contexts), *(tuple(r) for r in dense.tolist()))
+    prompts = _grid(max_context, max(int(math.log2(max(max_context, 2))), 4))
+    spt = tuple(1 / prefill_tokens_per_s(model, gpu, precision, p, gpus, assumptions) for p in prompts)
+    return StepCosts(
+        context_grid=tuple(contexts),
+        decode_s=rows,
+        prompt_grid=tuple(prompts),
+        prefill_s_per_token=spt,
+        chunk_tokens=chunk_tokens or chunk_tokens_for(gpu),
+        overhead_s=overhead_ms / 1000,
+    )
+
+
+# --- arrivals -------------------------------------------------------------------------------------------
+
+
+def poisson_arrivals(rate: float, n: int = DEFAULT_REQUESTS, seed: int = DEFAULT_SEED) -> _Arr:
+    """``n`` Poisson arrival times at ``rate`` requests/s. The same seed draws the same gaps whatever the rate
+    (scaled by it), so runs at two rates differ only by the rate: a search over rates sees no sampling noise."""
+    if not rate > 0 or not math.isfinite(rate):
+        raise InputError("rate", f"an arrival rate of {rate} requests/s cannot be simulated; give a positive rate")
+    _check_count(n)
+    gaps = np.random.default_rng(seed).standard_exponential(n)
+    return np.cumsum(gaps) / rate
+
+
+def profile_arrivals(hourly_rates: Sequence[float], n: int = DEFAULT_REQUESTS, seed: int = DEFAULT_SEED) -> _Arr:
+    """Arrival times of a load profile: ``hourly_rates`` requests/s, one an hour, a Poisson process at each
+    hour's rate, the hours laid end to end and compressed so that ``n`` requests span them all in proportion
+    to their traffic: each hour keeps its own rate (what latency depends on) and its share of requests (what a
+    percentile over the day weighs)."""
+    rates = np.asarray(hourly_rates, dtype=np.float64)
+    if rates.size == 0 or not np.all(np.isfinite(rates)) or np.any(rates < 0) or rates.sum() <= 0:
+        raise InputError("hourly_rates", "a load profile needs hourly rates of at least 0, not all 0")
+    _check_count(n)
+    share = rates / rates.sum()
+    counts = np.floor(share * n).astype(int)
+    counts[np.argmax(share)] += n - int(counts.sum())
+    rng = np.random.default_rng(seed)
+    parts, start = [], 0.0
+    for rate, count in zip(rates.tolist(), counts.tolist(), strict=True):
+        if count == 0:
+            continue
+        times = start + np.cumsum(rng.standard_exponential(count)) / rate
+        parts.append(times)
+        # the next hour starts once this one's requests are served: a gap long enough to drain it
+        start = float(times[-1]) + 3600.0
+    return np.concatenate(parts)
+
+
+def _check_count(n: int) -> None:
+    if not 1 <= n <= MAX_REQUESTS:
+        raise InputError("requests", f"{n} requests cannot be simulated; give 1 to {MAX_REQUESTS:,}")
+
+
+# --- results ----------------------------------------------------------------------------------------------
+
+
+class Percentiles(BaseModel):
+    """One latency's distribution over the measured requests, in milliseconds."""
+
+    model_config = ConfigDict(frozen=True)
+
+    p50: float
+    p90: float
+    p95: float
+    p99: float
+    mean: float
+
+    def at(self, percentile: str) -> float:
+        value: float = getattr(self, check_percentile(percentile))
+        return value
+
+    @classmethod
+    def of(cls, values_ms: _Arr) -> Percentiles:
+        if values_ms.size == 0:
+            return cls(p50=0.0, p90=0.0, p95=0.0, p99=0.0, mean=0.0)
+        p = np.percentile(values_ms, [50, 90, 95, 99])
+        return cls(p50=p[0], p90=p[1], p95=p[2], p99=p[3], mean=float(values_ms.mean()))
+
+
+class SimulationResult(BaseModel):
+    """Latency percentiles and throughput of one simulated run."""
+
+    model_config = ConfigDict(frozen=True)
+
+    ttft_ms: Percentiles
+    tpot_ms: Percentiles
+    """Per request, (finish - first token) / (output tokens - 1); requests of one output token left out."""
+    e2e_ms: Percentiles
+    output_tokens_per_s: float
+    """Tokens decoded per second between the warm-up and the last arrival."""
+    mean_batch: float
+    """Sequences decoding, averaged over time between the warm-up and the last arrival."""
+    max_batch_seen: int
+    requests: int
+    """Requests the percentiles are over (the run's, less warm-up and drain)."""
+    offered_rate: float
+    """Requests/s arriving over the run."""
+    backlog_share: float
+    """Share of the run's requests still waiting for admission at the last arrival: near 0 when the replica
+    keeps up, growing with the run's length when it cannot (its TTFT then depends on how long it ran)."""
+
+    @property
+    def keeps_up(self) -> bool:
+        return self.backlog_share < 0.05
+
+
+# --- the engine -------------------------------------------------------------------------------------------
+
+
+def _as_array(value: float | Sequence[float] | _Arr, n: int, field: str, low: float) -> _Arr:
+    arr = np.broadcast_to(np.asarray(value, dtype=np.float64), (n,)) if np.ndim(value) == 0 else np.asarray(value)
+    if arr.shape != (n,):
+        raise InputError(field, f"gives {arr.size} values for {n} arrivals; give one value or one per arrival")
+    if not np.all(np.isfinite(arr)) or np.any(arr < low):
+        raise InputError(field, f"must be finite and at least {low:g}")
+    return arr.astype(np.float64)
+
+
+def simulate(
+    costs: StepCosts,
+    arrivals: Sequence[float] | _Arr,
+    input_tokens: float | Sequence[float] | _Arr,
+    output_tokens: float | Sequence[float] | _Arr,
+    *,
+    cached_share: float = 0.0,
+    max_batch: int | None = None,
+    kv_budget_tokens: float | None = None,
+) -> SimulationResult:
+    """Run the engine over requests arriving at ``arrivals`` (seconds, any order) with their lengths (one value
+    for all, or one per arrival). ``max_batch`` defaults to the cost table's; ``kv_budget_tokens`` (the tokens
+    of context the KV cache holds) is unbounded when None. A request whose context alone exceeds the budget
+    still runs when nothing else does, as an engine serves a prompt within its model length."""
+    times = np.sort(np.asarray(arrivals, dtype=np.float64))
+    n = times.size
+    _check_count(n)
+    if not np.all(np.isfinite(times)) or times[0] < 0:
+        raise InputError("arrivals", "arrival times must be finite seconds of at least 0")
+    if not 0 <= cached_share <= 1 or not math.isfinite(cached_share):
+        raise InputError("cached_share", f"{cached_share} is not a share; give 0 to 1 (prefix share x hit rate)")
+    batch_cap = costs.max_batch if max_batch is None else max_batch
+    if not 1 <= batch_cap <= costs.max_batch:
+        raise InputError("max_batch", f"{batch_cap} is outside 1..{costs.max_batch}, the batches the costs cover")
+    if kv_budget_tokens is not None and not kv_budget_tokens > 0:
+        raise InputError("kv_budget_tokens", f"{kv_budget_tokens} tokens of KV cache hold nothing; give more than 0")
+    prompt = _as_array(input_tokens, n, "input_tokens", 0.0)
+    output = np.maximum(np.round(_as_array(output_tokens, n, "output_tokens", 1.0)), 1.0)
+    uncached = np.maximum(np.ceil(prompt * (1 - cached_share)), 1.0)
+    spt = costs.prefill_seconds_per_token(prompt)
+    out = _run(costs, times, prompt, uncached, output, spt, batch_cap, kv_budget_tokens)
+    return _result(costs, times, output, *out)
+
+
+def simulate_poisson(
+    costs: StepCosts,
+    rate: float,
+    input_tokens: float,
+    output_tokens: float,
+    *,
+    cached_share: float = 0.0,
+    max_batch: int | None = None,
+    kv_budget_tokens: float | None = None,
+    requests: int = DEFAULT_REQUESTS,
+    seed: int = DEFAULT_SEED,
+) -> SimulationResult:
+    """:func:`simulate` under Poisson arrivals at ``rate`` requests/s."""
+    return simulate(
+        costs,
+        poisson_arrivals(rate, requests, seed),
+        input_tokens,
+        output_tokens,
+        cached_share=cached_share,
+        max_batch=max_batch,
+        kv_budget_tokens=kv_budget_tokens,
+    )
+
+
+_RunOut = tuple[_Arr, _Arr, _Arr, float, float, int]
+
+
+def _run(
+    costs: StepCosts,
+    times: _Arr,
+    prompt: _Arr,
+    uncached: _Arr,
+    output: _Arr,
+    spt: _Arr,
+    batch_cap: int,
+    kv_budget: float | None,
+) -> _RunOut:
+    """The event loop. Returns each request's admission, first-token and finish times, the tokens decoded and
+    the batch-seconds of the steps that start inside the measuring window, and the largest batch."""
+    n = times.size
+    arrive = times.tolist()
+    todo = uncached.tolist()  # prompt tokens still to prefill, per request
+    outs = output.tolist()
+    need = (prompt + output).tolist()  # KV tokens a request reserves on admission
+    sec = spt.tolist()
+    ctx0 = (prompt + 1).tolist()  # context at its first decode step: the prompt and the first token
+    start = [0.0] * n
+    admitted = [math.nan] * n
+    first = [math.nan] * n
+    finish = [math.nan] * n
+    table = costs.decode_s
+    grid = costs.context_grid
+    chunk = costs.chunk_tokens
+    budget_kv = math.inf if kv_budget is None else kv_budget
+    window_start = arrive[min(int(n * WARMUP_SHARE), n - 1)]
+    window_end = arrive[-1]
+    tokens_in_window = 0.0
+    batch_seconds = 0.0
+
+    now = 0.0
+    steps = 0  # decode steps so far: a sequence that began decoding at step s has context ctx0 + steps - s
+    nxt = 0  # next arrival not yet queued
+    waiting: deque[int] = deque()  # arrived, not admitted
+    filling: deque[int] = deque()  # admitted, prefill not finished
+    running: list[tuple[int, int]] = []  # heap of (the step it finishes at, request)
+    ctx_base = 0.0  # sum over running of (ctx0 - start step): their context sum is ctx_base + B x steps
+    kv_used = 0.0
+    done = 0
+    max_seen = 0
+
+    while done < n:
+        while nxt < n and arrive[nxt] <= now:
+            waiting.append(nxt)
+            nxt += 1
+        # admit while slots and KV allow (alone, a request is admitted whatever its size)
+        while waiting and len(running) + len(filling) < batch_cap:
+            i = waiting[0]
+            if kv_used + need[i] > budget_kv and (running or filling):
+                break
+            waiting.popleft()
+            filling.append(i)
+            admitted[i] = now
+            kv_used += need[i]
+        b = len(running)
+        if b == 0 and not filling:
+            now = max(now, arrive[nxt])  # idle until the next arrival (one is due: done < n)
+            continue
+        ready: list[int] = []
+        if filling:
+            room = max(chunk - b, 1)
+            head = filling[0]
+            if todo[head] > room:
+                # the head takes the whole budget: identical steps until its last chunk or a sequence's end
+                k = math.ceil(todo[head] / room) - 1
+                if running:
+                    k = min(k, running[0][0] - steps)
+                dt = room * sec[head]
+                todo[head] -= k * room
+            else:
+                # one step: the head's last tokens, then the next prompts' as the budget allows (those that
+                # finish are always the first in the queue: one left unfinished has used the rest)
+                k, left, dt = 1, float(room), 0.0
+                for i in filling:
+                    take = min(todo[i], left)
+                    dt += take * sec[i]
+                    todo[i] -= take
+                    left -= take
+                    if todo[i] <= 0:
+                        ready.append(i)
+                    if left <= 0:
+                        break
+        else:
+            # decode only: run to the next completion, or to the next arrival that can be admitted
+            k = running[0][0] - steps
+            if nxt < n and not waiting and b < batch_cap:
+                one = _interp(grid, table[b], ctx_base / b + steps)
+                k = max(min(k, math.ceil((arrive[nxt] - now) / one)), 1)
+            dt = 0.0
+        if b:  # the batch's decode steps, costed at their middle context
+            dt += _interp(grid, table[b], ctx_base / b + steps + (k - 1) / 2)
+        span = k * dt
+        if window_start <= now < window_end:
+            tokens_in_window += b * k
+            batch_seconds += b * span
+        now += span
+        if b:
+            steps += k
+        max_seen = max(max_seen, b)
+        while running and running[0][0] <= steps:
+            _, i = heapq.heappop(running)
+            finish[i] = now
+            kv_used -= need[i]
+            ctx_base -= ctx0[i] - start[i]
+            done += 1
+        for i in ready:
+            filling.popleft()
+            first[i] = now
+            rest = int(outs[i]) - 1
+            if rest <= 0:
+                finish[i] = now
+                kv_used -= need[i]
+                done += 1
+                continue
+            start[i] = float(steps)
+            ctx_base += ctx0[i] - steps
+            heapq.heappush(running, (steps + rest, i))
+    return (
+        np.asarray(admitted),
+        np.asarray(first),
+        np.asarray(finish),
+        tokens_in_window,
+        batch_seconds,
+        max_seen,
+    )
+
+
+def _result(
+    costs: StepCosts,
+    times: _Arr,
+    output: _Arr,
+    admitted: _Arr,
+    first: _Arr,
+    finish: _Arr,
+    tokens: float,
+    batch_seconds: float,
+    max_seen: int,
+) -> SimulationResult:
+    n = times.size
+    lo, hi = int(n * WARMUP_SHARE), max(n - int(n * DRAIN_SHARE), 1)
+    keep = slice(lo, hi) if hi > lo else slice(0, n)
+    ttft = (first - times + costs.overhead_s) * 1000
+    e2e = (finish - times + costs.overhead_s) * 1000
+    many = output > 1
+    tpot = np.where(many, (finish - first) / np.maximum(output - 1, 1), np.nan) * 1000
+    kept_tpot = tpot[keep]
+    window = float(times[-1] - times[min(lo, n - 1)])
+    late = float(np.count_nonzero(admitted > times[-1])) / n
+    return SimulationResult(
+        ttft_ms=Percentiles.of(ttft[keep]),
+        tpot_ms=Percentiles.of(kept_tpot[~np.isnan(kept_tpot)]),
+        e2e_ms=Percentiles.of(e2e[keep]),
+        output_tokens_per_s=tokens / window if window > 0 else 0.0,
+        mean_batch=batch_seconds / window if window > 0 else 0.0,
+        max_batch_seen=max_seen,
+        requests=len(range(n)[keep]),
+        offered_rate=(n - 1) / float(times[-1] - times[0]) if n > 1 and times[-1] > times[0] else math.inf,
+        backlog_share=late,
+    )
+
+
+# --- the highest load under a latency target ------------------------------------------------------------
+
+
+class RateUnderTarget(BaseModel):
+    """The highest request rate one replica sustains while meeting a latency target at a percentile."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rate: float
+    """Requests/s (0 when even an idle replica misses the target)."""
+    result: SimulationResult
+    """The run at that rate (at the lowest rate tried when none meets the target: what is achievable)."""
+    percentile: Percentile
+    meets: bool
+    saturation_rate: float
+    """Requests/s the replica serves at its batch cap with no latency target (the bisection's upper bound)."""
+
+    @property
+    def batch(self) -> float:
+        """Sequences decoding on average at that rate: the batch the target leaves."""
+        return self.result.mean_batch
+
+
+def _meets(r: SimulationResult, percentile: Percentile, ttft_ms: float | None, tpot_ms: float | None) -> bool:
+    if not r.keeps_up:
+        return False
+    ok_ttft = ttft_ms is None or r.ttft_ms.at(percentile) <= ttft_ms
+    return ok_ttft and (tpot_ms is None or r.tpot_ms.at(percentile) <= tpot_ms)
+
+
+def saturation_rate(
+    costs: StepCosts, input_tokens: float, output_tokens: float, cached_share: float, batch: int
+) -> float:
+    """Requests/s a replica serves with ``batch`` sequences always decoding, each prompt's prefill added
+    (``1 / (U x s + O x step / B)``, the roofline's request time): the most any latency target leaves."""
+    uncached = max(math.ceil(input_tokens * (1 - cached_share)), 1)
+    spt = float(costs.prefill_seconds_per_token(np.asarray([input_tokens]))[0])
+    step = costs.decode_step_s(batch, input_tokens + output_tokens / 2)
+    return 1 / (uncached * spt + output_tokens * step / batch)
+
+
+def max_rate_under_target(
+    costs: StepCosts,
+    input_tokens: float,
+    output_tokens: float,
+    *,
+    percentile: str,
+    ttft_ms: float | None = None,
+    tpot_ms: float | None = None,
+    cached_share: float = 0.0,
+    max_batch: int | None = None,
+    kv_budget_tokens: float | None = None,
+    requests: int = DEFAULT_REQUESTS,
+    seed: int = DEFAULT_SEED,
+    tolerance: float = 0.02,
+) -> RateUnderTarget:
+    """Bisection over the Poisson rate for the highest at which the run keeps up and its TTFT and TPOT at
+    ``percentile`` are within the targets (either may be None), to ``tolerance`` of the rate. The runs share
+    one seed, so their arrivals differ only in scale and the latencies rise smoothly with the rate."""
+    pct = check_percentile(percentile)
+    for name, value in (("ttft_ms", ttft_ms), ("tpot_ms", tpot_ms)):
+        if value is not None and not (value > 0 and math.isfinite(value)):
+            raise InputError(name, f"a target of {value} ms cannot be met; give a positive number of milliseconds")
+    cap = costs.max_batch if max_batch is None else max_batch
+    if kv_budget_tokens is not None:
+        cap = max(min(cap, int(kv_budget_tokens // (input_tokens + output_tokens))), 1)
+    top = saturation_rate(costs, input_tokens, output_tokens, cached_share, cap)
+
+    def run(rate: float) -> SimulationResult:
+        return simulate_poisson(
+            costs, rate, input_tokens, output_tokens, cached_share=cached_share, max_batch=max_batch,
+            kv_budget_tokens=kv_budget_tokens, requests=requests, seed=seed,
+        )  # fmt: skip
+
+    lo_rate = top * 1e-3
+    lo = run(lo_rate)
+    if not _meets(lo, pct, ttft_ms, tpot_ms):
+        return RateUnderTarget(rate=0.0, result=lo, percentile=pct, meets=False, saturation_rate=top)
+    hi_rate = top * 1.05
+    hi = run(hi_rate)
+    if _meets(hi, pct, ttft_ms, tpot_ms):
+        return RateUnderTarget(rate=hi_rate, result=hi, percentile=pct, meets=True, saturation_rate=top)
+    while hi_rate / lo_rate > 1 + tolerance:
+        mid_rate = math.sqrt(lo_rate * hi_rate)
+        mid = run(mid_rate)
+        if _meets(mid, pct, ttft_ms, tpot_ms):
+            lo_rate, lo = mid_rate, mid
+        else:
+            hi_rate = mid_rate
+    return RateUnderTarget(rate=lo_rate, result=lo, percentile=pct, meets=True, saturation_rate=top)
+
+
+SIMULATION_ERROR_NOTE = (
+    "percentile error against published runs not yet measured (benchmarks/ttft_check.py); sampling error of one "
+    "run of 1,000 requests: p99 about 10%"
+)
+"""What ``benchmarks/ttft_check.py`` printed for the simulated percentiles: shown with every sized estimate."""
