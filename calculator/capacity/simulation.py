@@ -10,7 +10,8 @@ This module runs the engine's scheduler step by step on the roofline's per-step 
                (the engine's prefill chunk, ``chunk_tokens``, less one token per decoding sequence: vLLM's
                ``max_num_batched_tokens``) on waiting prompts, first come first served
     admission  a prompt starts its prefill while fewer than ``max_batch`` sequences are in flight (decoding
-               or prefilling) and the KV budget holds its whole context (prompt plus output) beside theirs
+               or prefilling) and the KV budget holds its prompt beside the contexts they hold now (as vLLM
+               admits: on the blocks free now, not on the output still to come)
     step time  the decode step of that step's batch at its mean context (:func:`calculator.capacity.roofline.
                decode`) plus the chunk's prompt tokens at the prefill speed of each prompt's length
                (:func:`calculator.capacity.roofline.prefill_tokens_per_s`): the two add, as in the TTFT formula
@@ -24,11 +25,12 @@ costed at once at its middle context. Its cost is a few events per request whate
 a few thousand requests takes milliseconds (``benchmarks/simulation_speed.py`` prints the time beside a bare
 numpy loop of the same length).
 
-Assumptions, each a simplification: no preemption (a sequence reserves its whole context on admission, as
-SGLang's scheduler estimates it; vLLM admits on the prompt alone and preempts when full, which this cannot
-show); every request in one run shares the cost model's GPU and precision; prefix-cache hits are a share of
-each prompt, not a cache that evicts (the scenario's hit rate stands for that); the first tenth of the
-requests warm the engine up and the last twentieth see it drain, and are left out of the percentiles.
+Assumptions, each a simplification: no preemption (the running sequences' contexts keep growing past the
+budget once admitted, where vLLM would preempt and recompute one; a cache that full is a setup to avoid, and
+the KV budget's batch cap is what the sizing uses); every request in one run shares the cost model's GPU and
+precision; prefix-cache hits are a share of each prompt, not a cache that evicts (the scenario's hit rate
+stands for that); the first tenth of the requests warm the engine up and the last twentieth see it drain, and
+are left out of the percentiles.
 
 Sampling error: a run of :data:`DEFAULT_REQUESTS` requests measures about 1,700 of them, so its p99 rests on
 about 17 requests. Over seeds the p99 TTFT of one setup at 70-90% of its capacity varies about 5-10% (one
@@ -50,29 +52,33 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict
 
-from calculator.capacity.memory import default_kv_dtype
+from calculator.capacity.memory import default_kv_dtype, fit
 from calculator.capacity.roofline import AttentionLayout, RooflineAssumptions, decode, prefill_tokens_per_s
-from calculator.capacity.ttft import TTFT_OVERHEAD_MS, chunk_tokens_for
-from calculator.catalog.gpus import GpuSpec
-from calculator.catalog.models import ModelSpec
+from calculator.capacity.ttft import TTFT_OVERHEAD_MS, PercentileCase, chunk_tokens_for, load_percentile_cases
+from calculator.catalog.gpus import GpuCatalog, GpuSpec
+from calculator.catalog.models import ModelCatalog, ModelSpec
 from calculator.errors import InputError
 
 __all__ = [
     "DEFAULT_REQUESTS",
     "DEFAULT_SEED",
     "MAX_REQUESTS",
+    "CHECK_REQUESTS",
     "PERCENTILES",
     "SIMULATION_ERROR_NOTE",
     "Percentile",
+    "PercentilePoint",
     "Percentiles",
     "RateUnderTarget",
     "SimulationResult",
     "StepCosts",
     "check_percentile",
+    "check_percentile_cases",
     "max_rate_under_target",
     "poisson_arrivals",
     "profile_arrivals",
     "simulate",
+    "simulate_case",
     "simulate_poisson",
     "step_costs",
 ]
@@ -393,7 +399,7 @@ def _run(
     arrive = times.tolist()
     todo = uncached.tolist()  # prompt tokens still to prefill, per request
     outs = output.tolist()
-    need = (prompt + output).tolist()  # KV tokens a request reserves on admission
+    need = (prompt + 1).tolist()  # KV tokens a request holds once prefilled: its prompt and first token
     sec = spt.tolist()
     ctx0 = (prompt + 1).tolist()  # context at its first decode step: the prompt and the first token
     start = [0.0] * n
@@ -416,7 +422,7 @@ def _run(
     filling: deque[int] = deque()  # admitted, prefill not finished
     running: list[tuple[int, int]] = []  # heap of (the step it finishes at, request)
     ctx_base = 0.0  # sum over running of (ctx0 - start step): their context sum is ctx_base + B x steps
-    kv_used = 0.0
+    filling_kv = 0.0  # KV tokens of the prompts being prefilled
     done = 0
     max_seen = 0
 
@@ -425,14 +431,17 @@ def _run(
             waiting.append(nxt)
             nxt += 1
         # admit while slots and KV allow (alone, a request is admitted whatever its size)
-        while waiting and len(running) + len(filling) < batch_cap:
-            i = waiting[0]
-            if kv_used + need[i] > budget_kv and (running or filling):
-                break
-            waiting.popleft()
-            filling.append(i)
-            admitted[i] = now
-            kv_used += need[i]
+        if waiting and len(running) + len(filling) < batch_cap:
+            held = ctx_base + len(running) * steps + filling_kv if budget_kv < math.inf else 0.0
+            while waiting and len(running) + len(filling) < batch_cap:
+                i = waiting[0]
+                if held + need[i] > budget_kv and (running or filling):
+                    break
+                waiting.popleft()
+                filling.append(i)
+                admitted[i] = now
+                held += need[i]
+                filling_kv += need[i]
         b = len(running)
         if b == 0 and not filling:
             now = max(now, arrive[nxt])  # idle until the next arrival (one is due: done < n)
@@ -481,16 +490,15 @@ def _run(
         while running and running[0][0] <= steps:
             _, i = heapq.heappop(running)
             finish[i] = now
-            kv_used -= need[i]
             ctx_base -= ctx0[i] - start[i]
             done += 1
         for i in ready:
             filling.popleft()
+            filling_kv -= need[i]
             first[i] = now
             rest = int(outs[i]) - 1
             if rest <= 0:
                 finish[i] = now
-                kv_used -= need[i]
                 done += 1
                 continue
             start[i] = float(steps)
@@ -637,3 +645,76 @@ SIMULATION_ERROR_NOTE = (
     "run of 1,000 requests: p99 about 10%"
 )
 """What ``benchmarks/ttft_check.py`` printed for the simulated percentiles: shown with every sized estimate."""
+
+
+# --- validation against published percentiles ---------------------------------------------------------
+
+CHECK_REQUESTS = 4000
+"""Requests per simulated run when checking against published runs: twice the default, so the p99 the check
+prints rests on about 34 requests."""
+
+
+class PercentilePoint(BaseModel):
+    """One published percentile beside the simulation's."""
+
+    model_config = ConfigDict(frozen=True)
+
+    case: PercentileCase
+    metric: Literal["ttft", "tpot"]
+    percentile: Percentile
+    measured_ms: float
+    simulated_ms: float
+    mean_batch: float
+
+    @property
+    def error(self) -> float:
+        return self.simulated_ms / self.measured_ms - 1
+
+
+def simulate_case(
+    case: PercentileCase,
+    models: ModelCatalog,
+    gpus: GpuCatalog,
+    assumptions: RooflineAssumptions | None = None,
+    requests: int = CHECK_REQUESTS,
+) -> SimulationResult:
+    """The case's run on one replica: its share of the arrivals, its engine's batch cap and the KV cache that
+    :func:`calculator.capacity.memory.fit` gives the replica."""
+    model, gpu = models.get(case.model), gpus.get(case.gpu)
+    kv = case.kv_dtype or default_kv_dtype(case.precision)
+    context = case.input_tokens + case.output_tokens
+    room = fit(model, gpu, case.precision, math.ceil(context), case.gpus, kv)
+    costs = step_costs(
+        model, gpu, case.precision, case.gpus, max_batch=case.max_batch, max_context=context, kv_dtype=kv,
+        assumptions=assumptions,
+    )  # fmt: skip
+    return simulate_poisson(
+        costs, case.request_rate / case.replicas, case.input_tokens, case.output_tokens,
+        kv_budget_tokens=float(room.max_cached_tokens) if room.fits else None, requests=requests,
+    )  # fmt: skip
+
+
+def check_percentile_cases(
+    models: ModelCatalog,
+    gpus: GpuCatalog,
+    cases: tuple[PercentileCase, ...] | None = None,
+    assumptions: RooflineAssumptions | None = None,
+) -> list[PercentilePoint]:
+    """Every published percentile of every case (``ttft_cases.yaml``'s ``percentile_cases`` by default)."""
+    points = []
+    for case in cases if cases is not None else load_percentile_cases():
+        run = simulate_case(case, models, gpus, assumptions)
+        for metric, measured, simulated in (("ttft", case.ttft_ms, run.ttft_ms), ("tpot", case.tpot_ms, run.tpot_ms)):
+            for pct, value in (measured.given() if measured is not None else {}).items():
+                p = check_percentile(pct)
+                points.append(
+                    PercentilePoint(
+                        case=case,
+                        metric=metric,
+                        percentile=p,
+                        measured_ms=value,
+                        simulated_ms=simulated.at(p),
+                        mean_batch=run.mean_batch,
+                    )  # fmt: skip
+                )
+    return points

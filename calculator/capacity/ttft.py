@@ -59,12 +59,15 @@ __all__ = [
     "TTFT_ERROR_NOTE",
     "TTFT_OVERHEAD_MS",
     "LoadedTtft",
+    "MeasuredPercentiles",
+    "PercentileCase",
     "TtftCase",
     "TtftResult",
     "check_ttft_cases",
     "chunk_tokens_for",
     "erlang_c_wait_s",
     "fit_overhead_ms",
+    "load_percentile_cases",
     "load_ttft_cases",
     "loaded_ttft",
     "plain_ttft_ms",
@@ -211,9 +214,55 @@ class TtftCase(_Frozen):
     source: Source
 
 
+class MeasuredPercentiles(_Frozen):
+    """A latency's published percentiles in milliseconds; a source prints some, not always all."""
+
+    p50: float | None = Field(default=None, gt=0)
+    p90: float | None = Field(default=None, gt=0)
+    p95: float | None = Field(default=None, gt=0)
+    p99: float | None = Field(default=None, gt=0)
+
+    def given(self) -> dict[str, float]:
+        return {k: v for k, v in (("p50", self.p50), ("p90", self.p90), ("p95", self.p95), ("p99", self.p99)) if v}
+
+
+class PercentileCase(_Frozen):
+    """One published open-loop run with its latency percentiles: the check of the simulated percentiles
+    (:func:`calculator.capacity.simulation.check_percentile_cases`)."""
+
+    id: str
+    model: str
+    gpu: str
+    gpus: int = Field(ge=1)
+    """GPUs of one replica (tensor parallel)."""
+    replicas: int = Field(default=1, ge=1)
+    """Replicas the run's requests were spread over, evenly."""
+    precision: str
+    kv_dtype: str | None = None
+    engine: str
+    input_tokens: float = Field(gt=0)
+    output_tokens: float = Field(gt=0)
+    request_rate: float = Field(gt=0)
+    """Poisson arrivals per second over the whole run (all replicas)."""
+    max_batch: int = Field(ge=1, le=4096)
+    """The engine's most sequences in flight, as configured (or its default)."""
+    ttft_ms: MeasuredPercentiles | None = None
+    tpot_ms: MeasuredPercentiles | None = None
+    """Per request, (end - first token) / (output tokens - 1), as vLLM and MLPerf count it."""
+    uncertain: str | None = None
+    """What about the case is not known from the source, and what was assumed."""
+    split: Split = "holdout"
+    source: Source
+
+
 class TtftCaseFile(_Frozen):
     schema_version: Literal[1]
     cases: tuple[TtftCase, ...]
+    percentile_cases: tuple[PercentileCase, ...] = ()
+
+
+def load_percentile_cases(path: Path | None = None) -> tuple[PercentileCase, ...]:
+    return load_model(path or TTFT_CASES_PATH, TtftCaseFile).percentile_cases
 
 
 class TtftResult(BaseModel):
