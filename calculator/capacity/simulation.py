@@ -304,6 +304,8 @@ class SimulationResult(BaseModel):
     backlog_share: float
     """Share of the run's requests still waiting for admission at the last arrival: near 0 when the replica
     keeps up, growing with the run's length when it cannot (its TTFT then depends on how long it ran)."""
+    events: int
+    """Turns of the event loop: a few per request whatever the lengths (what bounds the run's time)."""
 
     @property
     def keeps_up(self) -> bool:
@@ -380,7 +382,7 @@ def simulate_poisson(
     )
 
 
-_RunOut = tuple[_Arr, _Arr, _Arr, float, float, int]
+_RunOut = tuple[_Arr, _Arr, _Arr, float, float, int, int]
 
 
 def _run(
@@ -394,7 +396,9 @@ def _run(
     kv_budget: float | None,
 ) -> _RunOut:
     """The event loop. Returns each request's admission, first-token and finish times, the tokens decoded and
-    the batch-seconds of the steps that start inside the measuring window, and the largest batch."""
+    the batch-seconds of the steps that start inside the measuring window, the largest batch and the loop's
+    turns. Each turn ends at an event (an arrival, a prompt's last chunk, a sequence's end) or runs one
+    prompt's chunks up to one, so the turns are at most about five per request."""
     n = times.size
     arrive = times.tolist()
     todo = uncached.tolist()  # prompt tokens still to prefill, per request
@@ -425,8 +429,10 @@ def _run(
     filling_kv = 0.0  # KV tokens of the prompts being prefilled
     done = 0
     max_seen = 0
+    events = 0
 
     while done < n:
+        events += 1
         while nxt < n and arrive[nxt] <= now:
             waiting.append(nxt)
             nxt += 1
@@ -511,6 +517,7 @@ def _run(
         tokens_in_window,
         batch_seconds,
         max_seen,
+        events,
     )
 
 
@@ -524,6 +531,7 @@ def _result(
     tokens: float,
     batch_seconds: float,
     max_seen: int,
+    events: int,
 ) -> SimulationResult:
     n = times.size
     lo, hi = int(n * WARMUP_SHARE), max(n - int(n * DRAIN_SHARE), 1)
@@ -545,6 +553,7 @@ def _result(
         requests=len(range(n)[keep]),
         offered_rate=(n - 1) / float(times[-1] - times[0]) if n > 1 and times[-1] > times[0] else math.inf,
         backlog_share=late,
+        events=events,
     )
 
 

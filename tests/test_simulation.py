@@ -1,0 +1,229 @@
+"""The continuous-batching simulation: queueing theory's limits, determinism, order and monotonicity of its
+percentiles, the rate search, deploy's percentile sizing, and bad or hostile input."""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from calculator.capacity.simulation import (
+    StepCosts,
+    check_percentile,
+    max_rate_under_target,
+    poisson_arrivals,
+    profile_arrivals,
+    simulate,
+    simulate_poisson,
+    step_costs,
+)
+from calculator.catalog.catalogs import load_catalogs
+from calculator.catalog.gpus import load_gpu_specs
+from calculator.catalog.models import load_model_specs
+from calculator.errors import InputError
+from calculator.planning.deployments import find_deployments
+from calculator.scenario.inputs import LatencyTarget
+from calculator.scenario.model import load_preset
+
+# one request at a time, a fixed service: 100 prompt tokens at 10,000 tokens/s (10 ms) and 10 more tokens at
+# 10 ms a step, S = 110 ms whatever the load; the queue in front of it is M/D/1
+DECODE_S, PREFILL_TPS, PROMPT, OUTPUT = 0.010, 10_000.0, 100, 11
+SERVICE_S = PROMPT / PREFILL_TPS + (OUTPUT - 1) * DECODE_S
+
+
+def _one_server() -> StepCosts:
+    return StepCosts.constant(DECODE_S, PREFILL_TPS, max_batch=1)
+
+
+def _l40s_costs(max_batch: int = 256) -> StepCosts:
+    model, gpu = load_model_specs().get("llama-3.2-3b"), load_gpu_specs().get("l40s")
+    return step_costs(model, gpu, "bf16", 1, max_batch=max_batch, max_context=1300)
+
+
+@pytest.mark.parametrize("rho", [0.3, 0.6, 0.8])
+def test_one_server_with_a_fixed_service_waits_as_md1_says(rho: float) -> None:
+    # M/D/1 (Pollaczek-Khinchine with no service variance): mean wait = rho x S / (2 (1 - rho)); a request's
+    # TTFT is that wait plus its own 10 ms prefill. Three seeds of 40,000 requests average out the queue's noise.
+    rate = rho / SERVICE_S
+    runs = [simulate_poisson(_one_server(), rate, PROMPT, OUTPUT, requests=40_000, seed=s) for s in (1, 2, 3)]
+    waited_ms = statistics.mean(r.ttft_ms.mean for r in runs) - PROMPT / PREFILL_TPS * 1000
+    theory_ms = rho * SERVICE_S / (2 * (1 - rho)) * 1000
+    assert waited_ms == pytest.approx(theory_ms, rel=0.06)
+    # and the server is busy rho of the time, decoding 10 of every 11 steps' worth of it
+    assert statistics.mean(r.mean_batch for r in runs) == pytest.approx(rho * 0.1 / SERVICE_S, rel=0.03)
+
+
+def test_a_batch_that_never_fills_decodes_every_token_at_one_step() -> None:
+    # M/D/infinity: no request ever waits for a slot, and a decode step costs 10 ms whatever the batch, so every
+    # request's time per output token is the step; its TTFT is the rest of the step in progress when it arrives
+    # (half a step on average) and the step its prefill rides: 1.5 steps on average, 2 at most (as ttft.py has it)
+    costs = StepCosts.constant(DECODE_S, 1e9, max_batch=512)
+    r = simulate_poisson(costs, 20.0, 50, 101)
+    # (new prompts ride some steps: 50 tokens at a billion tokens/s add 50 ns to a 10 ms step)
+    assert r.tpot_ms.p50 == pytest.approx(10.0, rel=1e-4) and r.tpot_ms.p99 == pytest.approx(10.0, rel=1e-4)
+    assert r.ttft_ms.p99 <= 20.0 + 1e-3
+    assert r.ttft_ms.mean == pytest.approx(15.0, rel=0.05)
+    # Little's law: 20 req/s x 1 s in flight (100 steps of 10 ms) = 20 sequences decoding on average
+    assert r.mean_batch == pytest.approx(20.0, rel=0.1)
+    assert r.output_tokens_per_s == pytest.approx(20.0 * 100, rel=0.1)
+
+
+def test_the_same_seed_gives_the_same_run() -> None:
+    costs = _l40s_costs()
+    a = simulate_poisson(costs, 5.0, 999, 270, seed=7)
+    assert simulate_poisson(costs, 5.0, 999, 270, seed=7) == a
+    assert simulate_poisson(costs, 5.0, 999, 270, seed=8) != a
+    assert np.array_equal(poisson_arrivals(3.0, 50, seed=1), poisson_arrivals(3.0, 50, seed=1))
+
+
+def test_percentiles_are_in_order() -> None:
+    r = simulate_poisson(_l40s_costs(), 7.5, 999, 270)
+    for p in (r.ttft_ms, r.tpot_ms, r.e2e_ms):
+        assert p.p50 <= p.p90 <= p.p95 <= p.p99
+
+
+def test_latency_and_batch_grow_with_load() -> None:
+    costs = _l40s_costs()
+    runs = [simulate_poisson(costs, rate, 999, 270) for rate in (1.0, 3.0, 6.0, 9.0, 12.0)]
+    for lo, hi in zip(runs, runs[1:], strict=False):
+        assert hi.ttft_ms.p99 >= lo.ttft_ms.p99
+        assert hi.tpot_ms.p50 >= lo.tpot_ms.p50
+        assert hi.mean_batch >= lo.mean_batch
+        assert hi.output_tokens_per_s >= lo.output_tokens_per_s
+
+
+def test_cached_prefix_tokens_skip_prefill() -> None:
+    # 90% of a 20,000-token prompt served from the prefix cache: a lone request's TTFT is its 2,000 uncached tokens
+    costs = StepCosts.constant(DECODE_S, PREFILL_TPS, max_batch=8, chunk_tokens=100_000)
+    lone = simulate(costs, [0.0], 20_000, 2, cached_share=0.9)
+    assert lone.ttft_ms.p50 == pytest.approx(2000 / PREFILL_TPS * 1000)
+    assert simulate(costs, [0.0], 20_000, 2).ttft_ms.p50 == pytest.approx(20_000 / PREFILL_TPS * 1000)
+
+
+def test_a_long_prompt_is_prefilled_in_chunks_beside_the_decoding_batch() -> None:
+    # a 5,000-token prompt arriving beside a long-running sequence: each of its steps prefills up to the chunk
+    # (2,048 less the one decoding sequence's token) and decodes the other: ceil(5,000 / 2,047) = 3 steps of
+    # 10 ms decode plus its 500 ms of prefill in all
+    costs = StepCosts.constant(DECODE_S, PREFILL_TPS, max_batch=8, chunk_tokens=2048)
+    r = simulate(costs, [0.0, 0.0001], [1, 5000], [2000, 2])
+    # the first request prefills its one token in a 0.1 ms step; the second arrives as it ends, then 3 chunks
+    assert r.ttft_ms.mean == pytest.approx((0.1 + (3 * 10 + 500)) / 2, rel=1e-3)
+
+
+def test_arrivals_may_come_from_a_log_or_a_load_profile() -> None:
+    costs = _l40s_costs()
+    log = [0.0, 0.05, 0.05, 0.4, 1.2, 1.25, 3.0]  # a prompt log's own timestamps, in seconds
+    r = simulate(costs, log, [900, 1100, 999, 500, 2000, 30, 999], [100, 300, 50, 10, 400, 20, 1])
+    assert r.ttft_ms.p50 > 0
+    times = profile_arrivals([0.5, 2.0, 0.0, 1.0], n=700, seed=3)
+    assert times.size == 700 and np.all(np.diff(times) >= 0)
+    # each hour keeps its share of the requests: 2.0 of 3.5 requests/s in all
+    hours = np.diff(times) > 1800
+    assert int(hours.sum()) == 2  # three busy hours laid end to end, the empty one left out
+
+
+def test_the_rate_search_finds_the_highest_load_meeting_the_target() -> None:
+    costs = _l40s_costs()
+    found = max_rate_under_target(costs, 999, 270, percentile="p99", ttft_ms=150, tpot_ms=30)
+    assert found.meets and 0 < found.rate <= found.saturation_rate * 1.05
+    assert found.result.ttft_ms.p99 <= 150 and found.result.tpot_ms.p99 <= 30
+    above = simulate_poisson(costs, found.rate * 1.05, 999, 270)
+    assert above.ttft_ms.p99 > 150 or above.tpot_ms.p99 > 30 or not above.keeps_up
+    # a median target is easier to meet than the same target at p99
+    median = max_rate_under_target(costs, 999, 270, percentile="p50", ttft_ms=150, tpot_ms=30)
+    assert median.rate >= found.rate
+    # a target an idle replica misses: no rate, and the idle latencies say what is achievable
+    never = max_rate_under_target(costs, 999, 270, percentile="p99", ttft_ms=1.0)
+    assert not never.meets and never.rate == 0 and never.result.ttft_ms.p99 > 1.0
+
+
+def test_deploy_sizes_an_estimate_to_the_targets_percentile() -> None:
+    scenario = load_preset("coding-agent")
+    cat = load_catalogs()
+    p50 = find_deployments(
+        scenario, cat, target=LatencyTarget(percentile="p50", ttft_ms=3000, tokens_per_s_per_user=20)
+    )
+    p99 = find_deployments(
+        scenario, cat, target=LatencyTarget(percentile="p99", ttft_ms=3000, tokens_per_s_per_user=20)
+    )
+    best = p99.cheapest
+    assert best is not None and best.evidence_kind == "estimate" and best.latency_percentile == "p99"
+    assert best.ttft_percentiles_ms is not None and best.tpot_percentiles_ms is not None
+    assert best.ttft_percentiles_ms.p99 <= 3000 and 1000 / best.tpot_percentiles_ms.p99 >= 20
+    assert best.ttft_ms == best.ttft_percentiles_ms.p99
+    assert best.requests_per_s_at_target is not None and best.requests_per_s_at_target > 0
+    # a p99 target is at least as hard as the same at p50: the same setup needs at least as many replicas
+    cheap = p50.cheapest
+    assert cheap is not None and p99.cheapest is not None
+    same = {(d.provider, d.offer, d.gpus_per_replica, d.precision, d.attention): d.replicas for d in p50.meeting}
+    for d in p99.meeting:
+        key = (d.provider, d.offer, d.gpus_per_replica, d.precision, d.attention)
+        if key in same:
+            assert d.replicas >= same[key]
+    assert best.monthly >= cheap.monthly
+
+
+# --- bad and hostile input -------------------------------------------------------------------------------
+
+
+def test_a_negative_rate_is_an_input_error_naming_the_rate() -> None:
+    with pytest.raises(InputError) as err:
+        simulate_poisson(_one_server(), -1.0, PROMPT, OUTPUT)
+    assert err.value.problem.field == "rate"
+
+
+def test_an_unknown_percentile_is_an_input_error_naming_the_field() -> None:
+    with pytest.raises(InputError) as err:
+        check_percentile("p42")
+    assert err.value.problem.field == "latency_percentile" and "p99" in err.value.problem.message
+    with pytest.raises(InputError) as err:
+        max_rate_under_target(_one_server(), PROMPT, OUTPUT, percentile="p42", ttft_ms=100)
+    assert err.value.problem.field == "latency_percentile"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"arrivals": [-1.0, 2.0]}, "arrivals"),
+        ({"arrivals": [0.0, math.inf]}, "arrivals"),
+        ({"input_tokens": [1.0, 2.0, 3.0]}, "input_tokens"),
+        ({"output_tokens": -5.0}, "output_tokens"),
+        ({"cached_share": 1.5}, "cached_share"),
+        ({"max_batch": 0}, "max_batch"),
+        ({"kv_budget_tokens": 0.0}, "kv_budget_tokens"),
+        ({"arrivals": []}, "requests"),
+    ],
+)
+def test_bad_simulation_input_is_an_input_error_naming_the_field(kwargs: dict[str, object], field: str) -> None:
+    args: dict[str, object] = {"arrivals": [0.0, 1.0], "input_tokens": 100.0, "output_tokens": 10.0}
+    args.update(kwargs)
+    with pytest.raises(InputError) as err:
+        simulate(_one_server(), **args)  # type: ignore[arg-type]
+    assert err.value.problem.field == field
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    rate=st.floats(min_value=1e-6, max_value=1e6),
+    prompt=st.floats(min_value=1, max_value=1e7),
+    output=st.floats(min_value=1, max_value=1e7),
+    cached=st.floats(min_value=0, max_value=1),
+    batch=st.integers(min_value=1, max_value=64),
+    budget=st.one_of(st.none(), st.floats(min_value=1, max_value=1e9)),
+    requests=st.integers(min_value=1, max_value=300),
+)
+def test_hostile_sizes_finish_in_a_few_turns_per_request(
+    rate: float, prompt: float, output: float, cached: float, batch: int, budget: float | None, requests: int
+) -> None:
+    # the run's work is bounded by its events, not by its token counts: ten million tokens in or out cost the
+    # same few turns of the loop per request as ten
+    costs = StepCosts.constant(0.01, 5_000.0, max_batch=64)
+    r = simulate_poisson(
+        costs, rate, prompt, output, cached_share=cached, max_batch=batch, kv_budget_tokens=budget, requests=requests
+    )
+    assert r.events <= 6 * requests + 2
+    assert r.ttft_ms.p50 <= r.ttft_ms.p99 and math.isfinite(r.e2e_ms.p99)
