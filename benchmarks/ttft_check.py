@@ -12,6 +12,7 @@ from __future__ import annotations
 import statistics
 import sys
 
+from calculator.capacity.simulation import PercentilePoint, check_percentile_cases
 from calculator.capacity.ttft import TTFT_OVERHEAD_MS, TtftResult, check_ttft_cases, fit_overhead_ms
 from calculator.catalog.gpus import load_gpu_specs
 from calculator.catalog.models import load_model_specs
@@ -48,6 +49,66 @@ def _summary(name: str, results: list[TtftResult]) -> None:
     )
 
 
+def _percentile_table(title: str, points: list[PercentilePoint]) -> None:
+    head = f"{'case':36} {'metric':>6} {'pct':>4} {'measured':>9} {'simulated':>9} {'error':>6} {'batch':>6}"
+    print(f"\n{title}\n{head}\n{'-' * len(head)}")
+    for p in points:
+        flag = "  (uncertain)" if p.case.uncertain else ""
+        print(
+            f"{p.case.id:36} {p.metric:>6} {p.percentile:>4} {p.measured_ms:9.1f} {p.simulated_ms:9.1f}"
+            f" {p.error:+6.0%} {p.mean_batch:6.0f}{flag}"
+        )
+
+
+def _percentile_summary(name: str, points: list[PercentilePoint]) -> None:
+    if not points:
+        print(f"{name}: no points")
+        return
+    errors = [abs(p.error) for p in points]
+    sources = len({p.case.source.url for p in points})
+    tails = [abs(p.error) for p in points if p.percentile != "p50"]
+    tail = f"; p90-p99 only: median {statistics.median(tails):.0%} over {len(tails)}" if tails else ""
+    print(
+        f"{name}: {len(points)} percentile points from {sources} source(s): median |error| "
+        f"{statistics.median(errors):.0%}, worst {max(errors):.0%}{tail}"
+    )
+
+
+def _tail_ratios(points: list[PercentilePoint]) -> list[float]:
+    """The shape alone: each tail percentile over its run's p50, simulated against measured, less 1. The
+    roofline's speed level cancels out; what remains is the simulation's queueing and batching."""
+    p50 = {(p.case.id, p.metric): p for p in points if p.percentile == "p50"}
+    out = []
+    for p in points:
+        base = p50.get((p.case.id, p.metric))
+        if p.percentile != "p50" and base is not None and base.simulated_ms > 0:
+            out.append((p.simulated_ms / base.simulated_ms) / (p.measured_ms / base.measured_ms) - 1)
+    return out
+
+
+def percentiles(models: object, gpus: object) -> None:
+    """The simulated percentiles against the published ones (``percentile_cases`` of ``ttft_cases.yaml``)."""
+    points = check_percentile_cases(models, gpus)  # type: ignore[arg-type]
+    fit = [p for p in points if p.case.split == "fit"]
+    held = [p for p in points if p.case.split == "holdout"]
+    print("\n=== latency percentiles: simulated continuous batching (calculator.capacity.simulation) ===")
+    print("nothing in the simulation is fitted; the 'fit' cases are the TTFT overhead's fit source, so in-sample")
+    _percentile_table("IN-SAMPLE (the overhead's source)", fit)
+    _percentile_table("HOLD-OUT", held)
+    print()
+    _percentile_summary("in-sample", fit)
+    _percentile_summary("hold-out", held)
+    sure = [p for p in held if not p.case.uncertain]
+    _percentile_summary("hold-out, cases with every input stated", sure)
+    for name, group in (("in-sample", fit), ("hold-out", held), ("hold-out, every input stated", sure)):
+        ratios = [abs(r) for r in _tail_ratios(group)]
+        if ratios:
+            print(
+                f"{name}: tail shape (each p90-p99 over its run's p50, simulated vs measured) median |error| "
+                f"{statistics.median(ratios):.0%}, worst {max(ratios):.0%} over {len(ratios)}"
+            )
+
+
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     models, gpus = load_model_specs(), load_gpu_specs()
@@ -60,6 +121,7 @@ def main(argv: list[str] | None = None) -> None:
     print()
     _summary("in-sample", fit)
     _summary("hold-out", held)
+    percentiles(models, gpus)
     if "--refit" in argv:
         fitted = fit_overhead_ms(models, gpus)
         same = fitted == TTFT_OVERHEAD_MS

@@ -42,7 +42,7 @@ import statistics
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from calculator.capacity.memory import default_kv_dtype
 from calculator.capacity.roofline import RooflineAssumptions, decode, prefill_tokens_per_s
@@ -242,8 +242,10 @@ class PercentileCase(_Frozen):
     engine: str
     input_tokens: float = Field(gt=0)
     output_tokens: float = Field(gt=0)
-    request_rate: float = Field(gt=0)
+    request_rate: float | None = Field(default=None, gt=0)
     """Poisson arrivals per second over the whole run (all replicas)."""
+    burst: int | None = Field(default=None, ge=1, le=100_000)
+    """Instead of a rate: this many prompts sent at once (``--request-rate inf``)."""
     max_batch: int = Field(ge=1, le=4096)
     """The engine's most sequences in flight, as configured (or its default)."""
     ttft_ms: MeasuredPercentiles | None = None
@@ -253,6 +255,12 @@ class PercentileCase(_Frozen):
     """What about the case is not known from the source, and what was assumed."""
     split: Split = "holdout"
     source: Source
+
+    @model_validator(mode="after")
+    def _one_load(self) -> PercentileCase:
+        if (self.request_rate is None) == (self.burst is None):
+            raise ValueError("give request_rate (Poisson arrivals) or burst (prompts sent at once), not both")
+        return self
 
 
 class TtftCaseFile(_Frozen):
