@@ -3,6 +3,7 @@ percentiles, the rate search, deploy's percentile sizing, and bad or hostile inp
 
 from __future__ import annotations
 
+import json
 import math
 import statistics
 
@@ -24,6 +25,7 @@ from calculator.capacity.simulation import (
 from calculator.catalog.catalogs import load_catalogs
 from calculator.catalog.gpus import load_gpu_specs
 from calculator.catalog.models import load_model_specs
+from calculator.cli import main
 from calculator.errors import InputError
 from calculator.planning.deployments import find_deployments
 from calculator.scenario.inputs import LatencyTarget
@@ -165,6 +167,24 @@ def test_deploy_sizes_an_estimate_to_the_targets_percentile() -> None:
         if key in same:
             assert d.replicas >= same[key]
     assert best.monthly >= cheap.monthly
+
+
+def test_deploy_json_adds_the_simulated_percentiles_and_keeps_its_keys(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["deploy", "--preset", "coding-agent", "--ttft-ms", "3000", "--tokens-per-s-per-user", "20"]
+    assert main([*argv, "--latency-percentile", "p99", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    kept = {"provider", "offer", "gpu", "gpus_per_replica", "precision", "replicas", "monthly", "ttft_ms"}
+    estimated = [r for r in rows if r["evidence_kind"] == "estimate"]
+    assert estimated and all(set(r) >= kept for r in rows)
+    for r in estimated:
+        assert r["latency_percentile"] == "p99"
+        ttft, tpot = r["ttft_ms_percentiles"], r["tpot_ms_percentiles"]
+        assert ttft["p50"] <= ttft["p90"] <= ttft["p95"] <= ttft["p99"] == r["ttft_ms"]
+        assert r["tokens_per_s_per_user"] == pytest.approx(1000 / tpot["p99"])
+        if r["meets_target"]:
+            assert ttft["p99"] <= 3000 and tpot["p99"] <= 50
+    # a measured row keeps what it measured and has no simulation
+    assert all(r["ttft_ms_percentiles"] is None for r in rows if r["evidence_kind"] == "measurement")
 
 
 # --- bad and hostile input -------------------------------------------------------------------------------
