@@ -12,7 +12,7 @@ from __future__ import annotations
 import statistics
 import sys
 
-from calculator.capacity.simulation import PercentilePoint, check_percentile_cases
+from calculator.capacity.simulation import PercentilePoint, check_limited_rates, check_percentile_cases
 from calculator.capacity.ttft import TTFT_OVERHEAD_MS, TtftResult, check_ttft_cases, fit_overhead_ms
 from calculator.catalog.gpus import load_gpu_specs
 from calculator.catalog.models import load_model_specs
@@ -100,6 +100,19 @@ def percentiles(models: object, gpus: object) -> None:
     _percentile_summary("hold-out", held)
     sure = [p for p in held if not p.case.uncertain]
     _percentile_summary("hold-out, cases with every input stated", sure)
+    limited = check_limited_rates(models, gpus)  # type: ignore[arg-type]
+    if limited:
+        print("\nLatency-limited runs: the highest rate per replica meeting the run's limits, simulated vs published")
+        for r in limited:
+            lim = r.case.limits
+            assert lim is not None
+            flight = f"{r.measured_in_flight:.0f}" if r.measured_in_flight is not None else "-"
+            flag = "  (uncertain)" if r.case.uncertain else ""
+            print(
+                f"  {r.case.id:36} {lim.percentile} TTFT <= {lim.ttft_ms:g} ms, TPOT <= {lim.tpot_ms:g} ms: "
+                f"{r.found.rate:6.2f} vs {r.measured_rate:6.2f} req/s ({r.error:+.0%}); decoding "
+                f"{r.found.batch:.0f} vs {flight} in flight{flag}"
+            )
     for name, group in (("in-sample", fit), ("hold-out", held), ("hold-out, every input stated", sure)):
         ratios = [abs(r) for r in _tail_ratios(group)]
         if ratios:

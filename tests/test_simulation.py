@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from calculator.capacity.simulation import (
     StepCosts,
@@ -22,6 +23,7 @@ from calculator.capacity.simulation import (
     simulate_poisson,
     step_costs,
 )
+from calculator.capacity.ttft import PercentileCase, load_percentile_cases
 from calculator.catalog.catalogs import load_catalogs
 from calculator.catalog.gpus import load_gpu_specs
 from calculator.catalog.models import load_model_specs
@@ -185,6 +187,37 @@ def test_deploy_json_adds_the_simulated_percentiles_and_keeps_its_keys(capsys: p
             assert ttft["p99"] <= 3000 and tpot["p99"] <= 50
     # a measured row keeps what it measured and has no simulation
     assert all(r["ttft_ms_percentiles"] is None for r in rows if r["evidence_kind"] == "measurement")
+
+
+def test_the_published_percentiles_are_enough_and_each_names_its_source() -> None:
+    # calculator/data/ttft_cases.yaml: MLPerf v4.1 Server logs, GPUStack's Qwen3-32B page, nerdalert's vLLM runs
+    cases = load_percentile_cases()
+    tails = [
+        (c.id, metric, pct)
+        for c in cases
+        for metric, given in (("ttft", c.ttft_ms), ("tpot", c.tpot_ms))
+        for pct in (given.given() if given is not None else {})
+        if pct != "p50"
+    ]
+    assert len(tails) >= 20
+    assert all(c.source.url and c.source.read for c in cases)
+    assert {c.split for c in cases} == {"fit", "holdout"}
+    mlperf = next(c for c in cases if c.id == "mlperf41-h100x8-llama2-70b-server")
+    assert mlperf.ttft_ms is not None and mlperf.ttft_ms.p99 == pytest.approx(461.28)  # 461,278,089 ns
+    assert mlperf.limits is not None and mlperf.limits.ttft_ms == 2000 and mlperf.limits.tpot_ms == 200
+
+
+def test_a_percentile_case_gives_a_rate_or_a_burst() -> None:
+    row = {
+        "id": "x", "model": "llama-3.2-3b", "gpu": "l40s", "gpus": 1, "precision": "bf16", "engine": "vllm",
+        "input_tokens": 100, "output_tokens": 10, "max_batch": 8,
+        "source": {"url": "https://example.org", "read": "2026-12-02"},
+    }  # fmt: skip
+    with pytest.raises(ValidationError):
+        PercentileCase.model_validate(row)
+    with pytest.raises(ValidationError):
+        PercentileCase.model_validate({**row, "request_rate": 1.0, "burst": 10})
+    assert PercentileCase.model_validate({**row, "burst": 10}).burst == 10
 
 
 # --- bad and hostile input -------------------------------------------------------------------------------

@@ -33,9 +33,9 @@ stands for that); the first tenth of the requests warm the engine up and the las
 are left out of the percentiles.
 
 Sampling error: a run of :data:`DEFAULT_REQUESTS` requests measures about 1,700 of them, so its p99 rests on
-about 17 requests. Over seeds the p99 TTFT of one setup at 70-90% of its capacity varies about 5-10% (one
-standard deviation; ``benchmarks/simulation_speed.py`` prints it), p50 and p90 about 1-3%. A seed is fixed,
-so every run of the same inputs gives the same answer.
+about 17 requests. Over 10 seeds (``benchmarks/simulation_speed.py``, 2026-12-02) one standard deviation of a
+run's p99 TTFT was 4-5% of it at 2,000 requests and 7-12% at 1,000 (the sizing's runs), its p99 TPOT 3-5% and
+3-9%, the medians 1-3% and 1-8%. A seed is fixed, so every run of the same inputs gives the same answer.
 """
 
 from __future__ import annotations
@@ -67,12 +67,14 @@ __all__ = [
     "PERCENTILES",
     "SIMULATION_ERROR_NOTE",
     "Percentile",
+    "LimitedRate",
     "PercentilePoint",
     "Percentiles",
     "RateUnderTarget",
     "SimulationResult",
     "StepCosts",
     "check_percentile",
+    "check_limited_rates",
     "check_percentile_cases",
     "max_rate_under_target",
     "poisson_arrivals",
@@ -716,6 +718,54 @@ def simulate_case(
         costs, (case.request_rate or 0.0) / case.replicas, case.input_tokens, case.output_tokens,
         kv_budget_tokens=budget, requests=requests,
     )  # fmt: skip
+
+
+class LimitedRate(BaseModel):
+    """A latency-limited run's published rate per replica beside the highest the simulation sustains under the
+    same limits, and the sequences in flight each way."""
+
+    model_config = ConfigDict(frozen=True)
+
+    case: PercentileCase
+    measured_rate: float
+    found: RateUnderTarget
+    measured_in_flight: float | None
+    """Requests/s x mean latency, per replica (Little's law), when the source gives the mean latency."""
+
+    @property
+    def error(self) -> float:
+        return self.found.rate / self.measured_rate - 1
+
+
+def check_limited_rates(
+    models: ModelCatalog,
+    gpus: GpuCatalog,
+    cases: tuple[PercentileCase, ...] | None = None,
+    assumptions: RooflineAssumptions | None = None,
+) -> list[LimitedRate]:
+    """For every latency-limited case (with ``limits`` and a Poisson rate): the highest rate per replica at
+    which the simulated replica meets the limits (:func:`max_rate_under_target`) against the run's own."""
+    out = []
+    for case in cases if cases is not None else load_percentile_cases():
+        if case.limits is None or case.request_rate is None:
+            continue
+        model, gpu = models.get(case.model), gpus.get(case.gpu)
+        kv = case.kv_dtype or default_kv_dtype(case.precision)
+        context = case.input_tokens + case.output_tokens
+        room = fit(model, gpu, case.precision, math.ceil(context), case.gpus, kv)
+        costs = step_costs(
+            model, gpu, case.precision, case.gpus, max_batch=case.max_batch, max_context=context, kv_dtype=kv,
+            assumptions=assumptions,
+        )  # fmt: skip
+        found = max_rate_under_target(
+            costs, case.input_tokens, case.output_tokens, percentile=case.limits.percentile,
+            ttft_ms=case.limits.ttft_ms, tpot_ms=case.limits.tpot_ms,
+            kv_budget_tokens=float(max(room.max_cached_tokens, math.ceil(context))),
+        )  # fmt: skip
+        rate = case.request_rate / case.replicas
+        in_flight = rate * case.mean_e2e_ms / 1000 if case.mean_e2e_ms else None
+        out.append(LimitedRate(case=case, measured_rate=rate, found=found, measured_in_flight=in_flight))
+    return out
 
 
 def check_percentile_cases(

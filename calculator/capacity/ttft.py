@@ -58,6 +58,7 @@ __all__ = [
     "TTFT_CASES_PATH",
     "TTFT_ERROR_NOTE",
     "TTFT_OVERHEAD_MS",
+    "LatencyLimits",
     "LoadedTtft",
     "MeasuredPercentiles",
     "PercentileCase",
@@ -226,6 +227,15 @@ class MeasuredPercentiles(_Frozen):
         return {k: v for k, v in (("p50", self.p50), ("p90", self.p90), ("p95", self.p95), ("p99", self.p99)) if v}
 
 
+class LatencyLimits(_Frozen):
+    """The limits a latency-limited run met (MLPerf's Server scenario: p99 TTFT and TPOT), so its published rate
+    is the highest its setup sustains under them."""
+
+    percentile: Literal["p50", "p90", "p95", "p99"] = "p99"
+    ttft_ms: float | None = Field(default=None, gt=0)
+    tpot_ms: float | None = Field(default=None, gt=0)
+
+
 class PercentileCase(_Frozen):
     """One published open-loop run with its latency percentiles: the check of the simulated percentiles
     (:func:`calculator.capacity.simulation.check_percentile_cases`)."""
@@ -251,6 +261,10 @@ class PercentileCase(_Frozen):
     ttft_ms: MeasuredPercentiles | None = None
     tpot_ms: MeasuredPercentiles | None = None
     """Per request, (end - first token) / (output tokens - 1), as vLLM and MLPerf count it."""
+    limits: LatencyLimits | None = None
+    """The latency limits the run was tuned to meet, when it is a latency-limited run."""
+    mean_e2e_ms: float | None = Field(default=None, gt=0)
+    """Mean request latency, for the sequences in flight by Little's law (rate x mean latency)."""
     uncertain: str | None = None
     """What about the case is not known from the source, and what was assumed."""
     split: Split = "holdout"

@@ -20,7 +20,10 @@ precision on this GPU and count from the records catalogue (its busiest load lev
 target, :func:`~calculator.capacity.sizing.best_under_target`, converted to the scenario's shape by
 :func:`~calculator.capacity.sizing.replica_capacity`), else the roofline estimate
 (:func:`~calculator.capacity.sizing.estimate_record`) at the largest batch that meets the target,
-labelled as an estimate. Replicas and the bill come from :mod:`calculator.pricing.billing`
+labelled as an estimate. With a latency target the estimate meets it at the target's percentile: the
+simulated engine (:mod:`calculator.capacity.simulation`, up to the batch the KV cache holds) gives the
+highest request rate per replica whose TTFT and time per output token meet it, and that rate caps the
+replica's capacity. Replicas and the bill come from :mod:`calculator.pricing.billing`
 (``ceil(peak / (capacity x target utilisation))`` plus spares, whole instances or billing units):
 the same functions Compare prices with, so the two cannot disagree.
 
