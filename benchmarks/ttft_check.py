@@ -12,7 +12,12 @@ from __future__ import annotations
 import statistics
 import sys
 
-from calculator.capacity.simulation import PercentilePoint, check_limited_rates, check_percentile_cases
+from calculator.capacity.simulation import (
+    PercentilePoint,
+    check_limited_rates,
+    check_median_ttfts,
+    check_percentile_cases,
+)
 from calculator.capacity.ttft import TTFT_OVERHEAD_MS, TtftResult, check_ttft_cases, fit_overhead_ms
 from calculator.catalog.gpus import load_gpu_specs
 from calculator.catalog.models import load_model_specs
@@ -100,6 +105,19 @@ def percentiles(models: object, gpus: object) -> None:
     _percentile_summary("hold-out", held)
     sure = [p for p in held if not p.case.uncertain]
     _percentile_summary("hold-out, cases with every input stated", sure)
+    medians = check_median_ttfts(models, gpus)  # type: ignore[arg-type]
+    print("\nMedian TTFTs above, simulated (p50): the same cases as the formula's")
+    for m in medians:
+        print(
+            f"  {m.case.id:30} {m.case.measured_ttft_ms:8.1f} measured {m.simulated_ms:8.1f} simulated {m.error:+5.0%}"
+        )
+    for name, split in (("in-sample", "fit"), ("hold-out", "holdout")):
+        errors = [abs(m.error) for m in medians if m.case.split == split]
+        if errors:
+            print(
+                f"{name}: simulated median TTFT median |error| {statistics.median(errors):.0%}, worst "
+                f"{max(errors):.0%} over {len(errors)}"
+            )
     limited = check_limited_rates(models, gpus)  # type: ignore[arg-type]
     if limited:
         print("\nLatency-limited runs: the highest rate per replica meeting the run's limits, simulated vs published")

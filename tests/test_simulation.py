@@ -20,6 +20,7 @@ from calculator.capacity.simulation import (
     poisson_arrivals,
     profile_arrivals,
     simulate,
+    simulate_closed,
     simulate_poisson,
     step_costs,
 )
@@ -74,6 +75,22 @@ def test_a_batch_that_never_fills_decodes_every_token_at_one_step() -> None:
     # Little's law: 20 req/s x 1 s in flight (100 steps of 10 ms) = 20 sequences decoding on average
     assert r.mean_batch == pytest.approx(20.0, rel=0.1)
     assert r.output_tokens_per_s == pytest.approx(20.0 * 100, rel=0.1)
+
+
+def test_a_closed_loop_keeps_its_clients_in_flight() -> None:
+    # the interactive response-time law (Little's law for a closed loop with no think time): throughput x mean
+    # latency = clients. 16 clients on a replica of 8 slots: half of them always wait for a slot
+    costs = _l40s_costs(max_batch=8)
+    r = simulate_closed(costs, 16, 999, 270, requests=1500)
+    assert r.offered_rate * r.e2e_ms.mean / 1000 == pytest.approx(16, rel=0.05)
+    assert r.mean_batch == pytest.approx(8, rel=0.05)  # the 8 slots never empty
+    assert r.output_tokens_per_s == pytest.approx(r.offered_rate * 270, rel=0.05)
+    # fewer clients than slots: nobody waits for one, so the TTFT is the prefill and the steps it rides
+    few = simulate_closed(costs, 4, 999, 270, requests=1500)
+    assert few.ttft_ms.p99 < r.ttft_ms.p50 and few.tpot_ms.p50 < r.tpot_ms.p50
+    with pytest.raises(InputError) as err:
+        simulate_closed(costs, 0, 999, 270)
+    assert err.value.problem.field == "concurrency"
 
 
 def test_the_same_seed_gives_the_same_run() -> None:

@@ -54,7 +54,15 @@ from pydantic import BaseModel, ConfigDict
 
 from calculator.capacity.memory import default_kv_dtype, fit
 from calculator.capacity.roofline import AttentionLayout, RooflineAssumptions, decode, prefill_tokens_per_s
-from calculator.capacity.ttft import TTFT_OVERHEAD_MS, PercentileCase, chunk_tokens_for, load_percentile_cases
+from calculator.capacity.ttft import (
+    LARGE_GPU_CHUNK_TOKENS,
+    TTFT_OVERHEAD_MS,
+    PercentileCase,
+    TtftCase,
+    chunk_tokens_for,
+    load_percentile_cases,
+    load_ttft_cases,
+)
 from calculator.catalog.gpus import GpuCatalog, GpuSpec
 from calculator.catalog.models import ModelCatalog, ModelSpec
 from calculator.errors import InputError
@@ -68,6 +76,7 @@ __all__ = [
     "SIMULATION_ERROR_NOTE",
     "Percentile",
     "LimitedRate",
+    "MedianTtft",
     "PercentilePoint",
     "Percentiles",
     "RateUnderTarget",
@@ -75,12 +84,15 @@ __all__ = [
     "StepCosts",
     "check_percentile",
     "check_limited_rates",
+    "check_median_ttfts",
     "check_percentile_cases",
+    "engine_batch_for",
     "max_rate_under_target",
     "poisson_arrivals",
     "profile_arrivals",
     "simulate",
     "simulate_case",
+    "simulate_closed",
     "simulate_poisson",
     "step_costs",
 ]
@@ -215,6 +227,14 @@ def step_costs(
         chunk_tokens=chunk_tokens or chunk_tokens_for(gpu),
         overhead_s=overhead_ms / 1000,
     )
+
+
+def engine_batch_for(gpu: GpuSpec) -> int:
+    """vLLM's default most sequences in flight for an OpenAI server on ``gpu`` (``max_num_seqs``): 1,024 on GPUs
+    of 70 GiB or more other than the A100, else 256, the same rule as its prefill chunk
+    (:func:`calculator.capacity.ttft.chunk_tokens_for`; ``EngineArgs.get_batch_defaults`` in
+    vllm/engine/arg_utils.py, github.com/vllm-project/vllm, read 2026-12-02)."""
+    return 1024 if chunk_tokens_for(gpu) == LARGE_GPU_CHUNK_TOKENS else 256
 
 
 # --- arrivals -------------------------------------------------------------------------------------------
@@ -360,7 +380,7 @@ def simulate(
     uncached = np.maximum(np.ceil(prompt * (1 - cached_share)), 1.0)
     spt = costs.prefill_seconds_per_token(prompt)
     out = _run(costs, times, prompt, uncached, output, spt, batch_cap, kv_budget_tokens)
-    return _result(costs, times, output, *out, trim=trim)
+    return _result(costs, output, *out, trim=trim)
 
 
 def simulate_poisson(
@@ -387,7 +407,44 @@ def simulate_poisson(
     )
 
 
-_RunOut = tuple[_Arr, _Arr, _Arr, float, float, int, int]
+def simulate_closed(
+    costs: StepCosts,
+    concurrency: int,
+    input_tokens: float,
+    output_tokens: float,
+    *,
+    cached_share: float = 0.0,
+    max_batch: int | None = None,
+    kv_budget_tokens: float | None = None,
+    requests: int = DEFAULT_REQUESTS,
+) -> SimulationResult:
+    """``concurrency`` clients, each sending its next request the moment its last one ends (a closed loop, as
+    ``--max-concurrency`` or a fixed-concurrency benchmark runs), ``requests`` in all. The first and last
+    ``concurrency`` requests (a start at once, an end with fewer clients) are left out of the percentiles;
+    throughput and mean batch are over the whole run."""
+    if not 1 <= concurrency <= MAX_REQUESTS:
+        raise InputError("concurrency", f"{concurrency} clients cannot be simulated; give 1 to {MAX_REQUESTS:,}")
+    _check_count(requests)
+    batch_cap = costs.max_batch if max_batch is None else max_batch
+    if not 1 <= batch_cap <= costs.max_batch:
+        raise InputError("max_batch", f"{batch_cap} is outside 1..{costs.max_batch}, the batches the costs cover")
+    if not 0 <= cached_share <= 1 or not math.isfinite(cached_share):
+        raise InputError("cached_share", f"{cached_share} is not a share; give 0 to 1 (prefix share x hit rate)")
+    n = requests
+    prompt = _as_array(input_tokens, n, "input_tokens", 0.0)
+    output = np.maximum(np.round(_as_array(output_tokens, n, "output_tokens", 1.0)), 1.0)
+    uncached = np.maximum(np.ceil(prompt * (1 - cached_share)), 1.0)
+    spt = costs.prefill_seconds_per_token(prompt)
+    # the clients start spread over one request's time, as clients of a real run drift apart: started at once
+    # with equal lengths they would stay in step, every prompt arriving with every other
+    one = float(uncached[0] * spt[0] + output[0] * costs.decode_step_s(min(concurrency, batch_cap), prompt[0]))
+    starts = np.zeros(n)
+    starts[: min(concurrency, n)] = np.arange(min(concurrency, n)) * one / concurrency
+    out = _run(costs, starts, prompt, uncached, output, spt, batch_cap, kv_budget_tokens, closed=concurrency)
+    return _result(costs, output, *out, trim=True, clients=min(concurrency, n // 4), closed=True)
+
+
+_RunOut = tuple[_Arr, _Arr, _Arr, _Arr, float, float, int, int]
 
 
 def _run(
@@ -399,13 +456,17 @@ def _run(
     spt: _Arr,
     batch_cap: int,
     kv_budget: float | None,
+    closed: int | None = None,
 ) -> _RunOut:
-    """The event loop. Returns each request's admission, first-token and finish times, the tokens decoded and
-    the batch-seconds of the steps that start inside the measuring window, the largest batch and the loop's
-    turns. Each turn ends at an event (an arrival, a prompt's last chunk, a sequence's end) or runs one
-    prompt's chunks up to one, so the turns are at most about five per request."""
+    """The event loop. Returns each request's arrival, admission, first-token and finish times, the tokens
+    decoded and the batch-seconds of the steps that start inside the measuring window, the largest batch and
+    the loop's turns. Each turn ends at an event (an arrival, a prompt's last chunk, a sequence's end) or runs
+    one prompt's chunks up to one, so the turns are at most about five per request. ``closed`` clients each
+    send their next request when the last one ends (only their first ``closed`` times are used)."""
     n = times.size
-    arrive = times.tolist()
+    # a closed loop: the clients' first requests as given (staggered), the rest sent as requests end
+    arrive = times.tolist() if closed is None else times[: min(closed, n)].tolist() + [math.inf] * max(n - closed, 0)
+    pending = min(closed or 0, n)  # closed loop: the next request a finishing client sends
     todo = uncached.tolist()  # prompt tokens still to prefill, per request
     outs = output.tolist()
     need = (prompt + 1).tolist()  # KV tokens a request holds once prefilled: its prompt and first token
@@ -419,7 +480,7 @@ def _run(
     grid = costs.context_grid
     chunk = costs.chunk_tokens
     budget_kv = math.inf if kv_budget is None else kv_budget
-    window_start = arrive[min(int(n * WARMUP_SHARE), n - 1)]
+    window_start = arrive[min(int(n * WARMUP_SHARE), n - 1)] if closed is None else 0.0
     window_end = arrive[-1] if arrive[-1] > window_start else math.inf  # all at once: measure the whole run
     tokens_in_window = 0.0
     batch_seconds = 0.0
@@ -484,7 +545,7 @@ def _run(
         else:
             # decode only: run to the next completion, or to the next arrival that can be admitted
             k = running[0][0] - steps
-            if nxt < n and not waiting and b < batch_cap:
+            if nxt < n and not waiting and b < batch_cap and arrive[nxt] < math.inf:
                 one = _interp(grid, table[b], ctx_base / b + steps)
                 k = max(min(k, math.ceil((arrive[nxt] - now) / one)), 1)
             dt = 0.0
@@ -492,7 +553,7 @@ def _run(
             dt += _interp(grid, table[b], ctx_base / b + steps + (k - 1) / 2)
         span = k * dt
         if window_start <= now < window_end:
-            tokens_in_window += b * k
+            tokens_in_window += b * k + len(ready)  # the decoded tokens, and the first tokens prefill made
             batch_seconds += b * span
         now += span
         if b:
@@ -503,6 +564,8 @@ def _run(
             finish[i] = now
             ctx_base -= ctx0[i] - start[i]
             done += 1
+            if closed is not None and pending < n:
+                arrive[pending], pending = now, pending + 1
         for i in ready:
             filling.popleft()
             filling_kv -= need[i]
@@ -511,11 +574,14 @@ def _run(
             if rest <= 0:
                 finish[i] = now
                 done += 1
+                if closed is not None and pending < n:
+                    arrive[pending], pending = now, pending + 1
                 continue
             start[i] = float(steps)
             ctx_base += ctx0[i] - steps
             heapq.heappush(running, (steps + rest, i))
     return (
+        np.asarray(arrive),
         np.asarray(admitted),
         np.asarray(first),
         np.asarray(finish),
@@ -528,8 +594,8 @@ def _run(
 
 def _result(
     costs: StepCosts,
-    times: _Arr,
     output: _Arr,
+    times: _Arr,
     admitted: _Arr,
     first: _Arr,
     finish: _Arr,
@@ -539,17 +605,23 @@ def _result(
     events: int,
     *,
     trim: bool,
+    clients: int = 0,
+    closed: bool = False,
 ) -> SimulationResult:
     n = times.size
-    lo, hi = (int(n * WARMUP_SHARE), max(n - int(n * DRAIN_SHARE), 1)) if trim else (0, n)
-    keep = slice(lo, hi) if hi > lo else slice(0, n)
+    # a closed loop starts with every client's request at once and ends with fewer clients than it had
+    lo = max(int(n * WARMUP_SHARE), clients) if trim else 0
+    hi = max(n - max(int(n * DRAIN_SHARE), clients), 1) if trim else n
+    if hi <= lo:
+        lo, hi = 0, n
+    keep = slice(lo, hi)
     ttft = (first - times + costs.overhead_s) * 1000
     e2e = (finish - times + costs.overhead_s) * 1000
     many = output > 1
     tpot = np.where(many, (finish - first) / np.maximum(output - 1, 1), np.nan) * 1000
     kept_tpot = tpot[keep]
     window = float(times[-1] - times[min(lo, n - 1)])
-    if window <= 0:  # all at once: the whole run
+    if window <= 0 or closed:  # all at once, or a closed loop: the whole run (as _run measured it)
         window = float(np.nanmax(finish) - times[0])
     late = float(np.count_nonzero(admitted > times[-1])) / n
     return SimulationResult(
@@ -765,6 +837,48 @@ def check_limited_rates(
         rate = case.request_rate / case.replicas
         in_flight = rate * case.mean_e2e_ms / 1000 if case.mean_e2e_ms else None
         out.append(LimitedRate(case=case, measured_rate=rate, found=found, measured_in_flight=in_flight))
+    return out
+
+
+class MedianTtft(BaseModel):
+    """A published median TTFT (``ttft_cases.yaml``'s ``cases``) beside the simulated p50."""
+
+    model_config = ConfigDict(frozen=True)
+
+    case: TtftCase
+    simulated_ms: float
+
+    @property
+    def error(self) -> float:
+        return self.simulated_ms / self.case.measured_ttft_ms - 1
+
+
+def check_median_ttfts(
+    models: ModelCatalog,
+    gpus: GpuCatalog,
+    cases: tuple[TtftCase, ...] | None = None,
+    assumptions: RooflineAssumptions | None = None,
+) -> list[MedianTtft]:
+    """The median-TTFT cases the TTFT formula is checked on, simulated: Poisson at the case's rate, or a closed
+    loop of its concurrency, at vLLM's default batch for the GPU (:func:`engine_batch_for`)."""
+    out = []
+    for case in cases if cases is not None else load_ttft_cases():
+        model, gpu = models.get(case.model), gpus.get(case.gpu)
+        kv = default_kv_dtype(case.precision)
+        context = case.input_tokens + case.output_tokens
+        room = fit(model, gpu, case.precision, math.ceil(context), case.gpus, kv)
+        budget = float(max(room.max_cached_tokens, math.ceil(context)))
+        costs = step_costs(
+            model, gpu, case.precision, case.gpus, max_batch=engine_batch_for(gpu), max_context=context,
+            kv_dtype=kv, assumptions=assumptions,
+        )  # fmt: skip
+        i, o = case.input_tokens, case.output_tokens
+        if case.concurrency is not None:
+            run = simulate_closed(costs, case.concurrency, i, o, kv_budget_tokens=budget, requests=CHECK_REQUESTS)
+        else:
+            rate = case.request_rate or 0.0
+            run = simulate_poisson(costs, rate, i, o, kv_budget_tokens=budget, requests=CHECK_REQUESTS)
+        out.append(MedianTtft(case=case, simulated_ms=run.ttft_ms.p50))
     return out
 
 
