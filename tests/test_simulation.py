@@ -297,3 +297,7 @@ def test_hostile_sizes_finish_in_a_few_turns_per_request(
     )
     assert r.events <= 6 * requests + 2
     assert r.ttft_ms.p50 <= r.ttft_ms.p99 and math.isfinite(r.e2e_ms.p99)
+    closed = simulate_closed(
+        costs, batch, prompt, output, cached_share=cached, kv_budget_tokens=budget, requests=requests
+    )
+    assert closed.events <= 6 * requests + 2

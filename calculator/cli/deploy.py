@@ -109,6 +109,15 @@ HEADERS = [
 ]  # fmt: skip
 
 
+def _headers(target: Any) -> list[str]:
+    """The table's headers; with a target, the latency columns say its percentile (an estimate is simulated at
+    it, a measurement shows the level's figure at it where the record has one)."""
+    if target is None:
+        return HEADERS
+    pct = target.percentile
+    return [f"Tok/s/user {pct}" if h == "Tok/s/user" else f"TTFT {pct} ms" if h == "TTFT ms" else h for h in HEADERS]
+
+
 def _latency(args: argparse.Namespace, scenario: Any) -> Any:
     from calculator.scenario.inputs import LatencyTarget
 
@@ -195,7 +204,7 @@ def _print(result: Any, scenario: Any, show_all: bool) -> None:
             f"{format_money(best.monthly, best.currency)} a month"
         )
     print()
-    print(console.table([_row(i + 1, d) for i, d in enumerate(shown)], HEADERS))
+    print(console.table([_row(i + 1, d) for i, d in enumerate(shown)], _headers(result.target)))
     rest = len(result.deployments) - len(shown)
     if rest > 0:
         print(
