@@ -104,7 +104,7 @@ def percentiles(models: object, gpus: object) -> None:
     _percentile_summary("in-sample", fit)
     _percentile_summary("hold-out", held)
     sure = [p for p in held if not p.case.uncertain]
-    _percentile_summary("hold-out, cases with every input stated", sure)
+    _percentile_summary("hold-out, cases with nothing assumed", sure)
     medians = check_median_ttfts(models, gpus)  # type: ignore[arg-type]
     print("\nMedian TTFTs above, simulated (p50): the same cases as the formula's")
     for m in medians:
@@ -131,7 +131,7 @@ def percentiles(models: object, gpus: object) -> None:
                 f"{r.found.rate:6.2f} vs {r.measured_rate:6.2f} req/s ({r.error:+.0%}); decoding "
                 f"{r.found.batch:.0f} vs {flight} in flight{flag}"
             )
-    for name, group in (("in-sample", fit), ("hold-out", held), ("hold-out, every input stated", sure)):
+    for name, group in (("in-sample", fit), ("hold-out", held), ("hold-out, nothing assumed", sure)):
         ratios = [abs(r) for r in _tail_ratios(group)]
         if ratios:
             print(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import statistics
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,7 +25,7 @@ from calculator.capacity.simulation import (
     simulate_poisson,
     step_costs,
 )
-from calculator.capacity.ttft import PercentileCase, load_percentile_cases
+from calculator.capacity.ttft import PercentileCase, load_length_histogram, load_percentile_cases
 from calculator.catalog.catalogs import load_catalogs
 from calculator.catalog.gpus import load_gpu_specs
 from calculator.catalog.models import load_model_specs
@@ -222,6 +223,23 @@ def test_the_published_percentiles_are_enough_and_each_names_its_source() -> Non
     mlperf = next(c for c in cases if c.id == "mlperf41-h100x8-llama2-70b-server")
     assert mlperf.ttft_ms is not None and mlperf.ttft_ms.p99 == pytest.approx(461.28)  # 461,278,089 ns
     assert mlperf.limits is not None and mlperf.limits.ttft_ms == 2000 and mlperf.limits.tpot_ms == 200
+
+
+def test_mlperfs_prompts_are_drawn_from_the_datasets_own_lengths() -> None:
+    # 24,576 OpenOrca prompts, mean 222.3 tokens, longest 1,021 (openshift-psap/performance-dashboard's summary)
+    lengths, counts = load_length_histogram("samples/mlperf/llama2-70b-openorca-input-lengths.csv")
+    assert sum(counts) == 24_576 and max(lengths) == 1021
+    assert sum(n * c for n, c in zip(lengths, counts, strict=True)) / sum(counts) == pytest.approx(222.33, abs=0.01)
+
+
+def test_a_bad_length_histogram_names_its_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import calculator.capacity.ttft as ttft
+
+    (tmp_path / "h.csv").write_text("input_length,count\n10,3\n12,x\n")
+    monkeypatch.setattr(ttft, "DATA_DIR", tmp_path)
+    with pytest.raises(InputError) as err:
+        ttft.load_length_histogram("h.csv")
+    assert err.value.problem.field == "input_lengths" and "line 3" in err.value.problem.message
 
 
 def test_a_percentile_case_gives_a_rate_or_a_burst() -> None:

@@ -37,6 +37,7 @@ and queue terms have no fitted figure.
 
 from __future__ import annotations
 
+import csv
 import math
 import statistics
 from pathlib import Path
@@ -51,6 +52,7 @@ from calculator.catalog.field_docs import FIELD_DOCS
 from calculator.catalog.gpus import GpuCatalog, GpuSpec
 from calculator.catalog.models import ModelCatalog
 from calculator.catalog.prices import Source
+from calculator.errors import InputError
 
 __all__ = [
     "DEFAULT_CHUNK_TOKENS",
@@ -68,6 +70,7 @@ __all__ = [
     "chunk_tokens_for",
     "erlang_c_wait_s",
     "fit_overhead_ms",
+    "load_length_histogram",
     "load_percentile_cases",
     "load_ttft_cases",
     "loaded_ttft",
@@ -251,6 +254,10 @@ class PercentileCase(_Frozen):
     kv_dtype: str | None = None
     engine: str
     input_tokens: float = Field(gt=0)
+    """The prompts' mean length in tokens."""
+    input_lengths: str | None = Field(default=None, pattern=r"^[a-z0-9_-]+(/[a-z0-9_.-]+)*\.csv$")
+    """A histogram of the prompts' lengths (``input_length,count``) under ``calculator/data/``, when the run's
+    prompts vary and the dataset's lengths are known: the simulation draws its prompts from it."""
     output_tokens: float = Field(gt=0)
     request_rate: float | None = Field(default=None, gt=0)
     """Poisson arrivals per second over the whole run (all replicas)."""
@@ -285,6 +292,29 @@ class TtftCaseFile(_Frozen):
 
 def load_percentile_cases(path: Path | None = None) -> tuple[PercentileCase, ...]:
     return load_model(path or TTFT_CASES_PATH, TtftCaseFile).percentile_cases
+
+
+def load_length_histogram(name: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """A bundled histogram of prompt lengths (``input_length,count`` under ``calculator/data/``): the lengths
+    and how many prompts have each. A row that is not two positive integers is an error naming its line."""
+    path = DATA_DIR / name
+    lengths: list[int] = []
+    counts: list[int] = []
+    with path.open(encoding="utf-8", newline="") as f:
+        for line, row in enumerate(csv.reader(f), start=1):
+            if line == 1:
+                continue
+            try:
+                length, count = (int(x) for x in row)
+            except ValueError:
+                raise InputError("input_lengths", f"{name} line {line}: give two whole numbers") from None
+            if length < 1 or count < 1:
+                raise InputError("input_lengths", f"{name} line {line}: a length and a count of at least 1")
+            lengths.append(length)
+            counts.append(count)
+    if not lengths:
+        raise InputError("input_lengths", f"{name} holds no lengths")
+    return tuple(lengths), tuple(counts)
 
 
 class TtftResult(BaseModel):
