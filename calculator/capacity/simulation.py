@@ -39,9 +39,9 @@ from 3 sources: median |error| 55%, worst 80%, every one of them low. GPUStack's
 (vLLM, nothing assumed) 37% median: the roofline runs that setup 1.2-2.6x too fast. MLPerf v4.1's Llama-2-70B
 Server runs (TensorRT-LLM at up to 1,024 sequences, 8x H100 and 8x H200, prompts drawn from the dataset's own
 lengths): TTFT 42-76% low, TPOT 67-80% low, the roofline's decode step at 150-850 sequences about 3x faster
-than the published TPOT; read as latency-limited runs, the highest rate meeting their p99 limits comes out 19%
-and 35% high. The shape of the tail (each p90-p99 over its run's p50) is within 3% median over the hold-out
-(8% in-sample): the queueing and batching hold, the level is the roofline's.
+than the published TPOT; read as latency-limited runs (prompts drawn the same way), the highest rate meeting
+their p99 limits comes out 20% and 35% high. The shape of the tail (each p90-p99 over its run's p50) is within
+3% median over the hold-out (8% in-sample): the queueing and batching hold, the level is the roofline's.
 
 Sampling error: a run of :data:`DEFAULT_REQUESTS` requests measures about 1,700 of them, so its p99 rests on
 about 17 requests. Over 10 seeds (``benchmarks/simulation_speed.py``, 2026-12-02) one standard deviation of a
@@ -398,7 +398,7 @@ def simulate(
 def simulate_poisson(
     costs: StepCosts,
     rate: float,
-    input_tokens: float,
+    input_tokens: float | _Arr,
     output_tokens: float,
     *,
     cached_share: float = 0.0,
@@ -407,7 +407,8 @@ def simulate_poisson(
     requests: int = DEFAULT_REQUESTS,
     seed: int = DEFAULT_SEED,
 ) -> SimulationResult:
-    """:func:`simulate` under Poisson arrivals at ``rate`` requests/s."""
+    """:func:`simulate` under Poisson arrivals at ``rate`` requests/s (``input_tokens`` one length, or one per
+    request)."""
     return simulate(
         costs,
         poisson_arrivals(rate, requests, seed),
@@ -693,7 +694,7 @@ def saturation_rate(
 
 def max_rate_under_target(
     costs: StepCosts,
-    input_tokens: float,
+    input_tokens: float | _Arr,
     output_tokens: float,
     *,
     percentile: str,
@@ -708,15 +709,17 @@ def max_rate_under_target(
 ) -> RateUnderTarget:
     """Bisection over the Poisson rate for the highest at which the run keeps up and its TTFT and TPOT at
     ``percentile`` are within the targets (either may be None), to ``tolerance`` of the rate. The runs share
-    one seed, so their arrivals differ only in scale and the latencies rise smoothly with the rate."""
+    one seed, so their arrivals differ only in scale and the latencies rise smoothly with the rate.
+    ``input_tokens`` is one length, or one per request (``requests`` of them)."""
     pct = check_percentile(percentile)
     for name, value in (("ttft_ms", ttft_ms), ("tpot_ms", tpot_ms)):
         if value is not None and not (value > 0 and math.isfinite(value)):
             raise InputError(name, f"a target of {value} ms cannot be met; give a positive number of milliseconds")
     cap = costs.max_batch if max_batch is None else max_batch
+    mean_input = float(np.mean(input_tokens))  # prompts of varying length: the bound from their mean
     if kv_budget_tokens is not None:
-        cap = max(min(cap, int(kv_budget_tokens // (input_tokens + output_tokens))), 1)
-    top = saturation_rate(costs, input_tokens, output_tokens, cached_share, cap)
+        cap = max(min(cap, int(kv_budget_tokens // (mean_input + output_tokens))), 1)
+    top = saturation_rate(costs, mean_input, output_tokens, cached_share, cap)
 
     def run(rate: float) -> SimulationResult:
         return simulate_poisson(
@@ -745,7 +748,7 @@ def max_rate_under_target(
 SIMULATION_ERROR_NOTE = (
     "simulated percentiles: hold-out median |error| 55%, worst 80%, all low (48 published points, 3 sources: the "
     "roofline's speed; the tail's shape, p99 over p50, within 3%); MLPerf Llama-2-70B latency-limited rates "
-    "19-35% high; one run of 1,000 requests carries 5-12% sampling error at p99"
+    "20-35% high; one run of 1,000 requests carries 5-12% sampling error at p99"
 )
 """What ``benchmarks/ttft_check.py`` printed for the simulated percentiles: shown with every sized estimate."""
 
@@ -774,23 +777,22 @@ class PercentilePoint(BaseModel):
         return self.simulated_ms / self.measured_ms - 1
 
 
-def simulate_case(
+def _case_setup(
     case: PercentileCase,
     models: ModelCatalog,
     gpus: GpuCatalog,
-    assumptions: RooflineAssumptions | None = None,
-    requests: int = CHECK_REQUESTS,
-) -> SimulationResult:
-    """The case's run on one replica: its share of the arrivals, its engine's batch cap and the KV cache that
-    :func:`calculator.capacity.memory.fit` gives the replica."""
+    assumptions: RooflineAssumptions | None,
+    n: int,
+) -> tuple[StepCosts, float | _Arr, float]:
+    """A case's step costs, its ``n`` prompts' lengths (drawn from the dataset's own when the case names them)
+    and its replica's KV budget in tokens."""
     model, gpu = models.get(case.model), gpus.get(case.gpu)
     kv = case.kv_dtype or default_kv_dtype(case.precision)
     context = case.input_tokens + case.output_tokens
     room = fit(model, gpu, case.precision, math.ceil(context), case.gpus, kv)
-    n = max(case.burst // case.replicas, 1) if case.burst is not None else requests
     prompts: float | _Arr = case.input_tokens
     longest = context
-    if case.input_lengths is not None:  # the dataset's own prompt lengths, drawn with the run's seed
+    if case.input_lengths is not None:  # the dataset's own prompt lengths, drawn with a fixed seed
         lengths, counts = load_length_histogram(case.input_lengths)
         weights = np.asarray(counts, dtype=np.float64)
         rng = np.random.default_rng(DEFAULT_SEED + 1)
@@ -801,7 +803,20 @@ def simulate_case(
         assumptions=assumptions,
     )  # fmt: skip
     # the engine ran, so its cache held at least one whole sequence, whatever fit() makes of the memory
-    budget = float(max(room.max_cached_tokens, math.ceil(longest)))
+    return costs, prompts, float(max(room.max_cached_tokens, math.ceil(longest)))
+
+
+def simulate_case(
+    case: PercentileCase,
+    models: ModelCatalog,
+    gpus: GpuCatalog,
+    assumptions: RooflineAssumptions | None = None,
+    requests: int = CHECK_REQUESTS,
+) -> SimulationResult:
+    """The case's run on one replica: its share of the arrivals, its engine's batch cap and the KV cache that
+    :func:`calculator.capacity.memory.fit` gives the replica."""
+    n = max(case.burst // case.replicas, 1) if case.burst is not None else requests
+    costs, prompts, budget = _case_setup(case, models, gpus, assumptions, n)
     if case.burst is not None:  # every prompt at once, each replica its share; the benchmark counts them all
         return simulate(costs, np.zeros(n), prompts, case.output_tokens, kv_budget_tokens=budget, trim=False)
     rate = (case.request_rate or 0.0) / case.replicas
@@ -838,18 +853,10 @@ def check_limited_rates(
     for case in cases if cases is not None else load_percentile_cases():
         if case.limits is None or case.request_rate is None:
             continue
-        model, gpu = models.get(case.model), gpus.get(case.gpu)
-        kv = case.kv_dtype or default_kv_dtype(case.precision)
-        context = case.input_tokens + case.output_tokens
-        room = fit(model, gpu, case.precision, math.ceil(context), case.gpus, kv)
-        costs = step_costs(
-            model, gpu, case.precision, case.gpus, max_batch=case.max_batch, max_context=context, kv_dtype=kv,
-            assumptions=assumptions,
-        )  # fmt: skip
+        costs, prompts, budget = _case_setup(case, models, gpus, assumptions, DEFAULT_REQUESTS)
         found = max_rate_under_target(
-            costs, case.input_tokens, case.output_tokens, percentile=case.limits.percentile,
-            ttft_ms=case.limits.ttft_ms, tpot_ms=case.limits.tpot_ms,
-            kv_budget_tokens=float(max(room.max_cached_tokens, math.ceil(context))),
+            costs, prompts, case.output_tokens, percentile=case.limits.percentile, ttft_ms=case.limits.ttft_ms,
+            tpot_ms=case.limits.tpot_ms, kv_budget_tokens=budget,
         )  # fmt: skip
         rate = case.request_rate / case.replicas
         in_flight = rate * case.mean_e2e_ms / 1000 if case.mean_e2e_ms else None
