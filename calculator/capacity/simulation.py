@@ -82,6 +82,7 @@ from calculator.errors import InputError
 __all__ = [
     "DEFAULT_REQUESTS",
     "DEFAULT_SEED",
+    "MAX_BATCH",
     "MAX_REQUESTS",
     "CHECK_REQUESTS",
     "PERCENTILES",
@@ -102,6 +103,7 @@ __all__ = [
     "max_rate_under_target",
     "poisson_arrivals",
     "profile_arrivals",
+    "saturation_rate",
     "simulate",
     "simulate_case",
     "simulate_closed",
@@ -116,6 +118,8 @@ DEFAULT_REQUESTS = 2000
 search over rates and setups (a few to tens of milliseconds a run)."""
 MAX_REQUESTS = 100_000
 """The most requests one run takes: a longer log is sampled down by its caller, not simulated whole."""
+MAX_BATCH = 16_384
+"""The largest batch a cost table holds: sixteen times the largest engine default (vLLM's 1,024)."""
 DEFAULT_SEED = 20261202
 WARMUP_SHARE = 0.1
 """Share of the first requests left out of the percentiles: they arrive at an empty engine."""
@@ -139,7 +143,10 @@ def check_percentile(value: str, field: str = "latency_percentile") -> Percentil
 class StepCosts:
     """What one engine step costs: a decode step's seconds for a batch of 0 to ``max_batch`` sequences at a
     mean context (tabulated on ``context_grid``, linear between), and a prompt token's prefill seconds by the
-    prompt's length (tabulated on ``prompt_grid``). ``overhead_s`` is added to every request's TTFT."""
+    prompt's length (tabulated on ``prompt_grid``). ``overhead_s`` is added to every request's TTFT.
+
+    A frozen dataclass rather than a pydantic model: thousands of floats made by :func:`step_costs` from the
+    roofline (or :meth:`constant`, which checks its figures), never read from a user's file."""
 
     context_grid: tuple[float, ...]
     decode_s: tuple[tuple[float, ...], ...]
@@ -164,9 +171,14 @@ class StepCosts:
         overhead_s: float = 0.0,
     ) -> StepCosts:
         """A step that costs the same whatever the batch and context (queueing-theory checks, what-ifs)."""
+        for name, value in (("decode_step_s", decode_step_s), ("prefill_tokens_per_s", prefill_tokens_per_s)):
+            if not (value > 0 and math.isfinite(value)):
+                raise InputError(name, f"{value} cannot cost a step; give a positive, finite number")
+        if not 1 <= max_batch <= MAX_REQUESTS:
+            raise InputError("max_batch", f"a batch of {max_batch} cannot decode; give 1 to {MAX_REQUESTS:,}")
         row = (decode_step_s, decode_step_s)
         table = ((0.0, 0.0), *(row for _ in range(max_batch)))
-        spt = 1 / prefill_tokens_per_s if prefill_tokens_per_s > 0 else 0.0
+        spt = 1 / prefill_tokens_per_s
         return cls((0.0, 1e12), table, (0.0, 1e12), (spt, spt), chunk_tokens, overhead_s)
 
     def decode_step_s(self, batch: int, context: float) -> float:
@@ -211,8 +223,10 @@ def step_costs(
     up to 8, then about 12 a doubling; contexts about 4 a doubling up to ``max_context``), interpolated for the
     rest, and prefill seconds per token on a grid of prompt lengths. ``chunk_tokens`` defaults to the engine's
     (:func:`calculator.capacity.ttft.chunk_tokens_for`)."""
-    if max_batch < 1:
-        raise InputError("max_batch", f"a batch of {max_batch} cannot decode; give at least 1")
+    if not 1 <= max_batch <= MAX_BATCH:
+        raise InputError("max_batch", f"a batch of {max_batch} cannot be tabulated; give 1 to {MAX_BATCH:,}")
+    if not (max_context >= 1 and math.isfinite(max_context)):
+        raise InputError("max_context", f"{max_context} tokens of context; give at least 1")
     kv = kv_dtype or default_kv_dtype(precision)
     contexts = _grid(max_context, max(int(math.log2(max(max_context, 2)) * 2), 4))
     doublings = math.log2(max(max_batch, 2))
