@@ -280,7 +280,9 @@ def profile_arrivals(hourly_rates: Sequence[float], n: int = DEFAULT_REQUESTS, s
     """Arrival times of a load profile: ``hourly_rates`` requests/s, one an hour, a Poisson process at each
     hour's rate, the hours laid end to end and compressed so that ``n`` requests span them all in proportion
     to their traffic: each hour keeps its own rate (what latency depends on) and its share of requests (what a
-    percentile over the day weighs)."""
+    percentile over the day weighs). An hour starts an hour after the last one's last arrival, so each drains
+    first: the percentiles of a run over these arrivals are the day's, but its throughput and mean batch
+    average over those gaps too (read them from a Poisson run at one hour's rate)."""
     rates = np.asarray(hourly_rates, dtype=np.float64)
     if rates.size == 0 or not np.all(np.isfinite(rates)) or np.any(rates < 0) or rates.sum() <= 0:
         raise InputError("hourly_rates", "a load profile needs hourly rates of at least 0, not all 0")
