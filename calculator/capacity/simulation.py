@@ -63,10 +63,9 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict
 
-from calculator.capacity.memory import default_kv_dtype, fit
+from calculator.capacity.memory import ENGINES, default_kv_dtype, fit
 from calculator.capacity.roofline import AttentionLayout, RooflineAssumptions, decode, prefill_tokens_per_s
 from calculator.capacity.ttft import (
-    LARGE_GPU_CHUNK_TOKENS,
     TTFT_OVERHEAD_MS,
     PercentileCase,
     TtftCase,
@@ -99,7 +98,6 @@ __all__ = [
     "check_limited_rates",
     "check_median_ttfts",
     "check_percentile_cases",
-    "engine_batch_for",
     "max_rate_under_target",
     "poisson_arrivals",
     "profile_arrivals",
@@ -253,14 +251,6 @@ def step_costs(
         chunk_tokens=chunk_tokens or chunk_tokens_for(gpu),
         overhead_s=overhead_ms / 1000,
     )
-
-
-def engine_batch_for(gpu: GpuSpec) -> int:
-    """vLLM's default most sequences in flight for an OpenAI server on ``gpu`` (``max_num_seqs``): 1,024 on GPUs
-    of 70 GiB or more other than the A100, else 256, the same rule as its prefill chunk
-    (:func:`calculator.capacity.ttft.chunk_tokens_for`; ``EngineArgs.get_batch_defaults`` in
-    vllm/engine/arg_utils.py, github.com/vllm-project/vllm, read 2026-12-02)."""
-    return 1024 if chunk_tokens_for(gpu) == LARGE_GPU_CHUNK_TOKENS else 256
 
 
 # --- arrivals -------------------------------------------------------------------------------------------
@@ -900,7 +890,8 @@ def check_median_ttfts(
     assumptions: RooflineAssumptions | None = None,
 ) -> list[MedianTtft]:
     """The median-TTFT cases the TTFT formula is checked on, simulated: Poisson at the case's rate, or a closed
-    loop of its concurrency, at vLLM's default batch for the GPU (:func:`engine_batch_for`)."""
+    loop of its concurrency, at vLLM's default batch for the GPU (``max_num_seqs``, as
+    :meth:`calculator.capacity.memory.EngineProfile.default_max_num_seqs` has it)."""
     out = []
     for case in cases if cases is not None else load_ttft_cases():
         model, gpu = models.get(case.model), gpus.get(case.gpu)
@@ -908,9 +899,10 @@ def check_median_ttfts(
         context = case.input_tokens + case.output_tokens
         room = fit(model, gpu, case.precision, math.ceil(context), case.gpus, kv)
         budget = float(max(room.max_cached_tokens, math.ceil(context)))
+        batch = ENGINES["vllm"].default_max_num_seqs(gpu)
         costs = step_costs(
-            model, gpu, case.precision, case.gpus, max_batch=engine_batch_for(gpu), max_context=context,
-            kv_dtype=kv, assumptions=assumptions,
+            model, gpu, case.precision, case.gpus, max_batch=batch, max_context=context, kv_dtype=kv,
+            assumptions=assumptions,
         )  # fmt: skip
         i, o = case.input_tokens, case.output_tokens
         if case.concurrency is not None:
