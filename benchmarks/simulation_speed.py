@@ -77,13 +77,17 @@ def _numpy_floor(n: int) -> float:
 def _setups() -> list[tuple[str, StepCosts, float, float, float, float]]:
     """(label, costs, rate per replica, input, output, cached share)."""
     models, gpus = load_model_specs(), load_gpu_specs()
-    small = step_costs(models.get("llama-3.2-3b"), gpus.get("l40s"), "bf16", 1, max_batch=256, max_context=1300)
+    small = step_costs(
+        models.get("llama-3.2-3b"), gpus.get("l40s"), "bf16", 1, max_batch=256, max_context=1300, min_context=999
+    )
     big = step_costs(
-        models.get("llama-3.3-70b"), gpus.get("h200-sxm"), "fp8", 1, max_batch=512, max_context=900, kv_dtype="fp8"
-    )
+        models.get("llama-3.3-70b"), gpus.get("h200-sxm"), "fp8", 1, max_batch=512, max_context=600,
+        min_context=300, kv_dtype="fp8",
+    )  # fmt: skip
     agent = step_costs(
-        models.get("glm-5"), gpus.get("h200-sxm"), "fp8", 8, max_batch=64, max_context=20500, attention="dp"
-    )
+        models.get("glm-5"), gpus.get("h200-sxm"), "fp8", 8, max_batch=64, max_context=20500, min_context=20000,
+        attention="dp",
+    )  # fmt: skip
     return [
         ("Llama-3.2-3B, L40S, 7.5 req/s", small, 7.5, 999.0, 270.0, 0.0),
         ("Llama-3.3-70B FP8, H200, 6 req/s", big, 6.0, 300.0, 290.0, 0.0),

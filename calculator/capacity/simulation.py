@@ -199,8 +199,9 @@ def _interp(grid: tuple[float, ...], values: tuple[float, ...], x: float) -> flo
     return values[j - 1] + w * (values[j] - values[j - 1])
 
 
-def _grid(top: float, points: int) -> list[float]:
-    return sorted({1.0, *np.geomspace(1.0, max(top, 2.0), points).round().tolist()})
+def _grid(top: float, points: int, low: float = 1.0) -> list[float]:
+    """About ``points`` whole numbers from ``low`` to ``top``, evenly spaced on a log scale."""
+    return sorted({round(low), *np.geomspace(low, max(top, low + 1.0), points).round().tolist()})
 
 
 def step_costs(
@@ -211,24 +212,29 @@ def step_costs(
     *,
     max_batch: int,
     max_context: float,
+    min_context: float = 1.0,
     kv_dtype: str | None = None,
     assumptions: RooflineAssumptions | None = None,
     attention: AttentionLayout = "tp",
     chunk_tokens: int | None = None,
     overhead_ms: float = TTFT_OVERHEAD_MS,
 ) -> StepCosts:
-    """The roofline's step costs for one replica: decode steps on a grid of batches and contexts (every batch
-    up to 8, then about 12 a doubling; contexts about 4 a doubling up to ``max_context``), interpolated for the
-    rest, and prefill seconds per token on a grid of prompt lengths. ``chunk_tokens`` defaults to the engine's
-    (:func:`calculator.capacity.ttft.chunk_tokens_for`)."""
+    """The roofline's step costs for one replica: decode steps on a grid of batches and mean contexts (every
+    batch up to 8, then 6 a doubling; contexts 2 a doubling from ``min_context`` to ``max_context``, at least
+    4), interpolated for the rest, and prefill seconds per token on a grid of prompt lengths. Beyond the grid
+    a step costs what its edge does, so the contexts a run reaches belong inside it: from the shortest prompt
+    to the longest prompt plus its output. ``chunk_tokens`` defaults to the engine's
+    (:func:`calculator.capacity.ttft.chunk_tokens_for`). Against the roofline called at each batch and
+    context the table is within 5% (a step's kink from the memory to the compute roof), mostly exact."""
     if not 1 <= max_batch <= MAX_BATCH:
         raise InputError("max_batch", f"a batch of {max_batch} cannot be tabulated; give 1 to {MAX_BATCH:,}")
     if not (max_context >= 1 and math.isfinite(max_context)):
         raise InputError("max_context", f"{max_context} tokens of context; give at least 1")
     kv = kv_dtype or default_kv_dtype(precision)
-    contexts = _grid(max_context, max(int(math.log2(max(max_context, 2)) * 2), 4))
+    low = min(max(min_context, 1.0), max_context)
+    contexts = _grid(max_context, max(int(math.log2(max_context / low) * 2), 4), low)
     doublings = math.log2(max(max_batch, 2))
-    batches = sorted({*range(1, min(max_batch, 8) + 1), *_grid(max_batch, int(doublings * 12) + 2)})
+    batches = sorted({*range(1, min(max_batch, 8) + 1), *_grid(max_batch, int(doublings * 6) + 2)})
     batches = [b for b in batches if b <= max_batch]
     table = np.array(
         [
@@ -797,16 +803,16 @@ def _case_setup(
     context = case.input_tokens + case.output_tokens
     room = fit(model, gpu, case.precision, math.ceil(context), case.gpus, kv)
     prompts: float | _Arr = case.input_tokens
-    longest = context
+    shortest, longest = case.input_tokens, context
     if case.input_lengths is not None:  # the dataset's own prompt lengths, drawn with a fixed seed
         lengths, counts = load_length_histogram(case.input_lengths)
         weights = np.asarray(counts, dtype=np.float64)
         rng = np.random.default_rng(DEFAULT_SEED + 1)
         prompts = rng.choice(np.asarray(lengths, dtype=np.float64), size=n, p=weights / weights.sum())
-        longest = max(lengths) + case.output_tokens
+        shortest, longest = min(lengths), max(lengths) + case.output_tokens
     costs = step_costs(
-        model, gpu, case.precision, case.gpus, max_batch=case.max_batch, max_context=longest, kv_dtype=kv,
-        assumptions=assumptions,
+        model, gpu, case.precision, case.gpus, max_batch=case.max_batch, max_context=longest,
+        min_context=shortest, kv_dtype=kv, assumptions=assumptions,
     )  # fmt: skip
     # the engine ran, so its cache held at least one whole sequence, whatever fit() makes of the memory
     return costs, prompts, float(max(room.max_cached_tokens, math.ceil(longest)))
@@ -901,8 +907,8 @@ def check_median_ttfts(
         budget = float(max(room.max_cached_tokens, math.ceil(context)))
         batch = ENGINES["vllm"].default_max_num_seqs(gpu)
         costs = step_costs(
-            model, gpu, case.precision, case.gpus, max_batch=batch, max_context=context, kv_dtype=kv,
-            assumptions=assumptions,
+            model, gpu, case.precision, case.gpus, max_batch=batch, max_context=context,
+            min_context=case.input_tokens, kv_dtype=kv, assumptions=assumptions,
         )  # fmt: skip
         i, o = case.input_tokens, case.output_tokens
         if case.concurrency is not None:

@@ -545,8 +545,8 @@ class _Search:
         cached = float(s.prefix_share) * float(s.hit_rate)
         held = max(round(record.concurrency or 1), 1)
         costs = step_costs(
-            self.spec, gpu, precision, gpus, max_batch=held, max_context=i + o, assumptions=assumptions,
-            attention=attention,
+            self.spec, gpu, precision, gpus, max_batch=held, max_context=i + o, min_context=i,
+            assumptions=assumptions, attention=attention,
         )  # fmt: skip
         tpot = 1000 / target.tokens_per_s_per_user if target.tokens_per_s_per_user else None
         found = max_rate_under_target(
