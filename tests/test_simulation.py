@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from calculator.capacity.roofline import decode
 from calculator.capacity.simulation import (
     StepCosts,
     check_percentile,
@@ -92,6 +93,19 @@ def test_a_closed_loop_keeps_its_clients_in_flight() -> None:
     with pytest.raises(InputError) as err:
         simulate_closed(costs, 0, 999, 270)
     assert err.value.problem.field == "concurrency"
+
+
+def test_the_cost_table_is_the_roofline_between_its_points() -> None:
+    # the table holds decode() on a grid; between the points it interpolates, within 5% of decode() itself
+    models, gpus = load_model_specs(), load_gpu_specs()
+    model, gpu = models.get("llama-3.3-70b"), gpus.get("h100-sxm")
+    costs = step_costs(model, gpu, "fp8", 2, max_batch=1024, max_context=1300, min_context=200)
+    rng = np.random.default_rng(0)
+    for _ in range(100):
+        b, c = int(rng.integers(1, 1025)), float(rng.uniform(200, 1300))
+        direct = decode(model, gpu, "fp8", b, c, 2, "bf16").step_ms / 1000
+        assert costs.decode_step_s(b, c) == pytest.approx(direct, rel=0.05)
+    assert costs.decode_step_s(0, 500.0) == 0.0  # nothing decoding costs nothing
 
 
 def test_the_same_seed_gives_the_same_run() -> None:
