@@ -17,6 +17,7 @@ from calculator.capacity.simulation import (
     check_limited_rates,
     check_median_ttfts,
     check_percentile_cases,
+    check_speed_matched,
 )
 from calculator.capacity.ttft import TTFT_OVERHEAD_MS, TtftResult, check_ttft_cases, fit_overhead_ms
 from calculator.catalog.gpus import load_gpu_specs
@@ -131,6 +132,19 @@ def percentiles(models: object, gpus: object) -> None:
                 f"{r.found.rate:6.2f} vs {r.measured_rate:6.2f} req/s ({r.error:+.0%}); decoding "
                 f"{r.found.batch:.0f} vs {flight} in flight{flag}"
             )
+    matched = check_speed_matched(models, gpus)  # type: ignore[arg-type]
+    print("\nThe simulation alone: every step stretched until the run's p50 TPOT is the published one (a")
+    print("diagnostic, one figure per run; the factor is how far the roofline's speed is off there)")
+    for m in matched:
+        errors = [abs(p.error) for p in m.points]
+        worst = max(errors) if errors else 0.0
+        print(f"  {m.case.id:36} steps x{m.scale:5.2f}: the other {len(errors)} points median |error| "
+              f"{statistics.median(errors) if errors else 0.0:.0%}, worst {worst:.0%}")  # fmt: skip
+    for name, split in (("in-sample", "fit"), ("hold-out", "holdout")):
+        errors = [abs(p.error) for m in matched if m.case.split == split for p in m.points]
+        if errors:
+            print(f"{name}, speed matched: median |error| {statistics.median(errors):.0%}, worst {max(errors):.0%} "
+                  f"over {len(errors)} points")  # fmt: skip
     for name, group in (("in-sample", fit), ("hold-out", held), ("hold-out, nothing assumed", sure)):
         ratios = [abs(r) for r in _tail_ratios(group)]
         if ratios:

@@ -108,6 +108,12 @@ def test_the_cost_table_is_the_roofline_between_its_points() -> None:
     assert costs.decode_step_s(0, 500.0) == 0.0  # nothing decoding costs nothing
 
 
+def test_steps_twice_as_long_double_a_lone_requests_latencies() -> None:
+    costs = StepCosts.constant(DECODE_S, PREFILL_TPS, max_batch=4)
+    one, two = simulate(costs, [0.0], PROMPT, OUTPUT), simulate(costs.scaled(2.0), [0.0], PROMPT, OUTPUT)
+    assert two.ttft_ms.p50 == pytest.approx(2 * one.ttft_ms.p50) and two.tpot_ms.p50 == pytest.approx(20.0)
+
+
 def test_the_same_seed_gives_the_same_run() -> None:
     costs = _l40s_costs()
     a = simulate_poisson(costs, 5.0, 999, 270, seed=7)
