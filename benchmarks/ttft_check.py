@@ -135,13 +135,13 @@ def percentiles(models: object, gpus: object) -> None:
     matched = check_speed_matched(models, gpus)  # type: ignore[arg-type]
     print("\nThe simulation alone: every step stretched until the run's p50 TPOT is the published one (a")
     print("diagnostic, one figure per run; the factor is how far the roofline's speed is off there)")
-    for m in matched:
-        errors = [abs(p.error) for p in m.points]
+    for sm in matched:
+        errors = [abs(p.error) for p in sm.points]
         worst = max(errors) if errors else 0.0
-        print(f"  {m.case.id:36} steps x{m.scale:5.2f}: the other {len(errors)} points median |error| "
+        print(f"  {sm.case.id:36} steps x{sm.scale:5.2f}: the other {len(errors)} points median |error| "
               f"{statistics.median(errors) if errors else 0.0:.0%}, worst {worst:.0%}")  # fmt: skip
     for name, split in (("in-sample", "fit"), ("hold-out", "holdout")):
-        errors = [abs(p.error) for m in matched if m.case.split == split for p in m.points]
+        errors = [abs(p.error) for sm in matched if sm.case.split == split for p in sm.points]
         if errors:
             print(f"{name}, speed matched: median |error| {statistics.median(errors):.0%}, worst {max(errors):.0%} "
                   f"over {len(errors)} points")  # fmt: skip
