@@ -156,6 +156,15 @@ def test_a_long_prompt_is_prefilled_in_chunks_beside_the_decoding_batch() -> Non
     assert r.ttft_ms.mean == pytest.approx((0.1 + (3 * 10 + 500)) / 2, rel=1e-3)
 
 
+def test_arrivals_in_any_order_keep_their_own_lengths() -> None:
+    costs = StepCosts.constant(DECODE_S, PREFILL_TPS, max_batch=1, chunk_tokens=100_000)
+    # a 10,000-token prompt at 0.5 s and a 100-token one at 0 s, given in that order: the short one is served
+    # first (10 ms of prefill, a 10 ms step), the long one at 0.5 s on an idle replica (1 s); had the lengths
+    # been swapped, the short prompt would wait behind the long one's second
+    r = simulate(costs, [0.5, 0.0], [10_000, 100], [2, 2], trim=False)
+    assert r.ttft_ms.mean == pytest.approx((10.0 + 1000.0) / 2)
+
+
 def test_arrivals_may_come_from_a_log_or_a_load_profile() -> None:
     costs = _l40s_costs()
     log = [0.0, 0.05, 0.05, 0.4, 1.2, 1.25, 3.0]  # a prompt log's own timestamps, in seconds

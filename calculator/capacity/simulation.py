@@ -349,7 +349,8 @@ class SimulationResult(BaseModel):
     """Per request, (finish - first token) / (output tokens - 1); requests of one output token left out."""
     e2e_ms: Percentiles
     output_tokens_per_s: float
-    """Tokens decoded per second between the warm-up and the last arrival."""
+    """Output tokens per second (each request's first included) between the warm-up and the last arrival; over
+    the whole run when every request arrives at once or in a closed loop."""
     mean_batch: float
     """Sequences decoding, averaged over time between the warm-up and the last arrival."""
     max_batch_seen: int
@@ -397,10 +398,10 @@ def simulate(
     still runs when nothing else does, as an engine serves a prompt within its model length. ``trim`` leaves
     the warm-up and drain requests out of the percentiles (a steady load); a benchmark that sends a fixed set
     of prompts and counts them all is compared with ``trim=False``."""
-    times = np.sort(np.asarray(arrivals, dtype=np.float64))
-    n = times.size
+    given = np.asarray(arrivals, dtype=np.float64).reshape(-1)
+    n = given.size
     _check_count(n)
-    if not np.all(np.isfinite(times)) or times[0] < 0:
+    if not np.all(np.isfinite(given)) or given.min() < 0:
         raise InputError("arrivals", "arrival times must be finite seconds of at least 0")
     if not 0 <= cached_share <= 1 or not math.isfinite(cached_share):
         raise InputError("cached_share", f"{cached_share} is not a share; give 0 to 1 (prefix share x hit rate)")
@@ -409,8 +410,10 @@ def simulate(
         raise InputError("max_batch", f"{batch_cap} is outside 1..{costs.max_batch}, the batches the costs cover")
     if kv_budget_tokens is not None and not kv_budget_tokens > 0:
         raise InputError("kv_budget_tokens", f"{kv_budget_tokens} tokens of KV cache hold nothing; give more than 0")
-    prompt = _as_array(input_tokens, n, "input_tokens", 0.0)
-    output = np.maximum(np.round(_as_array(output_tokens, n, "output_tokens", 1.0)), 1.0)
+    order = np.argsort(given, kind="stable")  # in arrival order, each request keeping its own lengths
+    times = given[order]
+    prompt = _as_array(input_tokens, n, "input_tokens", 0.0)[order]
+    output = np.maximum(np.round(_as_array(output_tokens, n, "output_tokens", 1.0)), 1.0)[order]
     uncached = np.maximum(np.ceil(prompt * (1 - cached_share)), 1.0)
     spt = costs.prefill_seconds_per_token(prompt)
     out = _run(costs, times, prompt, uncached, output, spt, batch_cap, kv_budget_tokens)
@@ -465,6 +468,8 @@ def simulate_closed(
         raise InputError("max_batch", f"{batch_cap} is outside 1..{costs.max_batch}, the batches the costs cover")
     if not 0 <= cached_share <= 1 or not math.isfinite(cached_share):
         raise InputError("cached_share", f"{cached_share} is not a share; give 0 to 1 (prefix share x hit rate)")
+    if kv_budget_tokens is not None and not kv_budget_tokens > 0:
+        raise InputError("kv_budget_tokens", f"{kv_budget_tokens} tokens of KV cache hold nothing; give more than 0")
     n = requests
     prompt = _as_array(input_tokens, n, "input_tokens", 0.0)
     output = np.maximum(np.round(_as_array(output_tokens, n, "output_tokens", 1.0)), 1.0)
