@@ -263,6 +263,11 @@ class PercentileCase(_Frozen):
     """Poisson arrivals per second over the whole run (all replicas)."""
     burst: int | None = Field(default=None, ge=1, le=100_000)
     """Instead of a rate: this many prompts sent at once (``--request-rate inf``)."""
+    concurrency: int | None = Field(default=None, ge=1, le=100_000)
+    """Instead of a rate: this many clients, each sending its next request as its last ends
+    (``--max-concurrency``), ``requests`` in all."""
+    requests: int | None = Field(default=None, ge=1, le=100_000)
+    """The run's requests, for a closed loop."""
     max_batch: int = Field(ge=1, le=4096)
     """The engine's most sequences in flight, as configured (or its default)."""
     ttft_ms: MeasuredPercentiles | None = None
@@ -279,8 +284,11 @@ class PercentileCase(_Frozen):
 
     @model_validator(mode="after")
     def _one_load(self) -> PercentileCase:
-        if (self.request_rate is None) == (self.burst is None):
-            raise ValueError("give request_rate (Poisson arrivals) or burst (prompts sent at once), not both")
+        loads = [x for x in (self.request_rate, self.burst, self.concurrency) if x is not None]
+        if len(loads) != 1:
+            raise ValueError(
+                "give one load: request_rate (Poisson arrivals), burst (prompts sent at once) or concurrency"
+            )
         return self
 
 
