@@ -271,7 +271,7 @@ def test_a_bad_length_histogram_names_its_line(tmp_path: Path, monkeypatch: pyte
     assert err.value.problem.field == "input_lengths" and "line 3" in err.value.problem.message
 
 
-def test_a_percentile_case_gives_a_rate_or_a_burst() -> None:
+def test_a_percentile_case_gives_one_load() -> None:
     row = {
         "id": "x", "model": "llama-3.2-3b", "gpu": "l40s", "gpus": 1, "precision": "bf16", "engine": "vllm",
         "input_tokens": 100, "output_tokens": 10, "max_batch": 8,
@@ -282,6 +282,9 @@ def test_a_percentile_case_gives_a_rate_or_a_burst() -> None:
     with pytest.raises(ValidationError):
         PercentileCase.model_validate({**row, "request_rate": 1.0, "burst": 10})
     assert PercentileCase.model_validate({**row, "burst": 10}).burst == 10
+    assert PercentileCase.model_validate({**row, "concurrency": 4, "requests": 100}).concurrency == 4
+    with pytest.raises(ValidationError):
+        PercentileCase.model_validate({**row, "concurrency": 4, "burst": 10})
 
 
 # --- bad and hostile input -------------------------------------------------------------------------------
