@@ -581,8 +581,13 @@ class _Search:
             meets_target=found.meets,
             evidence=label,
             evidence_kind="estimate",
-            latency_note=f"simulated {pct} of continuous batching on the roofline's step costs at "
-            f"{rate * utilisation:.3g} requests/s a replica (the sizing load); {SIMULATION_ERROR_NOTE}",
+            latency_note=f"simulated {pct} of continuous batching on the roofline's step costs "
+            + (
+                f"at {rate * utilisation:.3g} requests/s a replica (the sizing load)"
+                if found.meets
+                else f"on a nearly idle replica ({at.offered_rate:.3g} requests/s: the best it does)"
+            )
+            + f"; {SIMULATION_ERROR_NOTE}",
             simulated=at,
             rate_at_target=found.rate,
             percentile=pct,
