@@ -28,6 +28,7 @@ from calculator.capacity.simulation import (
 )
 from calculator.capacity.ttft import PercentileCase, load_length_histogram, load_percentile_cases
 from calculator.catalog.catalogs import load_catalogs
+from calculator.catalog.datafile import DATA_DIR
 from calculator.catalog.gpus import load_gpu_specs
 from calculator.catalog.models import load_model_specs
 from calculator.cli import main
@@ -175,6 +176,28 @@ def test_arrivals_may_come_from_a_log_or_a_load_profile() -> None:
     # each hour keeps its share of the requests: 2.0 of 3.5 requests/s in all
     hours = np.diff(times) > 1800
     assert int(hours.sum()) == 2  # three busy hours laid end to end, the empty one left out
+
+
+def test_a_prompt_logs_own_timestamps_and_lengths_are_simulated_as_logged() -> None:
+    # the bundled Mooncake conversation trace (kvcache-ai/Mooncake, FAST'25): the first 2,000 requests, their
+    # own arrival times (ms) and lengths, on Llama-3.1-8B FP8 over 2x H100, against Poisson at the same mean rate
+    path = DATA_DIR / "samples" / "mooncake" / "conversation_trace.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()[:2000]]
+    times = np.asarray([r["timestamp"] for r in rows], dtype=np.float64) / 1000
+    prompts = np.asarray([r["input_length"] for r in rows], dtype=np.float64)
+    answers = np.asarray([r["output_length"] for r in rows], dtype=np.float64)
+    model, gpu = load_model_specs().get("llama-3.1-8b"), load_gpu_specs().get("h100-sxm")
+    costs = step_costs(model, gpu, "fp8", 2, max_batch=256, max_context=float((prompts + answers).max()))
+    logged = simulate(costs, times, prompts, answers, cached_share=0.4)
+    assert logged.offered_rate == pytest.approx(1999 / (times[-1] - times[0]))
+    poisson = simulate_poisson(costs, logged.offered_rate, prompts, float(answers.mean()), cached_share=0.4)
+    fixed = simulate_poisson(costs, logged.offered_rate, float(prompts.mean()), float(answers.mean()), cached_share=0.4)
+    assert logged.keeps_up and poisson.keeps_up and fixed.keeps_up
+    # the log's requests come in clumps (several in the same millisecond): its median TTFT is longer than Poisson
+    # arrivals of the same prompts give
+    assert logged.ttft_ms.p50 > poisson.ttft_ms.p50
+    # its prompts run from 891 to 123,192 tokens: the long ones make a p99 many times one mean-sized prompt's
+    assert poisson.ttft_ms.p99 > 5 * fixed.ttft_ms.p99
 
 
 def test_the_rate_search_finds_the_highest_load_meeting_the_target() -> None:
