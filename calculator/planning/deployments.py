@@ -102,9 +102,6 @@ MULTI_NODE = (2,)
 """Whole 8-GPU nodes per replica tried when the model fits no single node (pipeline over the network)."""
 DEFAULT_PRECISIONS = ("bf16", "fp8")
 """FP4 and INT4 change the model's quality as well as its cost: asked for, not enumerated by default."""
-SIZING_REQUESTS = 1000
-"""Requests per simulated run when sizing to a percentile target: the search runs about ten per setup, so
-fewer than the module's default; a p99 then rests on about 8 requests (see ``SIMULATION_ERROR_NOTE``)."""
 BATCHES = (1, 2, 4, 8, 16, 32, 64)
 """Batches the estimate tries, up to the estimate's default engine batch (``EstimateSetup.max_batch``)."""
 SPECULATIVE_WHAT_IF = 1.5
@@ -115,6 +112,9 @@ SPECULATIVE_SOURCE = (
     "with draft models, n-gram and EAGLE-3; the gain shrinks at high batch, where decode is compute bound"
 )
 PriceKind = Literal["on_demand", "reserved", "committed", "spot"]
+SIZING_REQUESTS = 1000
+"""Requests per simulated run when sizing to a percentile target: the search runs about ten per setup, so
+fewer than the module's default; a p99 then rests on about 8 requests (see ``SIMULATION_ERROR_NOTE``)."""
 
 
 class Deployment(BaseModel):
