@@ -110,7 +110,9 @@ def test_a_target_the_prefill_lower_bound_met_is_no_longer_met_under_load() -> N
     # under load even batch 1 adds the per-request overhead and the wait for its one slot at 70% busy
     assert not sized.meets_target
     assert sized.ttft_ms is not None and sized.ttft_ms > plain * 1.01
-    assert "TTFT under load" in sized.latency_note and "hold-out median |error|" in sized.latency_note
+    # a target is met at its percentile (p95 by default) of the simulated engine, and the note says how far off
+    # that simulation is on published runs
+    assert "simulated p95" in sized.latency_note and "hold-out median |error|" in sized.latency_note
 
 
 def test_loaded_ttft_against_published_measurements() -> None:

@@ -37,12 +37,13 @@ and queue terms have no fitted figure.
 
 from __future__ import annotations
 
+import csv
 import math
 import statistics
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from calculator.capacity.memory import default_kv_dtype
 from calculator.capacity.roofline import RooflineAssumptions, decode, prefill_tokens_per_s
@@ -51,6 +52,7 @@ from calculator.catalog.field_docs import FIELD_DOCS
 from calculator.catalog.gpus import GpuCatalog, GpuSpec
 from calculator.catalog.models import ModelCatalog
 from calculator.catalog.prices import Source
+from calculator.errors import InputError
 
 __all__ = [
     "DEFAULT_CHUNK_TOKENS",
@@ -58,13 +60,18 @@ __all__ = [
     "TTFT_CASES_PATH",
     "TTFT_ERROR_NOTE",
     "TTFT_OVERHEAD_MS",
+    "LatencyLimits",
     "LoadedTtft",
+    "MeasuredPercentiles",
+    "PercentileCase",
     "TtftCase",
     "TtftResult",
     "check_ttft_cases",
     "chunk_tokens_for",
     "erlang_c_wait_s",
     "fit_overhead_ms",
+    "load_length_histogram",
+    "load_percentile_cases",
     "load_ttft_cases",
     "loaded_ttft",
     "plain_ttft_ms",
@@ -211,9 +218,111 @@ class TtftCase(_Frozen):
     source: Source
 
 
+class MeasuredPercentiles(_Frozen):
+    """A latency's published percentiles in milliseconds; a source prints some, not always all."""
+
+    p50: float | None = Field(default=None, gt=0)
+    p90: float | None = Field(default=None, gt=0)
+    p95: float | None = Field(default=None, gt=0)
+    p99: float | None = Field(default=None, gt=0)
+
+    def given(self) -> dict[str, float]:
+        return {k: v for k, v in (("p50", self.p50), ("p90", self.p90), ("p95", self.p95), ("p99", self.p99)) if v}
+
+
+class LatencyLimits(_Frozen):
+    """The limits a latency-limited run met (MLPerf's Server scenario: p99 TTFT and TPOT), so its published rate
+    is the highest its setup sustains under them."""
+
+    percentile: Literal["p50", "p90", "p95", "p99"] = "p99"
+    ttft_ms: float | None = Field(default=None, gt=0)
+    tpot_ms: float | None = Field(default=None, gt=0)
+
+
+class PercentileCase(_Frozen):
+    """One published open-loop run with its latency percentiles: the check of the simulated percentiles
+    (:func:`calculator.capacity.simulation.check_percentile_cases`)."""
+
+    id: str
+    model: str
+    gpu: str
+    gpus: int = Field(ge=1)
+    """GPUs of one replica (tensor parallel)."""
+    replicas: int = Field(default=1, ge=1)
+    """Replicas the run's requests were spread over, evenly."""
+    precision: str
+    kv_dtype: str | None = None
+    engine: str
+    input_tokens: float = Field(gt=0)
+    """The prompts' mean length in tokens."""
+    input_lengths: str | None = Field(default=None, pattern=r"^[a-z0-9_-]+(/[a-z0-9_.-]+)*\.csv$")
+    """A histogram of the prompts' lengths (``input_length,count``) under ``calculator/data/``, when the run's
+    prompts vary and the dataset's lengths are known: the simulation draws its prompts from it."""
+    output_tokens: float = Field(gt=0)
+    request_rate: float | None = Field(default=None, gt=0)
+    """Poisson arrivals per second over the whole run (all replicas)."""
+    burst: int | None = Field(default=None, ge=1, le=100_000)
+    """Instead of a rate: this many prompts sent at once (``--request-rate inf``)."""
+    concurrency: int | None = Field(default=None, ge=1, le=100_000)
+    """Instead of a rate: this many clients, each sending its next request as its last ends
+    (``--max-concurrency``), ``requests`` in all."""
+    requests: int | None = Field(default=None, ge=1, le=100_000)
+    """The run's requests, for a closed loop."""
+    max_batch: int = Field(ge=1, le=4096)
+    """The engine's most sequences in flight, as configured (or its default)."""
+    ttft_ms: MeasuredPercentiles | None = None
+    tpot_ms: MeasuredPercentiles | None = None
+    """Per request, (end - first token) / (output tokens - 1), as vLLM and MLPerf count it."""
+    limits: LatencyLimits | None = None
+    """The latency limits the run was tuned to meet, when it is a latency-limited run."""
+    mean_e2e_ms: float | None = Field(default=None, gt=0)
+    """Mean request latency, for the sequences in flight by Little's law (rate x mean latency)."""
+    uncertain: str | None = None
+    """What about the case is not known from the source, and what was assumed."""
+    split: Split = "holdout"
+    source: Source
+
+    @model_validator(mode="after")
+    def _one_load(self) -> PercentileCase:
+        loads = [x for x in (self.request_rate, self.burst, self.concurrency) if x is not None]
+        if len(loads) != 1:
+            raise ValueError(
+                "give one load: request_rate (Poisson arrivals), burst (prompts sent at once) or concurrency"
+            )
+        return self
+
+
 class TtftCaseFile(_Frozen):
     schema_version: Literal[1]
     cases: tuple[TtftCase, ...]
+    percentile_cases: tuple[PercentileCase, ...] = ()
+
+
+def load_percentile_cases(path: Path | None = None) -> tuple[PercentileCase, ...]:
+    return load_model(path or TTFT_CASES_PATH, TtftCaseFile).percentile_cases
+
+
+def load_length_histogram(name: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """A bundled histogram of prompt lengths (``input_length,count`` under ``calculator/data/``): the lengths
+    and how many prompts have each. A row that is not two positive integers is an error naming its line."""
+    path = DATA_DIR / name
+    lengths: list[int] = []
+    counts: list[int] = []
+    with path.open(encoding="utf-8", newline="") as f:
+        for line, row in enumerate(csv.reader(f), start=1):
+            if line == 1:
+                continue
+            try:
+                length, count = (int(x) for x in row)
+            except ValueError:
+                raise InputError("input_lengths", f"{name} line {line}: give two whole numbers") from None
+            if length < 1 or count < 1:
+                raise InputError("input_lengths", f"{name} line {line}: a length and a count of at least 1")
+            lengths.append(length)
+            counts.append(count)
+    if not lengths:
+        raise InputError("input_lengths", f"{name} holds no lengths")
+    return tuple(lengths), tuple(counts)
 
 
 class TtftResult(BaseModel):

@@ -56,7 +56,17 @@ def deployment_json(d: Any) -> dict[str, Any]:
         "record": d.record_id,
         "requests_per_s_per_replica": d.requests_per_s_per_replica,
         "latency_note": d.latency_note,
+        "latency_percentile": d.latency_percentile,
+        "ttft_ms_percentiles": _percentiles(d.ttft_percentiles_ms),
+        "tpot_ms_percentiles": _percentiles(d.tpot_percentiles_ms),
+        "requests_per_s_at_target": d.requests_per_s_at_target,
+        "mean_batch_at_target": d.mean_batch_at_target,
     }
+
+
+def _percentiles(p: Any) -> dict[str, float] | None:
+    """A simulated latency's p50, p90, p95 and p99 in ms (None where the row was not simulated)."""
+    return None if p is None else {"p50": p.p50, "p90": p.p90, "p95": p.p95, "p99": p.p99}
 
 
 def _target_text(target: Any) -> str:
@@ -97,6 +107,15 @@ HEADERS = [
     "#", "Offer", "Kind", "Replica", "Precision", "Replicas", "GPUs", "Per month", "Tok/s/user", "TTFT ms", "Meets",
     "Evidence",
 ]  # fmt: skip
+
+
+def _headers(target: Any) -> list[str]:
+    """The table's headers; with a target, the latency columns say its percentile (an estimate is simulated at
+    it, a measurement shows the level's figure at it where the record has one)."""
+    if target is None:
+        return HEADERS
+    pct = target.percentile
+    return [f"Tok/s/user {pct}" if h == "Tok/s/user" else f"TTFT {pct} ms" if h == "TTFT ms" else h for h in HEADERS]
 
 
 def _latency(args: argparse.Namespace, scenario: Any) -> Any:
@@ -185,7 +204,7 @@ def _print(result: Any, scenario: Any, show_all: bool) -> None:
             f"{format_money(best.monthly, best.currency)} a month"
         )
     print()
-    print(console.table([_row(i + 1, d) for i, d in enumerate(shown)], HEADERS))
+    print(console.table([_row(i + 1, d) for i, d in enumerate(shown)], _headers(result.target)))
     rest = len(result.deployments) - len(shown)
     if rest > 0:
         print(
@@ -230,7 +249,11 @@ def add_deploy_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     dep.add_argument("--model", help="model id to deploy (see: models); default: the scenario's open model")
     dep.add_argument("--ttft-ms", type=flags.positive, help="time to first token at most this (ms)")
     dep.add_argument("--tokens-per-s-per-user", type=flags.positive, help="output tokens/s per user at least this")
-    dep.add_argument("--latency-percentile", choices=["p50", "p90", "p95", "p99"], help="of the target (default p95)")
+    dep.add_argument(
+        "--latency-percentile",
+        choices=["p50", "p90", "p95", "p99"],
+        help="of the target (default p95); estimates are sized to it by simulating the engine's batching",
+    )
     dep.add_argument("--as-of", type=flags.iso_date, help="prices in force on this date (default: the scenario's)")
     dep.add_argument("--spot", action="store_true", help="include spot (interruptible) GPU prices")
     dep.add_argument(

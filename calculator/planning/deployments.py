@@ -20,7 +20,10 @@ precision on this GPU and count from the records catalogue (its busiest load lev
 target, :func:`~calculator.capacity.sizing.best_under_target`, converted to the scenario's shape by
 :func:`~calculator.capacity.sizing.replica_capacity`), else the roofline estimate
 (:func:`~calculator.capacity.sizing.estimate_record`) at the largest batch that meets the target,
-labelled as an estimate. Replicas and the bill come from :mod:`calculator.pricing.billing`
+labelled as an estimate. With a latency target the estimate meets it at the target's percentile: the
+simulated engine (:mod:`calculator.capacity.simulation`, up to the batch the KV cache holds) gives the
+highest request rate per replica whose TTFT and time per output token meet it, and that rate caps the
+replica's capacity. Replicas and the bill come from :mod:`calculator.pricing.billing`
 (``ceil(peak / (capacity x target utilisation))`` plus spares, whole instances or billing units):
 the same functions Compare prices with, so the two cannot disagree.
 
@@ -41,6 +44,14 @@ from pydantic import BaseModel, ConfigDict
 from calculator.capacity.memory import FitResult, bytes_per_weight, default_kv_dtype, fit
 from calculator.capacity.replica_setup import attention_layouts
 from calculator.capacity.roofline import ReplicaSpeed, RooflineAssumptions, replica_speed
+from calculator.capacity.simulation import (
+    SIMULATION_ERROR_NOTE,
+    Percentiles,
+    SimulationResult,
+    max_rate_under_target,
+    simulate_poisson,
+    step_costs,
+)
 from calculator.capacity.sizing import (
     ReplicaCapacity,
     best_under_target,
@@ -103,6 +114,9 @@ SPECULATIVE_SOURCE = (
     "with draft models, n-gram and EAGLE-3; the gain shrinks at high batch, where decode is compute bound"
 )
 PriceKind = Literal["on_demand", "reserved", "committed", "spot"]
+SIZING_REQUESTS = 1000
+"""Requests per simulated run when sizing to a percentile target: the search runs about ten per setup, so
+fewer than the module's default; a p99 then rests on about 8 requests (see ``SIMULATION_ERROR_NOTE``)."""
 
 
 class Deployment(BaseModel):
@@ -143,6 +157,16 @@ class Deployment(BaseModel):
     """Where the per-user speed and TTFT come from (a measured percentile, or the roofline's figure)."""
     cost: OptionCost
     """The bill as Compare prices it (breakdown, price version, notes)."""
+    latency_percentile: str | None = None
+    """The target's percentile the estimate was simulated at (None: a measurement, or no target)."""
+    ttft_percentiles_ms: Percentiles | None = None
+    """Simulated TTFT at the sizing load, p50 to p99 (an estimate sized to a percentile target)."""
+    tpot_percentiles_ms: Percentiles | None = None
+    """Simulated time per output token at the sizing load, p50 to p99."""
+    requests_per_s_at_target: float | None = None
+    """The highest requests/s one replica serves meeting the target at its percentile (simulated)."""
+    mean_batch_at_target: float | None = None
+    """Sequences decoding on average at the sizing load (simulated)."""
 
     @property
     def label(self) -> str:
@@ -376,6 +400,11 @@ class _Sized:
     evidence: str
     evidence_kind: Literal["measurement", "estimate"]
     latency_note: str
+    simulated: SimulationResult | None = None
+    """The simulated run at the sizing load, when sized to a percentile target."""
+    rate_at_target: float | None = None
+    """The highest requests/s a replica serves meeting the target at its percentile (simulated)."""
+    percentile: str | None = None
 
 
 @dataclass
@@ -477,6 +506,8 @@ class _Search:
             points.append(point)
         if not points:
             return None
+        if self.target is not None:
+            return self._from_simulation(gpu, gpus, precision, attention, what_if, assumptions, points[-1][0])
         meeting = [p for p in points if self._meets(p[1], p[2])]
         record, speed, ttft = meeting[-1] if meeting else points[-1]
         capacity = _estimate_capacity(record, self.spec, gpu, self.shape, attention, assumptions)
@@ -494,6 +525,74 @@ class _Search:
             latency_note="roofline: decode speed at the batch; TTFT under load at the target utilisation (the "
             "prompt's prefill, the decode steps it rides, other prompts' prefill and a free slot ahead of it; "
             f"{TTFT_ERROR_NOTE}; a mean, so the target's percentile does not apply to an estimate)",
+        )
+
+    def _from_simulation(
+        self,
+        gpu: GpuSpec,
+        gpus: int,
+        precision: str,
+        attention: AttentionLayout,
+        what_if: bool,
+        assumptions: RooflineAssumptions,
+        record: ThroughputRecord,
+    ) -> _Sized:
+        """The roofline replica sized to the target at its percentile: the highest Poisson rate at which the
+        simulated engine (:mod:`calculator.capacity.simulation`, up to the batch the KV cache holds) keeps the
+        TTFT and the time per output token within the target at that percentile caps the replica's capacity,
+        and its latencies are shown at the sizing load (that rate x the target utilisation)."""
+        target = self.target or LatencyTarget()
+        s = self.shape
+        i, o = float(s.input_tokens), float(s.output_tokens)
+        cached = float(s.prefix_share) * float(s.hit_rate)
+        held = max(round(record.concurrency or 1), 1)
+        costs = step_costs(
+            self.spec, gpu, precision, gpus, max_batch=held, max_context=i + o, min_context=i,
+            assumptions=assumptions, attention=attention,
+        )  # fmt: skip
+        tpot = 1000 / target.tokens_per_s_per_user if target.tokens_per_s_per_user else None
+        found = max_rate_under_target(
+            costs, i, o, percentile=target.percentile, ttft_ms=target.ttft_ms, tpot_ms=tpot, cached_share=cached,
+            requests=SIZING_REQUESTS,
+        )  # fmt: skip
+        capacity = _estimate_capacity(record, self.spec, gpu, self.shape, attention, assumptions)
+        utilisation = self.scenario.self_hosting.target_utilisation
+        pct = found.percentile
+        if found.meets:
+            rate = min(capacity.requests_per_s, found.rate)
+            at = simulate_poisson(costs, rate * utilisation, i, o, cached_share=cached, requests=SIZING_REQUESTS)
+        else:
+            at, rate = found.result, capacity.requests_per_s
+        label = (
+            f"ESTIMATE (roofline, not a measurement), simulated at {pct}: up to {found.rate:.3g} requests/s a "
+            f"replica meet the target, batch {found.batch:.1f} on average (at most {held})"
+            if found.meets
+            else f"ESTIMATE (roofline, not a measurement): even an idle replica misses the target at {pct} "
+            f"(TTFT {pct} {at.ttft_ms.at(pct):,.0f} ms, {1000 / at.tpot_ms.at(pct):,.1f} tokens/s per user)"
+        )
+        if what_if:
+            speedup = assumptions.speculative_speedup
+            label += f"; what-if: speculative decoding {speedup:g}x decode (assumed; {SPECULATIVE_SOURCE})"
+        tpot_at = at.tpot_ms.at(pct)
+        note = f"{label}; {capacity.note}"
+        return _Sized(
+            record=record,
+            capacity=capacity.model_copy(update={"requests_per_s": rate, "note": note}),
+            tokens_per_s_per_user=1000 / tpot_at if tpot_at > 0 else None,
+            ttft_ms=at.ttft_ms.at(pct),
+            meets_target=found.meets,
+            evidence=label,
+            evidence_kind="estimate",
+            latency_note=f"simulated {pct} of continuous batching on the roofline's step costs "
+            + (
+                f"at {rate * utilisation:.3g} requests/s a replica (the sizing load)"
+                if found.meets
+                else f"on a nearly idle replica ({at.offered_rate:.3g} requests/s: the best it does)"
+            )
+            + f"; {SIMULATION_ERROR_NOTE}",
+            simulated=at,
+            rate_at_target=found.rate,
+            percentile=pct,
         )
 
     def _estimate_at(
@@ -728,6 +827,11 @@ def _deployment(
         batch=round(sized.record.in_flight) if sized.record.in_flight else None,
         latency_note=sized.latency_note,
         cost=cost,
+        latency_percentile=sized.percentile,
+        ttft_percentiles_ms=sized.simulated.ttft_ms if sized.simulated is not None else None,
+        tpot_percentiles_ms=sized.simulated.tpot_ms if sized.simulated is not None else None,
+        requests_per_s_at_target=sized.rate_at_target,
+        mean_batch_at_target=sized.simulated.mean_batch if sized.simulated is not None else None,
     )
 
 
