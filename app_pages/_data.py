@@ -10,7 +10,7 @@ from typing import Any, TypeVar, cast
 import streamlit as st
 
 from calculator.catalog.datafile import DATA_DIR, DataFileError
-from calculator.planning.cheapest import OfferPick, with_cheapest_offers
+from calculator.pricing.cheapest import OfferPick, with_cheapest_offers
 from calculator.pricing.compare import Catalogs, load_catalogs
 from calculator.scenario.model import Scenario, list_presets, load_preset
 

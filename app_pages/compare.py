@@ -657,7 +657,7 @@ for col, opt in zip(cols, result.options, strict=False):
         )
 for chosen in offer_picks:  # what 'cheapest' became, and why: the same configuration Deploy ranks
     owned_label = OPTION_LABELS["dedicated" if chosen.kind == "dedicated" else "self_hosted"]
-    st.caption(f"{owned_label} (cheapest): **{chosen.deployment.label}**, {chosen.reason}.")
+    st.caption(f"{owned_label} (cheapest): **{chosen.label}**, {chosen.reason}.")
 # pandas and Altair (about a second to import in a fresh process) are needed from here on only: imported
 # now, the first costs above are on screen before them
 from app_pages import _assumptions  # noqa: E402

@@ -1,7 +1,7 @@
 """Deploy: the cheapest GPU deployment of the scenario's model that meets a latency target.
 
 Reads the Compare page's scenario (its workload, traffic and hosting terms), enumerates every GPU offer x
-GPUs per replica x precision (``calculator.planning.deployments``), and shows the ranked list, a chart of
+GPUs per replica x precision (``calculator.pricing.deployments``), and shows the ranked list, a chart of
 monthly cost against tokens/s per user with its Pareto front, and a "use this" button per configuration that
 sets the Compare page's GPU option and the setup it is sized from. All numbers come from ``calculator``.
 """
@@ -20,7 +20,9 @@ from app_pages._params import NumberParam, check_params
 from app_pages._widgets import bound_number
 from calculator.capacity.ttft import TTFT_ERROR_NOTE
 from calculator.errors import InputError
-from calculator.planning.deployments import (
+from calculator.present.deploy_charts import deployments_frame, pareto_chart, pareto_frame
+from calculator.present.money import format_money
+from calculator.pricing.deployments import (
     SPECULATIVE_SOURCE,
     SPECULATIVE_WHAT_IF,
     Deployment,
@@ -28,8 +30,6 @@ from calculator.planning.deployments import (
     deployment_model,
     find_deployments,
 )
-from calculator.present.deploy_charts import deployments_frame, pareto_chart, pareto_frame
-from calculator.present.money import format_money
 from calculator.scenario.inputs import LatencyTarget
 
 TOP = 10

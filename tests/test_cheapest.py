@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import json
+from typing import Literal
 
 import pytest
 
 from calculator.cli import main
 from calculator.errors import InputError
-from calculator.planning.cheapest import with_cheapest_offers
-from calculator.planning.deployments import find_deployments
+from calculator.pricing.cheapest import with_cheapest_offers
 from calculator.pricing.compare import Catalogs, compare
+from calculator.pricing.deployments import find_deployments
 from calculator.scenario.model import CHEAPEST, DedicatedChoice, GpuVmChoice, list_presets, load_preset
 
-OPTION = {"dedicated": "dedicated", "gpu_vm": "self_hosted"}
+OPTION: dict[str, Literal["dedicated", "self_hosted"]] = {"dedicated": "dedicated", "gpu_vm": "self_hosted"}
 
 
 @pytest.mark.parametrize("preset", list_presets())
@@ -49,9 +50,41 @@ def test_a_named_offer_is_still_honoured(catalogs: Catalogs) -> None:
     assert (option.provider, option.offer) == ("nebius", "b200-8x")
 
 
-def test_cheapest_left_unpicked_is_a_named_error_not_a_price(catalogs: Catalogs) -> None:
-    with pytest.raises(InputError, match="'cheapest' is picked by the deployment search") as caught:
-        compare(load_preset("rag-chatbot"), catalogs)
+def test_a_library_caller_gets_the_picks_from_compare_itself(catalogs: Catalogs) -> None:
+    scenario = load_preset("rag-chatbot")
+    direct = compare(scenario, catalogs)
+    picked = compare(with_cheapest_offers(scenario, catalogs)[0], catalogs)
+    assert [o.monthly for o in direct.options] == [o.monthly for o in picked.options]
+    assert direct.resolved is not None and {p.kind for p in direct.resolved.picks} == {"dedicated", "gpu_vm"}
+
+
+def test_a_sizing_the_user_chose_picks_the_cheapest_offer_that_runs_it(catalogs: Catalogs) -> None:
+    """A named record is never replaced by the search's evidence: 'cheapest' then only chooses the offer."""
+    scenario = load_preset("rag-chatbot")
+    record = "sglang-llama-3.3-70b-bf16-4xh200-rate4"
+    pinned = scenario.model_copy(update={"self_hosting": scenario.self_hosting.model_copy(update={"record": record})})
+    priced, picks = with_cheapest_offers(pinned, catalogs)
+    assert all("offers that run your record" in p.reason and p.deployment is None for p in picks)
+    result = compare(priced, catalogs)
+    assert result.resolved is not None and result.resolved.self_hosted is not None
+    # sized from the run the user named (its busiest level that keeps up: the series is read as one curve)
+    assert result.resolved.self_hosted.record.id.startswith(record.removesuffix("-rate4"))
+    # the preset's former offers run the same record and cost no less than the pick
+    for kind, provider, offer in (("gpu_vm", "nebius", "h200-sxm-1x"), ("dedicated", "together", "h200-141gb")):
+        choice = (GpuVmChoice if kind == "gpu_vm" else DedicatedChoice)(provider=provider, offer=offer)
+        other = compare(pinned.model_copy(update={kind: choice}), catalogs)
+        pick = next(p for p in picks if p.kind == kind)
+        assert pick.monthly <= next(o.monthly for o in other.options if o.option == OPTION[kind])
+
+
+def test_a_search_that_finds_nothing_is_a_named_error(catalogs: Catalogs) -> None:
+    from dataclasses import replace
+
+    from calculator.catalog.prices import PriceCatalog
+
+    prices = PriceCatalog(sheets=tuple(s for s in catalogs.prices.sheets if s.provider == "lyceum"))
+    with pytest.raises(InputError, match="'cheapest' runs the deployment search, which found none") as caught:
+        compare(load_preset("coding-agent"), replace(catalogs, prices=prices))
     assert caught.value.field == "dedicated.offer"
 
 

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from calculator.catalog.catalogs import load_catalogs
 from calculator.cli import main
-from calculator.planning.deployments import find_deployments, pareto_front
 from calculator.present.deploy_charts import pareto_chart, pareto_frame
+from calculator.pricing.deployments import find_deployments, pareto_front
 from calculator.scenario.inputs import LatencyTarget
 from calculator.scenario.model import load_preset, load_scenario
 

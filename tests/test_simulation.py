@@ -33,7 +33,7 @@ from calculator.catalog.gpus import load_gpu_specs
 from calculator.catalog.models import load_model_specs
 from calculator.cli import main
 from calculator.errors import InputError
-from calculator.planning.deployments import find_deployments
+from calculator.pricing.deployments import find_deployments
 from calculator.scenario.inputs import LatencyTarget
 from calculator.scenario.model import load_preset
 

@@ -23,7 +23,7 @@ from calculator.capacity.ttft import (
 from calculator.catalog.catalogs import load_catalogs
 from calculator.catalog.gpus import load_gpu_specs
 from calculator.catalog.models import load_model_specs
-from calculator.planning.deployments import _loaded_ttft_ms, _Search
+from calculator.pricing.deployments import _loaded_ttft_ms, _Search
 from calculator.scenario.inputs import LatencyTarget
 from calculator.scenario.model import load_preset
 

@@ -211,14 +211,14 @@ def _pick_json(pick: Any) -> dict[str, Any]:
     d = pick.deployment
     return {
         "option": _OPTION[pick.kind],
-        "provider": d.provider,
-        "offer": d.offer,
-        "configuration": d.label,
+        "provider": pick.provider,
+        "offer": pick.offer,
+        "configuration": pick.label,
         "rank": pick.rank,
         "of": pick.of,
         "meets_target": pick.meets_target,
-        "evidence": d.evidence_kind,
-        "monthly": float(d.monthly),
+        "evidence": d.evidence_kind if d is not None else "your sizing",
+        "monthly": float(pick.monthly),
         "reason": pick.reason,
     }
 
@@ -302,7 +302,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     print(console.table(rows, ["Option", "Offer", "Model", "Per month", "Per 1,000 turns", "GPUs", "Avg. utilisation"]))
     print("* cheapest")
     for p in picks:
-        print(f"{OPTION_LABELS[_OPTION[p.kind]]} (offer: cheapest): {p.deployment.label}, {p.reason}")
+        print(f"{OPTION_LABELS[_OPTION[p.kind]]} (offer: cheapest): {p.label}, {p.reason}")
     users = s.traffic.users
     for o in result.options:
         per_user = o.monthly_per_user(users)

@@ -138,7 +138,7 @@ def _latency(args: argparse.Namespace, scenario: Any) -> Any:
 
 def cmd_deploy(args: argparse.Namespace) -> int:
     from calculator.catalog.catalogs import load_catalogs
-    from calculator.planning.deployments import find_deployments
+    from calculator.pricing.deployments import find_deployments
 
     scenario = required_scenario(args)
     if args.as_of:
@@ -219,7 +219,7 @@ def _print(result: Any, scenario: Any, show_all: bool) -> None:
     for d in shown[:3]:
         print(f"  {d.label}: {d.evidence}; latency: {d.latency_note}")
     if result.speculative_speedup:
-        from calculator.planning.deployments import SPECULATIVE_SOURCE
+        from calculator.pricing.deployments import SPECULATIVE_SOURCE
 
         print(
             f"Speculative decoding rows are a what-if at {result.speculative_speedup:g}x decode; "

@@ -34,9 +34,9 @@ def required_scenario(args: argparse.Namespace) -> Scenario:
 
 def with_cheapest(scenario: Scenario, catalogs: Catalogs) -> tuple[Scenario, tuple[Any, ...]]:
     """The scenario with each ``offer: cheapest`` replaced by the deployment search's pick, and the picks
-    (:func:`calculator.planning.cheapest.with_cheapest_offers`, imported only when a choice asks for it)."""
+    (:func:`calculator.pricing.cheapest.with_cheapest_offers`, imported only when a choice asks for it)."""
     if not any(c is not None and c.cheapest for c in (scenario.dedicated, scenario.gpu_vm)):
         return scenario, ()
-    from calculator.planning.cheapest import with_cheapest_offers
+    from calculator.pricing.cheapest import with_cheapest_offers
 
     return with_cheapest_offers(scenario, catalogs)

@@ -15,8 +15,8 @@ from typing import cast
 import altair as alt
 import pandas as pd
 
-from calculator.planning.deployments import Deployment, pareto_front
 from calculator.present.money import amount_format, format_money, money_title
+from calculator.pricing.deployments import Deployment, pareto_front
 
 __all__ = ["deployments_frame", "pareto_chart", "pareto_frame"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from calculator.capacity.replica_setup import attention_layouts, replica_setup
 from calculator.capacity.saturation import SeriesCapacity, describe, read_series, series_of
@@ -35,6 +35,9 @@ from calculator.errors import InputError, Problem
 from calculator.pricing.same_model import GpuModelChoice, gpu_model_choice, measured_record
 from calculator.scenario.inputs import AUTO_RECORD, LEGACY_RECORD, EstimateSetup, TurnShape
 from calculator.scenario.model import Scenario
+
+if TYPE_CHECKING:  # the search imports this module; only its pick's type is needed here
+    from calculator.pricing.cheapest import OfferPick
 
 __all__ = [
     "OPTION_LABELS",
@@ -105,6 +108,8 @@ class ResolvedScenario:
     gpu_model: GpuModelChoice | None = None
     """What ``self_hosting.record: auto`` has the GPU options run and why; None when the scenario names a
     record or an estimate itself."""
+    picks: tuple[OfferPick, ...] = ()
+    """What each ``offer: cheapest`` became (:mod:`calculator.pricing.cheapest`); ``scenario`` holds the picks."""
 
     def owned(self, kind: Owned) -> OwnedSide | None:
         return self.dedicated if kind == "dedicated" else self.self_hosted
@@ -116,6 +121,10 @@ class ResolvedScenario:
         workload sizes each GPU option's replica again on the same offers and records, and traffic or
         hosting terms that size nothing keep the sides as they are. A sweep prices twenty such points.
         """
+        if self.picks:  # a sweep keeps the configurations 'cheapest' picked: it prices them at other points
+            kept: dict[str, object] = {p.kind: getattr(self.scenario, p.kind) for p in self.picks}
+            asked = {k: v for k, v in kept.items() if (c := getattr(scenario, k)) is not None and c.cheapest}
+            scenario = scenario.model_copy(update=asked)
         if self.dropped or not _same_lookups(self, scenario):
             return resolve(scenario, self.catalogs, drop_unpriceable=bool(self.dropped))
         if scenario.workload == self.scenario.workload:
@@ -373,8 +382,20 @@ def resolve(scenario: Scenario, cat: Catalogs, *, drop_unpriceable: bool = False
     hold the model, is an answer about that option, not a reason to refuse the others: it is left out
     and listed in ``dropped``. Otherwise the first such problem is raised.
     """
-    cat = with_own_records(cat, scenario)
     dropped: list[tuple[str, InputError]] = []
+    picks: tuple[OfferPick, ...] = ()
+    if any(c is not None and c.cheapest for c in (scenario.dedicated, scenario.gpu_vm)):
+        from calculator.pricing.cheapest import with_cheapest_offers
+
+        try:
+            scenario, picks = with_cheapest_offers(scenario, cat)
+        except InputError as exc:
+            if not drop_unpriceable:
+                raise
+            asked = [f for f in ("dedicated", "gpu_vm") if (c := getattr(scenario, f)) is not None and c.cheapest]
+            dropped += [(field, exc) for field in asked]
+            scenario = scenario.model_copy(update=dict.fromkeys(asked))
+    cat = with_own_records(cat, scenario)
     measured: ThroughputRecord | None = None
     sides: dict[str, ServerlessSide | OwnedSide | None] = {}
     for option in ("serverless", "dedicated", "self_hosted"):
@@ -406,6 +427,7 @@ def resolve(scenario: Scenario, cat: Catalogs, *, drop_unpriceable: bool = False
         self_hosted=self_hosted,
         dropped=tuple(dropped),
         gpu_model=_gpu_model(scenario, cat, dropped),
+        picks=picks,
     )
     return replace(resolved, warnings=tuple(_warnings(resolved)))
 

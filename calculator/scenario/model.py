@@ -67,7 +67,7 @@ class ServerlessChoice(_Frozen):
 
 CHEAPEST = "cheapest"
 """``offer: cheapest``: the deployment search picks the offer and the configuration
-(:func:`calculator.planning.cheapest.with_cheapest_offers`), the cheapest that meets the latency target."""
+(:func:`calculator.pricing.cheapest.with_cheapest_offers`), the cheapest that meets the latency target."""
 
 
 class _OwnedChoice(_Frozen):
