@@ -36,7 +36,8 @@ def test_a_single_stream_is_the_calibrations_estimate_of_the_published_case() ->
     case = CASES["vllm-8b-a100-40gb-single-stream"]
     e = estimate_setup(MODELS.get(case.model), GPUS.get(case.gpu), 1, "bf16", 1024, 128, concurrency=1)
     assert e.batch == 1 and e.estimator == "roofline"
-    assert e.tokens_per_s_per_user == pytest.approx(estimate_case(case, MODELS, GPUS).estimate, rel=1e-9)
+    # the simulation's step table is within 5% of the roofline called at each batch and context
+    assert e.tokens_per_s_per_user == pytest.approx(estimate_case(case, MODELS, GPUS).estimate, rel=0.05)
 
 
 def test_a_throughput_case_is_the_calibrations_estimate_and_the_band_holds_eight_in_ten() -> None:
@@ -76,12 +77,13 @@ def test_offline_runs_as_many_as_the_kv_cache_and_the_engine_hold() -> None:
 
 
 def test_more_in_flight_than_fit_queue_for_a_slot() -> None:
-    e = estimate_setup(LLAMA70, H100, 2, "fp8", 1000, 1000, concurrency=10_000)
+    e = estimate_setup(LLAMA70, H100, 2, "fp8", 1000, 1000, concurrency=1_000)
     full = estimate_setup(LLAMA70, H100, 2, "fp8", 1000, 1000, offline=True)
     assert e.batch == full.batch and e.output_tokens_per_s == pytest.approx(full.output_tokens_per_s)
-    # Little's law on the closed loop: 10,000 clients over `batch` slots wait (10,000 - batch) / rate for one
-    waited = (10_000 - full.batch) / full.requests_per_s * 1000
-    assert e.ttft_ms.p50 == pytest.approx(full.ttft_ms.p50 + waited)
+    assert any("run at once; the rest queue" in n for n in e.notes)
+    # Little's law on the closed loop: 1,000 clients over `batch` slots wait (1,000 - batch) / rate for one
+    waited = (1_000 - full.batch) / full.requests_per_s * 1000
+    assert e.ttft_ms.p50 == pytest.approx(full.ttft_ms.p50 + waited, rel=0.15)
 
 
 def test_latency_targets_answer_the_highest_load_that_meets_them() -> None:
@@ -97,7 +99,7 @@ def test_latency_targets_answer_the_highest_load_that_meets_them() -> None:
 
 
 def test_a_target_no_load_meets_says_what_one_request_alone_gets() -> None:
-    with pytest.raises(InputError, match=r"no load meets TTFT p95 <= 1 ms.*one request alone takes a TTFT of"):
+    with pytest.raises(InputError, match=r"no load meets TTFT p95 <= 1 ms.*at a trickle of requests the TTFT is"):
         estimate_setup(LLAMA70, H100, 2, "fp8", 1000, 1000, ttft_ms=1)
 
 
@@ -114,7 +116,7 @@ def test_the_json_keys_are_the_public_ones(capsys: pytest.CaptureFixture[str]) -
     for key in ("output_tokens_per_s", "tokens_per_s_per_user", "batch", "estimator", "bound"):
         assert key in data
     for key in ("ttft_ms", "tpot_ms"):
-        assert set(data[key]) == set(PERCENTILES)
+        assert set(data[key]) >= set(PERCENTILES)  # and the mean
     assert set(data["error_band"]) >= {"low", "high"}
     one = estimate_setup(LLAMA70, H100, 2, "fp8", 1000, 500, concurrency=32)
     assert data["output_tokens_per_s"] == pytest.approx(3 * one.output_tokens_per_s)  # all replicas together
