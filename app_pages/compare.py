@@ -6,6 +6,7 @@ The page only lays out inputs and answers; all numbers come from ``calculator``.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 from typing import Literal
 
@@ -31,6 +32,7 @@ from calculator.present.report import (
     summary_pdf,
 )
 from calculator.pricing.billing import DAYS_PER_MONTH
+from calculator.pricing.cheapest import OfferPick
 from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison, compare, curves
 from calculator.pricing.pinning import Repricing, pin_prices, reprice
 from calculator.pricing.resolve import resolve, with_own_records
@@ -600,11 +602,10 @@ if too_large:
     st.warning(too_large)
 
 # 'cheapest' GPU options: the deployment search's picks (Deploy's ranking), kept for the next reruns
-try:
+offer_picks: tuple[OfferPick, ...] = ()
+# a search that finds nothing leaves 'cheapest' to the resolution below, which leaves the option out and says why
+with contextlib.suppress(InputError):
     scenario, offer_picks = cheapest_picked(scenario, work_cat, today)
-except InputError as exc:
-    st.error(_words.say(exc))
-    st.stop()
 # An option that cannot be priced as set (no price version on the date, a GPU setup that cannot hold
 # the model) is left out and said so, not the page.
 resolved = resolve(scenario, work_cat, drop_unpriceable=True)

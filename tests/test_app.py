@@ -8,6 +8,7 @@ from streamlit.testing.v1 import AppTest
 from calculator.scenario.model import Scenario, list_presets, load_scenario_text
 
 from .apptest import APP, open_page, table_with, text_of
+from .named import named_params
 
 SEED_URL = {"preset": "coding-agent", "asof": "2026-10-30", "in": "20000", "pfx": "0.9", "hit": "1.0", "out": "500"}
 
@@ -429,7 +430,7 @@ def test_assumptions_list_the_estimate_and_cache_storage() -> None:
 
 
 def test_assumptions_leave_out_settings_not_set_or_not_charged() -> None:
-    at = _app(**SEED_URL)
+    at = _app(**{**SEED_URL, **named_params("coding-agent")})
     rows = _rows(at)
     for name in ("Latency target", "Minimum replicas outside active hours", "Distinct cached prefixes"):
         assert name not in rows

@@ -10,6 +10,7 @@ from calculator.planning.hybrid import hybrid_plan
 from calculator.planning.load_profile import preset_profile, profile_from_traffic
 from calculator.present import plan_charts as pc
 from calculator.present.money import format_money
+from calculator.pricing.cheapest import with_cheapest_offers
 from calculator.pricing.compare import Catalogs
 from calculator.scenario.model import load_preset
 
@@ -63,7 +64,9 @@ def test_growth_month_in_words_matches_grow(catalogs: Catalogs) -> None:
     params = {"pl_sc": "multi-turn-chat", "pl_vol": "100000", "pl_prof": "flat", "pl_m": "36", "pl_g": "25"}
     at = _page(**params)
     assert not at.error, [e.value for e in at.error]
-    scenario, profile = load_preset("multi-turn-chat"), preset_profile("flat")
+    # the page prices the configurations 'cheapest' picks for the scenario as given, then plans with them
+    scenario = with_cheapest_offers(load_preset("multi-turn-chat"), catalogs)[0]
+    profile = preset_profile("flat")
     plan = grow(pc.growth_scenario(scenario, profile, 100_000), catalogs, 36, 0.25, 100_000)
     month = plan.becomes_cheapest["self_hosted"]
     assert month is not None and month > 1
@@ -74,7 +77,8 @@ def test_growth_month_in_words_matches_grow(catalogs: Catalogs) -> None:
 
 
 def test_growth_month_one_matches_the_always_on_options_under_the_profile(catalogs: Catalogs) -> None:
-    scenario, profile = load_preset("multi-turn-chat"), preset_profile("business_hours", burst=1.5)
+    scenario = with_cheapest_offers(load_preset("multi-turn-chat"), catalogs)[0]  # one pick for both plans
+    profile = preset_profile("business_hours", burst=1.5)
     result = hybrid_plan(scenario, catalogs, profile, autoscale=False)
     plan = grow(pc.growth_scenario(scenario, profile, result.turns_per_month), catalogs, 12, 0.0)
     first = plan.rows[0].monthly

@@ -28,12 +28,14 @@ from calculator.planning.load_profile import preset_profile, profile_from_traffi
 from calculator.present import capacity_charts as cc
 from calculator.present import plan_charts as pc
 from calculator.present.money import format_money
+from calculator.pricing.cheapest import with_cheapest_offers
 from calculator.pricing.compare import Catalogs, compare
 from calculator.scenario.evidence import Evidence, PrefixEvidence
 from calculator.scenario.model import Scenario, list_presets, load_preset, load_scenario_text, with_evidence_records
 
 from .apptest import APP, metrics, table_with, text_of
 from .clock import TODAY
+from .named import named_params
 from .pdf_cells import record_pdf
 
 ONLINE = Path(__file__).resolve().parent / "fixtures" / "bench" / "sglang" / "h200_llama_3_3_70b_online_output.jsonl"
@@ -273,14 +275,14 @@ def test_capacity_defaults_follow_the_compare_scenario_unless_changed(catalogs: 
     at.switch_page("app_pages/capacity.py").run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     scenario = load_preset("coding-agent")
-    assert scenario.gpu_vm is not None
-    _, offer = catalogs.prices.offer(scenario.gpu_vm.provider, scenario.gpu_vm.offer, "gpu_vm")
+    # 'cheapest' runs GLM-5.3's nearest spec, GLM-5, on the configuration the deployment search ranks first
+    picked = with_cheapest_offers(scenario, catalogs)[0].gpu_vm
+    assert picked is not None and picked.estimate is not None
+    _, offer = catalogs.prices.offer(picked.provider, picked.offer, "gpu_vm")
     assert isinstance(offer, GpuVmOffer)
-    # record: auto runs GLM-5.3's nearest spec, GLM-5, estimated at FP8 on the fewest B200s that hold its
-    # 744 GB of weights: 180 GiB x 0.9 - 2 GB = 172 GB per GPU, 744 / 8 = 93 fits and 744 / 4 = 186 does not
-    assert at.selectbox(key="c_model").value == "glm-5"
-    assert at.selectbox(key="c_gpu").value == offer.gpu == "b200"
-    assert at.number_input(key="c_n").value == 8
+    assert at.selectbox(key="c_model").value == picked.estimate.model == "glm-5"
+    assert at.selectbox(key="c_gpu").value == offer.gpu
+    assert at.number_input(key="c_n").value == picked.estimate.gpus_per_replica
     context = scenario.workload.input_tokens + scenario.workload.output_tokens
     assert at.text_input(key="c_ctx").value == str(context)
 
@@ -463,7 +465,7 @@ def test_the_sizing_caption_names_the_records_source_without_its_benchmark_wordi
     """The bundled SGLang record's note speaks benchmark (``random_input_len``, ``total_input_tokens``):
     the caption under the costs links its source; the note is in the assumptions table. (The multi-turn
     chat preset names that record as its substitute for a closed API model; coding-agent runs GLM-5 now.)"""
-    at = _app(preset="multi-turn-chat")
+    at = _app(**named_params("multi-turn-chat"))
     assert not at.exception and not at.error, [e.value for e in at.error]
     caption = _owned_caption(at)
     assert "https://github.com/" in caption and "assumptions below" in caption
@@ -474,7 +476,7 @@ def test_the_sizing_caption_names_the_records_source_without_its_benchmark_wordi
 
 
 def test_the_coding_agent_runs_glm5_for_glm53_sized_from_a_published_glm5_run() -> None:
-    at = _app(preset="coding-agent")
+    at = _app(**named_params("coding-agent"))  # its 8x B200 node named: the published GLM-5 run is of it
     assert not at.exception and not at.error, [e.value for e in at.error]
     caption = _owned_caption(at)
     assert "vllm-glm-5-fp8-8xb200-c128" in caption and "GLM-5.3 by its nearest spec" in caption

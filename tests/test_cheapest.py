@@ -83,9 +83,18 @@ def test_a_search_that_finds_nothing_is_a_named_error(catalogs: Catalogs) -> Non
     from calculator.catalog.prices import PriceCatalog
 
     prices = PriceCatalog(sheets=tuple(s for s in catalogs.prices.sheets if s.provider == "lyceum"))
-    with pytest.raises(InputError, match="'cheapest' runs the deployment search, which found none") as caught:
+    with pytest.raises(InputError, match="the price sheets hold no GPU VM or dedicated") as caught:
         compare(load_preset("coding-agent"), replace(catalogs, prices=prices))
-    assert caught.value.field == "dedicated.offer"
+    assert caught.value.field == "as_of"  # said as the search's own finding, not as an offer's
+    # a model no offer can hold is said as the option's
+    from calculator.scenario.model import ServerlessChoice
+
+    tiny = load_preset("coding-agent").model_copy(
+        update={"workload": load_preset("coding-agent").workload.model_copy(update={"input_tokens": 1_000_000})}
+    )
+    with pytest.raises(InputError) as caught:
+        compare(tiny.model_copy(update={"serverless": ServerlessChoice(provider="lyceum", model="GLM-5.3")}), catalogs)
+    assert caught.value.field.endswith(".offer") or caught.value.field.startswith("workload")
 
 
 def test_an_offer_needs_its_provider_unless_it_is_cheapest() -> None:

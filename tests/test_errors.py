@@ -18,9 +18,18 @@ from calculator.scenario.model import Scenario, load_preset
 from .conftest import SEED_DATE
 
 CALCULATOR = Path(__file__).resolve().parents[1] / "calculator"
-NO_FLAG = {"scenario", "offer", "genai-prices", "log"}
+NO_FLAG = {"scenario", "offer", "genai-prices", "log"} | {
+    "arrivals",
+    "hourly_rates",
+    "input_lengths",
+    "kv_budget_tokens",
+    "max_context",
+    "rate",
+    "requests",
+}
 """Fields no single flag sets: the scenario as a whole, an offer inside it, the genai-prices import, an engine
-log read by ``benchmarks/memory_check.py`` (no command takes one)."""
+log read by ``benchmarks/memory_check.py`` (no command takes one), and the latency simulation's own inputs
+(``calculator.capacity.simulation``), which the commands compute from a scenario, never take from a user."""
 
 
 def _core_error_fields() -> set[str]:

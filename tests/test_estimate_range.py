@@ -12,11 +12,13 @@ from calculator.cli import main
 from calculator.present.estimate_range import estimate_range_caption
 from calculator.pricing.compare import Catalogs, Comparison, compare
 from calculator.scenario.inputs import EstimateSetup
-from calculator.scenario.model import GpuVmChoice, Scenario, dump_scenario, load_preset
+from calculator.scenario.model import GpuVmChoice, Scenario, dump_scenario
+
+from .named import named_preset
 
 
 def _estimated() -> Scenario:
-    preset = load_preset("coding-agent")
+    preset = named_preset("coding-agent")
     hosting = preset.self_hosting.model_copy(
         update={"estimate": EstimateSetup(model="llama-3.3-70b", precision="fp8", gpus_per_replica=2)}
     )
@@ -70,7 +72,8 @@ def test_the_high_end_is_the_cost_of_the_capacity_the_error_leaves(catalogs: Cat
 
 
 def test_a_comparison_sized_from_measurements_has_no_estimate_range(catalogs: Catalogs) -> None:
-    assert compare(load_preset("coding-agent"), catalogs).estimate_range is None
+    # the coding agent's named 8x B200 node is sized from the published GLM-5 run on it
+    assert compare(named_preset("coding-agent"), catalogs).estimate_range is None
 
 
 def test_the_page_caption_gives_the_range_and_says_when_the_cheapest_option_changes(catalogs: Catalogs) -> None:

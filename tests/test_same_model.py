@@ -220,7 +220,9 @@ def test_presets_run_the_same_model_on_both_sides_unless_the_api_is_closed(catal
     if res.serverless.offer.open_weights:
         assert "different_models" not in codes
     else:
-        assert "closed_model" in codes and preset.self_hosting.record != AUTO_RECORD  # an explicit substitute
+        # an explicit substitute: a model to run, or a record to size from
+        assert "closed_model" in codes
+        assert preset.self_hosting.model is not None or preset.self_hosting.record != AUTO_RECORD
 
 
 def test_an_old_scenario_file_naming_a_record_still_sizes_from_it(catalogs: Catalogs) -> None:
@@ -269,7 +271,8 @@ def test_the_command_line_says_a_closed_models_substitute_is_the_users_choice(
     assert (
         "claude-haiku-4-5 is a closed model" in closed["message"] and "your choice of substitute" in closed["message"]
     )
-    assert main(["compare", "--preset", "coding-agent"]) == 0
+    # the published GLM-5 run on 8x B200 sizes an 8x B200 offer named by hand
+    assert main(["compare", "--preset", "coding-agent", "--gpu-vm", "nebius:b200-8x"]) == 0
     out = capsys.readouterr().out
     assert (
         "No model spec for GLM-5.3: the GPU options run GLM-5 (glm-5)" in out
@@ -282,7 +285,11 @@ def test_a_record_whose_own_gpus_cannot_hold_the_turn_is_not_used(catalogs: Cata
     # their own H100 (70B of FP8 weights leave room for about 2,500 tokens), so the 4x H200 BF16 run sizes it
     preset = load_preset("coding-agent")
     scenario = preset.model_copy(
-        update={"serverless": ServerlessChoice(provider="groq", model="llama-3.3-70b-versatile")}
+        update={
+            "serverless": ServerlessChoice(provider="groq", model="llama-3.3-70b-versatile"),
+            "gpu_vm": GpuVmChoice(provider="nebius", offer="b200-8x"),
+            "dedicated": None,
+        }
     )
     side = resolve(scenario, catalogs).self_hosted
     assert side is not None and side.setup is None

@@ -25,6 +25,8 @@ from calculator.pricing.resolve import resolve, sizing_capacity, sizing_record
 from calculator.scenario.inputs import LatencyTarget
 from calculator.scenario.model import load_preset, with_evidence_records
 
+from .named import named_preset
+
 BENCH = Path(__file__).resolve().parent / "fixtures" / "bench"
 RATE4 = "sglang-llama-3.3-70b-bf16-4xh200-rate4"
 RATE8 = "sglang-llama-3.3-70b-bf16-4xh200-rate8"
@@ -92,8 +94,8 @@ def test_a_record_that_does_not_say_its_offered_load_is_taken_as_stated(catalogs
 
 
 def test_the_presets_size_gpus_from_the_runs_saturation_point(catalogs: Catalogs) -> None:
-    # a preset that names the record (coding-agent runs GLM-5 by estimate now, record: auto)
-    preset = load_preset("rag-chatbot")
+    # the RAG preset with its GPU options named and sized from the published SGLang run
+    preset = named_preset("rag-chatbot")
     assert preset.self_hosting.record == RATE4
     assert sizing_record(preset, catalogs).id == RATE8
     assert sizing_capacity(preset, catalogs).bound == "saturated"
@@ -107,7 +109,7 @@ def test_the_presets_size_gpus_from_the_runs_saturation_point(catalogs: Catalogs
 def test_a_measured_shape_sizes_from_the_saturated_rate_not_the_offered_load(catalogs: Catalogs) -> None:
     # At the record's own shape (510 in / 508 out, no prefix) the record applies directly: a replica sustains
     # 6.921 req/s, not the 4.042 the rate-4 level was offered; 1.71x the capacity, so fewer replicas.
-    preset = load_preset("rag-chatbot")
+    preset = named_preset("rag-chatbot")
     scenario = preset.model_copy(
         update={
             "workload": preset.workload.model_copy(
@@ -122,7 +124,7 @@ def test_a_measured_shape_sizes_from_the_saturated_rate_not_the_offered_load(cat
 
 
 def test_a_target_only_the_kept_up_level_meets_says_lower_bound_and_double_derating(catalogs: Catalogs) -> None:
-    preset = load_preset("rag-chatbot")
+    preset = named_preset("rag-chatbot")
     hosting = preset.self_hosting.model_copy(update={"latency_target": LatencyTarget(percentile="p50", ttft_ms=150)})
     result = compare(preset.model_copy(update={"self_hosting": hosting}), catalogs)
     option = result.option("self_hosted")
@@ -244,7 +246,16 @@ def test_aiperf_levels_offering_different_kinds_of_load_are_different_runs() -> 
 
 
 def test_compare_json_says_how_the_sizing_level_stands_in_its_run(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["compare", "--preset", "rag-chatbot", "--json"]) == 0
+    argv = [
+        "compare",
+        "--preset",
+        "rag-chatbot",
+        "--dedicated",
+        "together:h200-141gb",
+        "--gpu-vm",
+        "nebius:h200-sxm-1x",
+    ]
+    assert main([*argv, "--record", "sglang-llama-3.3-70b-bf16-4xh200-rate4", "--json"]) == 0
     options = {o["option"]: o for o in json.loads(capsys.readouterr().out)["options"]}
     assert options["serverless"]["capacity_bound"] is None
     for kind in ("dedicated", "self_hosted"):

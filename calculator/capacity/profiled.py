@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from calculator.capacity.calibration import burst_seconds, engine_family
 from calculator.capacity.memory import default_kv_dtype
+from calculator.catalog.datafile import write_atomically
 from calculator.catalog.gpus import GpuSpec
 from calculator.catalog.models import ModelSpec
 
@@ -368,7 +369,7 @@ def _model_folder(config: dict[str, Any]) -> str:
         path = _folder / digest
         if not (path / "config.json").is_file():
             path.mkdir(exist_ok=True)
-            (path / "config.json").write_text(text)
+            write_atomically(path / "config.json", text)  # another thread must never read half a description
     return str(path)
 
 

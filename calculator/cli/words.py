@@ -59,6 +59,9 @@ FLAGS: dict[str, str] = {
     "cached_share": "--cached-share",
     "latency": "--ttft-ms/--tpot-ms",
     "load": "--concurrency/--offline/--ttft-ms",
+    "concurrency": "--concurrency",
+    "max_batch": "--max-batch",
+    "latency_percentile": "--latency-percentile",
     # planning
     "load_profile": "--profile",
     "load_profile.burst": "--burst",

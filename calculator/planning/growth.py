@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict
 
 from calculator.catalog.limits import TURNS_PER_MONTH
 from calculator.errors import InputError
+from calculator.pricing.cheapest import with_cheapest_offers
 from calculator.pricing.compare import OPTION_LABELS, Catalogs, cost_curves, crossings
 from calculator.pricing.option import cents
 from calculator.scenario.model import Scenario
@@ -118,6 +119,7 @@ def grow(
     start_turns_per_month: int | None = None,
 ) -> GrowthPlan:
     """Per month, the cost of each option the scenario chose under compounding growth."""
+    scenario = with_cheapest_offers(scenario, cat)[0]  # 'cheapest' picked for the scenario as given, then held
     if not (scenario.serverless or scenario.dedicated or scenario.gpu_vm):
         raise InputError("scenario", "choose at least one option: serverless, dedicated or gpu_vm", code="no_option")
     start = scenario.traffic.turns_per_month if start_turns_per_month is None else start_turns_per_month

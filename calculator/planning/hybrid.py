@@ -37,6 +37,7 @@ from calculator.planning.load_profile import (
     owned_under_profile,
     resolve_for_profile,
 )
+from calculator.pricing.cheapest import with_cheapest_offers
 from calculator.pricing.option import OptionCost, cents
 from calculator.pricing.resolve import OwnedSide, ResolvedScenario
 from calculator.scenario.model import Scenario
@@ -216,6 +217,7 @@ def hybrid_plan(
     ``percentile`` None: the plan shown is the best. ``autoscale`` None: the scenario's choice
     (self-hosted only; a dedicated endpoint is always on).
     """
+    scenario = with_cheapest_offers(scenario, cat)[0]  # 'cheapest' picked for the scenario as given, then held
     if scenario.serverless is None:
         raise InputError(
             "scenario",

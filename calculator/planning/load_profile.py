@@ -41,6 +41,7 @@ from calculator.pricing.billing import (
     self_hosted_cost,
     vm_counts,
 )
+from calculator.pricing.cheapest import with_cheapest_offers
 from calculator.pricing.compare import compare
 from calculator.pricing.option import OptionCost
 from calculator.pricing.resolve import OwnedSide, ResolvedScenario, resolve
@@ -504,6 +505,7 @@ def resolve_for_profile(
     scenario: Scenario, cat: Catalogs, profile: LoadProfile, turns_per_month: int | None = None
 ) -> ResolvedScenario:
     """The scenario with the profile's equivalent traffic (always on), resolved once."""
+    scenario = with_cheapest_offers(scenario, cat)[0]  # 'cheapest' picked for the scenario as given, then held
     turns = scenario.traffic.turns_per_month if turns_per_month is None else turns_per_month
     always = scenario.model_copy(
         update={

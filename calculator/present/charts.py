@@ -48,6 +48,7 @@ from calculator.present.money import (
 )
 from calculator.present.shown_currency import turn_currency
 from calculator.pricing.billing import hourly_price_per_replica
+from calculator.pricing.cheapest import with_cheapest_offers
 from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison, CostFn, cost_curves, curves
 from calculator.pricing.resolve import resolve
 from calculator.pricing.ttl import EmpiricalGaps, ExponentialGaps, GapDistribution, LognormalGaps, advise_ttl
@@ -490,6 +491,7 @@ def _resolver(scenario: Scenario, cat: Catalogs) -> Callable[[Scenario], dict[st
 
 def share_sweep_frame(scenario: Scenario, cat: Catalogs, variable: str, points: int = 21) -> pd.DataFrame:
     """Monthly cost of each option at today's volume as ``variable`` (hit_rate or prefix_share) runs 0 to 1."""
+    scenario = with_cheapest_offers(scenario, cat)[0]  # one configuration priced along the sweep
     volume = np.array([float(scenario.traffic.turns_per_month)])
     priced = _resolver(scenario, cat)
     rows = []
@@ -627,6 +629,7 @@ def sensitivity_frame(scenario: Scenario, cat: Catalogs, option: str) -> tuple[p
     ``cheapest_low``/``cheapest_high`` name the cheapest option at each setting. A price row is kept when
     it moves the option's cost or changes which option is cheapest.
     """
+    scenario = with_cheapest_offers(scenario, cat)[0]  # the picked configuration, its prices scaled
     w, t, h = scenario.workload, scenario.traffic, scenario.self_hosting
     volume = float(t.turns_per_month)
 

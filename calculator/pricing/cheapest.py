@@ -101,15 +101,32 @@ def _searched(search: DeploymentSearch, kind: OwnedKind) -> OfferPick | None:
     )  # fmt: skip
 
 
+def _record_gpu(scenario: Scenario, cat: Catalogs) -> str | None:
+    """The GPU of the record the user sized from, when they named one."""
+    from calculator.pricing.resolve import sizing_record, with_own_records
+
+    if scenario.self_hosting.estimate is not None or scenario.self_hosting.record == AUTO_RECORD:
+        return None
+    try:
+        return sizing_record(scenario, with_own_records(cat, scenario)).gpu
+    except InputError:
+        return None
+
+
 def _for_pinned_sizing(scenario: Scenario, cat: Catalogs, kind: OwnedKind) -> OfferPick | None:
     """The cheapest offer of ``kind`` that runs the sizing the user chose, each priced by the one resolution."""
     from calculator.pricing.compare import owned_options
     from calculator.pricing.resolve import resolve
 
     priced: list[tuple[Decimal, str, str]] = []
+    why: InputError | None = None  # what kept the first offer out, said when every offer is kept out
     wanted = DedicatedOffer if kind == "dedicated" else GpuVmOffer
-    for sheet, offer in cat.prices.offers(kind):
-        if not isinstance(offer, wanted) or (isinstance(offer, GpuVmOffer) and offer.pricing == "spot"):
+    gpu = _record_gpu(scenario, cat)  # a measurement holds on its own GPU: offers of that GPU, when any sell it
+    offers = [(sh, o) for sh, o in cat.prices.offers(kind) if isinstance(o, wanted)]
+    if gpu is not None and any(o.gpu == gpu for _, o in offers):
+        offers = [(sh, o) for sh, o in offers if o.gpu == gpu]
+    for sheet, offer in offers:
+        if isinstance(offer, GpuVmOffer) and offer.pricing == "spot":
             continue
         if offer.retired_on(scenario.price_date):
             continue
@@ -120,7 +137,11 @@ def _for_pinned_sizing(scenario: Scenario, cat: Catalogs, kind: OwnedKind) -> Of
         cost = owned_options(res).get(_OPTION[kind])
         if cost is not None:
             priced.append((cost.monthly, sheet.provider, offer.id))
+        elif why is None and res.dropped:
+            why = res.dropped[0][1]
     if not priced:
+        if why is not None and not why.field.startswith(kind):
+            raise why  # the sizing itself cannot be met (a latency target no level meets): that, not the offers
         return None
     priced.sort()
     monthly, provider, offer_id = priced[0]
@@ -149,6 +170,8 @@ def with_cheapest_offers(scenario: Scenario, cat: Catalogs) -> tuple[Scenario, t
         try:
             search = find_deployments(scenario, cat)
         except InputError as exc:
+            if exc.field != "model":  # a date with no price, an unknown model named: that input's problem
+                raise
             raise InputError(
                 f"{asked[0]}.offer",
                 f"'cheapest' runs the deployment search, which found none: {exc.problem.text()}",

@@ -33,6 +33,7 @@ is by monthly cost.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -70,8 +71,8 @@ from calculator.errors import InputError
 from calculator.pricing.billing import dedicated_option, self_hosted_option
 from calculator.pricing.option import OptionCost
 from calculator.pricing.resolve import sizing_record, with_model_params, with_own_records
-from calculator.pricing.same_model import GpuModelChoice, gpu_model_choice, serverless_spec
-from calculator.scenario.inputs import EstimateSetup, LatencyTarget, TurnShape
+from calculator.pricing.same_model import GpuModelChoice, gpu_model_choice, model_names, serverless_spec
+from calculator.scenario.inputs import AUTO_RECORD, LEGACY_RECORD, EstimateSetup, LatencyTarget, TurnShape
 from calculator.scenario.model import Scenario
 
 __all__ = [
@@ -286,7 +287,14 @@ def model_choice(scenario: Scenario, cat: Catalogs, model_id: str | None = None)
             choice = GpuModelChoice(None, "default", reason=reason)
     if choice is not None and choice.spec is not None:
         if choice.chosen == "user":
-            return choice.spec, "the substitute the scenario chooses (self_hosting.model)"
+            why = "the substitute the scenario chooses (self_hosting.model)"
+            if scenario.serverless is not None:
+                with contextlib.suppress(InputError):
+                    _, offer = cat.prices.serverless(scenario.serverless.provider, scenario.serverless.model)
+                    if not offer.open_weights:
+                        closed = f"{scenario.serverless.model} ({scenario.serverless.provider})"
+                        why += f"; NOT the serverless model: {closed} has closed weights"
+            return choice.spec, why
         why = f"the scenario's serverless model, {choice.stands_for}, self-hosted"
         if not choice.exact:
             why += f" as its nearest spec {choice.spec.id} (a point release keeps the architecture as a rule)"
@@ -294,8 +302,14 @@ def model_choice(scenario: Scenario, cat: Catalogs, model_id: str | None = None)
     served = f"{scenario.serverless.model} ({scenario.serverless.provider})" if scenario.serverless else None
     if served and choice is not None and choice.reason:
         served += f" {choice.reason}" if choice.reason.startswith("has ") else f": {choice.reason}"
+    # with record: auto and nothing open to run, the GPU options size from the default record, as Compare's do
+    named = scenario
+    if scenario.self_hosting.record == AUTO_RECORD and scenario.self_hosting.estimate is None:
+        named = scenario.model_copy(
+            update={"self_hosting": scenario.self_hosting.model_copy(update={"record": LEGACY_RECORD})}
+        )
     try:
-        record = sizing_record(scenario, with_own_records(cat, scenario))
+        record = sizing_record(named, with_own_records(cat, scenario))
     except InputError:
         record = None
     spec = cat.models.find(record.model) if record is not None and record.model else None
@@ -359,7 +373,8 @@ def _loaded_ttft_ms(
         speed.prefill_tokens_per_s,
         decode_step_s=step_s,
         decoding=batch - 1,
-        arrival_rate=utilisation / speed.request_seconds(uncached, output),
+        # a turn of no tokens still takes a decode step (as the estimate counts it): never a zero request time
+        arrival_rate=utilisation / speed.request_seconds(uncached, max(output, 1.0)),
         slots=batch,
         request_duration_s=prefill_s + output * step_s,
         chunk_tokens=chunk_tokens,
@@ -733,7 +748,7 @@ def find_deployments(
     target = target if target is not None else scenario.self_hosting.latency_target
     if target is not None and target.ttft_ms is None and target.tokens_per_s_per_user is None:
         target = None
-    shape = scenario.workload.scaled(scenario.token_factor(spec.id))
+    shape = scenario.workload.scaled(scenario.token_factor(*model_names(scenario, cat, spec.id)))
     search = _Search(scenario, cat, spec, shape, target, speculative_speedup)
     skipped: list[Skipped] = []
     found: list[Deployment] = []

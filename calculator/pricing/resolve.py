@@ -32,7 +32,7 @@ from calculator.catalog.prices import (
     canonical_model,
 )
 from calculator.errors import InputError, Problem
-from calculator.pricing.same_model import GpuModelChoice, gpu_model_choice, measured_record
+from calculator.pricing.same_model import GpuModelChoice, gpu_model_choice, measured_record, model_names
 from calculator.scenario.inputs import AUTO_RECORD, LEGACY_RECORD, EstimateSetup, TurnShape
 from calculator.scenario.model import Scenario
 
@@ -221,6 +221,8 @@ def _owned(kind: Owned, scenario: Scenario, cat: Catalogs, measured: ThroughputR
     setup = choice.estimate if own else scenario.self_hosting.estimate
     shape = scenario.workload
     names: tuple[str, ...] = (setup.model,) if setup is not None else ()
+    if own and setup is not None:  # a picked setup of the model auto chose goes by that model's names too
+        names = model_names(scenario, cat, setup.model)
     if own and choice.record is not None:
         measured = _sizing_from(scenario, cat, choice.record)
     elif setup is None and scenario.self_hosting.record == AUTO_RECORD:

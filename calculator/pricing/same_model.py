@@ -134,3 +134,12 @@ def measured_record(
 def _output_per_gpu(record: ThroughputRecord) -> float:
     served = record.output_tokens_per_s or record.requests_per_s * (record.output_tokens or 0)
     return served / record.replica_gpus
+
+
+def model_names(scenario: Scenario, cat: Catalogs, model_id: str) -> tuple[str, ...]:
+    """Every name ``model_id`` goes by in ``scenario`` for its token factor: its own, and the serverless model's
+    when the GPU options run it as that model's spec (GLM-5 for GLM-5.3)."""
+    choice = gpu_model_choice(scenario, cat)
+    if choice is not None and choice.spec is not None and choice.spec.id == model_id:
+        return choice.names
+    return (model_id,)
