@@ -210,7 +210,7 @@ def test_the_compare_page_warns_when_a_chosen_price_is_older_than_60_days() -> N
     at = open_page("compare", preset="coding-agent", asof="2025-09-03", sl="openai/gpt-4.1")
     warned = text_of(at.warning)
     assert "openai gpt-4.1 was read 61 days before 2025-09-03" in warned and "more than 60 days" in warned
-    fresh = open_page("compare", **named_params("coding-agent"), asof="2026-11-30")
+    fresh = open_page("compare", 60, **named_params("coding-agent"), asof="2026-11-30")
     assert "more than 60 days" not in text_of(fresh.warning)
 
 
