@@ -95,7 +95,30 @@ def kept(name: str, key: str | None, make: Callable[[], T]) -> T:
     return cast(T, _kept(name, key, make))
 
 
-def cheapest_picked(scenario: Scenario, work_cat: Catalogs, today: dt.date) -> tuple[Scenario, tuple[OfferPick, ...]]:
-    """The scenario as priced: each ``offer: cheapest`` the deployment search's pick (Deploy's ranking), kept
-    for the next reruns while nothing it reads changes."""
-    return kept("cheapest", priced_key(scenario, work_cat, today), lambda: with_cheapest_offers(scenario, work_cat))
+_PICKS: dict[str, tuple[dict[str, Any], tuple[OfferPick, ...]]] = {}
+_PICKS_KEPT = 64
+
+
+def cheapest_picked(
+    scenario: Scenario, work_cat: Catalogs, today: dt.date, key: str | None = None
+) -> tuple[Scenario, tuple[OfferPick, ...]]:
+    """The scenario as priced: each ``offer: cheapest`` the deployment search's pick (Deploy's ranking).
+
+    The picks are kept in this process for the next reruns (any session's, the 64 latest) under everything
+    the search reads: the scenario without its serverless offer when that offer runs the same model (a
+    sales engineer trying another API for GLM-5.3 does not move the GPU options), the data files and today.
+    Frozen models, so shared rather than copied. ``key``: the page's :func:`priced_key`, when it has one."""
+    asked = [k for k in ("dedicated", "gpu_vm") if (c := getattr(scenario, k)) is not None and c.cheapest]
+    if not asked:
+        return scenario, ()
+    base = key if key is not None else priced_key(scenario, work_cat, today)
+    if base is None:
+        return with_cheapest_offers(scenario, work_cat)
+    found = _PICKS.get(base)
+    if found is None:
+        priced, picks = with_cheapest_offers(scenario, work_cat)
+        found = ({k: getattr(priced, k) for k in asked}, picks)
+        if len(_PICKS) >= _PICKS_KEPT:
+            _PICKS.pop(next(iter(_PICKS)))
+        _PICKS[base] = found
+    return scenario.model_copy(update=found[0]), found[1]

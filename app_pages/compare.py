@@ -605,7 +605,7 @@ if too_large:
 offer_picks: tuple[OfferPick, ...] = ()
 # a search that finds nothing leaves 'cheapest' to the resolution below, which leaves the option out and says why
 with contextlib.suppress(InputError):
-    scenario, offer_picks = cheapest_picked(scenario, work_cat, today)
+    scenario, offer_picks = cheapest_picked(scenario, work_cat, today, priced)
 # An option that cannot be priced as set (no price version on the date, a GPU setup that cannot hold
 # the model) is left out and said so, not the page.
 resolved = resolve(scenario, work_cat, drop_unpriceable=True)

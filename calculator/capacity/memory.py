@@ -521,8 +521,10 @@ def fit(
     *,
     engine: str = "vllm",
     attention: Attention = "tp",
+    suggest: bool = True,
 ) -> FitResult:
-    """Memory fit of ``model`` on ``gpus`` x ``gpu``; when it does not fit, what would.
+    """Memory fit of ``model`` on ``gpus`` x ``gpu``; when it does not fit, what would (``suggest=False``: only
+    whether it fits, for a search that tries every setup anyway).
 
     ``engine`` sets the defaults: the share of memory (vLLM 0.9; SGLang's mem_fraction_static by GPU
     count) and the reserve it holds besides weights and KV (:data:`ENGINES`: ``vllm`` for releases 0.9 to 0.16,
@@ -547,7 +549,7 @@ def fit(
         return result.model_copy(update={"engine_reserve_gib": parts}) if parts else result
 
     result = once(gpus, precision, kv_dtype, context)
-    if result.fits:
+    if result.fits or not suggest:
         return result
     suggestions = []
     for more in (2, 4, 8, 16, 32, 64):

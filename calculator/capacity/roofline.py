@@ -54,6 +54,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from calculator.capacity.memo import by_identity
 from calculator.capacity.memory import KV_DTYPE_BYTES, Attention, bytes_per_weight, default_kv_dtype, kv_split
 from calculator.catalog.field_docs import FIELD_DOCS
 from calculator.catalog.gpus import GpuSpec
@@ -349,6 +350,7 @@ class ReplicaSpeed(BaseModel):
         return uncached_tokens / self.prefill_tokens_per_s + output_tokens / self.decode_tokens_per_s
 
 
+@by_identity(maxsize=1024)  # a sweep over prefix share or hit rate asks the same replica's speed at every point
 def replica_speed(
     model: ModelSpec,
     gpu: GpuSpec,

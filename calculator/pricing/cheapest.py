@@ -25,7 +25,8 @@ from pydantic import BaseModel, ConfigDict
 from calculator.catalog.catalogs import Catalogs
 from calculator.catalog.prices import DedicatedOffer, GpuVmOffer
 from calculator.errors import InputError
-from calculator.pricing.deployments import Deployment, DeploymentSearch, find_deployments
+from calculator.pricing.deployments import Deployment, DeploymentSearch, find_deployments, model_choice
+from calculator.pricing.same_model import model_names
 from calculator.scenario.inputs import AUTO_RECORD, EstimateSetup
 from calculator.scenario.model import DedicatedChoice, GpuVmChoice, Scenario
 
@@ -153,6 +154,31 @@ def _for_pinned_sizing(scenario: Scenario, cat: Catalogs, kind: OwnedKind) -> Of
     )  # fmt: skip
 
 
+_SEARCHES: dict[str, DeploymentSearch] = {}
+_SEARCHES_KEPT = 32
+
+
+def _search(scenario: Scenario, cat: Catalogs) -> DeploymentSearch:
+    """The deployment search for ``scenario``, kept for the next call that would search the same: the serverless
+    offer enters only through the model the GPU options run and its token factor (another API for the same
+    model, or another closed model with the same substitute, searches the same configurations)."""
+    spec, _ = model_choice(scenario, cat)
+    factor = scenario.token_factor(*model_names(scenario, cat, spec.id))
+    rest = scenario.model_copy(update={"serverless": None, "name": "-", "description": None, "prices_used": ()})
+    records = ",".join(r.id for r in cat.records.records)
+    key = "|".join(
+        (str(id(cat.prices)), str(id(cat.gpus)), str(id(cat.models)), records, spec.id, str(factor),
+         rest.model_dump_json())
+    )  # fmt: skip
+    found = _SEARCHES.get(key)
+    if found is None:
+        found = find_deployments(scenario, cat)
+        if len(_SEARCHES) >= _SEARCHES_KEPT:
+            _SEARCHES.pop(next(iter(_SEARCHES)))
+        _SEARCHES[key] = found
+    return found
+
+
 def with_cheapest_offers(scenario: Scenario, cat: Catalogs) -> tuple[Scenario, tuple[OfferPick, ...]]:
     """``scenario`` with each ``offer: cheapest`` replaced by its pick (the scenario itself when none asks), and
     the picks. An option no configuration can serve is an :class:`InputError` naming it and why."""
@@ -168,7 +194,7 @@ def with_cheapest_offers(scenario: Scenario, cat: Catalogs) -> tuple[Scenario, t
     search: DeploymentSearch | None = None
     if not pinned:
         try:
-            search = find_deployments(scenario, cat)
+            search = _search(scenario, cat)
         except InputError as exc:
             if exc.field != "model":  # a date with no price, an unknown model named: that input's problem
                 raise

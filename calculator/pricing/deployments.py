@@ -42,7 +42,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from calculator.capacity.memory import FitResult, bytes_per_weight, default_kv_dtype, fit
+from calculator.capacity.memory import FitResult, bytes_per_weight, default_kv_dtype, fit, weight_bytes
 from calculator.capacity.replica_setup import attention_layouts
 from calculator.capacity.roofline import ReplicaSpeed, RooflineAssumptions, replica_speed
 from calculator.capacity.simulation import (
@@ -334,7 +334,7 @@ def _layouts(spec: ModelSpec) -> tuple[AttentionLayout, ...]:
 def _fit(
     spec: ModelSpec, gpu: GpuSpec, precision: str, context: int, gpus: int, attention: AttentionLayout
 ) -> FitResult:
-    return fit(spec, gpu, precision, context, gpus, default_kv_dtype(precision), attention=attention)
+    return fit(spec, gpu, precision, context, gpus, default_kv_dtype(precision), attention=attention, suggest=False)
 
 
 def _estimate(
@@ -440,7 +440,9 @@ class _Search:
     def fits_on(self, gpu: GpuSpec, gpus: int, precision: str, attention: AttentionLayout = "tp") -> bool:
         key = (gpu.id, gpus, precision, attention)
         if key not in self.fits:
-            self.fits[key] = _fit(self.spec, gpu, precision, self.context, gpus, attention).fits
+            # weights that alone exceed the GPUs' memory cannot fit: said without the full memory account
+            too_big = weight_bytes(self.spec, precision) > gpu.usable_memory_bytes * gpus
+            self.fits[key] = not too_big and _fit(self.spec, gpu, precision, self.context, gpus, attention).fits
         return self.fits[key]
 
     def replica(
@@ -513,14 +515,9 @@ class _Search:
         """The roofline at the largest batch that meets the target (the engine's default without one)."""
         speedup = self.speculative_speedup if what_if and self.speculative_speedup else 1.0
         assumptions = RooflineAssumptions(speculative_speedup=speedup)
-        points: list[tuple[ThroughputRecord, float, float]] = []
-        for b in BATCHES:
-            point = self._estimate_at(gpu, gpus, precision, attention, b, assumptions)
-            if points and point[0].concurrency == points[-1][0].concurrency:
-                break  # the KV cache holds no more sequences: larger batches are this one again
-            points.append(point)
-        if not points:
-            return None
+        # the largest batch: what the KV cache holds and the engine schedules (batch_cap caps the request); a
+        # latency target then limits the load through the simulation, not through a smaller batch
+        points = [self._estimate_at(gpu, gpus, precision, attention, BATCHES[-1], assumptions)]
         if self.target is not None:
             return self._from_simulation(gpu, gpus, precision, attention, what_if, assumptions, points[-1][0])
         meeting = [p for p in points if self._meets(p[1], p[2])]
@@ -855,7 +852,7 @@ def _fits_nowhere(search: _Search, tried: list[tuple[GpuSpec, int, str]]) -> str
     shortfall, and what :func:`~calculator.capacity.memory.fit` says would fit."""
     spec = search.spec
     gpu, gpus, precision = max(tried, key=lambda t: t[0].memory_gb * t[1] / bytes_per_weight(t[2]))
-    room = _fit(spec, gpu, precision, search.context, gpus, "tp")
+    room = fit(spec, gpu, precision, search.context, gpus, default_kv_dtype(precision))  # with what would fit
     shown = sorted({p.upper() for _, _, p in tried})
     return (
         f"{spec.id} fits no GPU offer in the price sheets for one sequence of {search.context:,} tokens "
