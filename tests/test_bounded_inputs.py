@@ -1,0 +1,168 @@
+"""Whatever a file holds, reading it stops at a stated limit of size, lines, rows and memory, with one
+sentence naming the limit: blank-line floods, Parquet dictionary bombs, times no date can hold, devices,
+FIFOs and config files of gigabytes.
+
+The bombs are read in a child process under an address-space limit (:data:`CHILD_MEMORY`), so a reader
+that regressed fails its test instead of taking the machine down; a FIFO is read in a child with a
+timeout, so a reader that blocks on it fails instead of hanging the suite.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from calculator.catalog.textfile import APP_MAX_CHARS, MIN_LINE_CHARS, Malformed, TooLarge, line_limit, text_lines
+from calculator.cli import main
+from calculator.cli.model_import import MAX_CONFIG_BYTES
+from calculator.traffic.logsource import PARQUET_EXPANSION, PARQUET_FLOOR, LogPart, part_records
+
+ROOT = Path(__file__).resolve().parent.parent
+CHILD_MEMORY = 1024**3
+"""Address space a child reading a bomb may use: the 1 GB the issue allows any input."""
+SAVE_IT = "save what it holds to a file and give that"
+BOMB_ROWS = 20_000
+BOMB_VALUE = 1_000_000
+"""A 1 MB value repeated over 20,000 rows: 20 GB of text in a Parquet file of under 1 KB."""
+
+
+def _dictionary_bomb(path: Path, nested: bool) -> Path:
+    """One ``BOMB_VALUE``-character value, dictionary-encoded, in every row: a prompt column, or the content
+    of a chat message (a nested column, which no dictionary read can keep packed)."""
+    values = pa.DictionaryArray.from_arrays(pa.array(np.zeros(BOMB_ROWS, dtype=np.int32)), pa.array(["x" * BOMB_VALUE]))
+    if nested:
+        roles = pa.array(["user"] * BOMB_ROWS)
+        messages = pa.StructArray.from_arrays([roles, values], names=["role", "content"])
+        column = pa.ListArray.from_arrays(pa.array(np.arange(BOMB_ROWS + 1, dtype=np.int32)), messages)
+        table = pa.table({"messages": column})
+    else:
+        table = pa.table({"prompt": values})
+    pq.write_table(table, path, compression="zstd", row_group_size=BOMB_ROWS)
+    return path
+
+
+_CHILD = """
+import json, resource, sys
+resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))
+from calculator.catalog.datafile import DataFileError
+from calculator.catalog.textfile import APP_MAX_CHARS
+from calculator.traffic.prefix import LogReader
+try:
+    n = sum(1 for _ in LogReader(sys.argv[1], max_chars=None if sys.argv[2] == "cli" else APP_MAX_CHARS))
+    said = f"read {{n}} requests"
+except DataFileError as exc:
+    said = exc.lines[0]
+except MemoryError:
+    said = "MemoryError"
+print(json.dumps({{"said": said, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
+"""
+
+
+def _in_child(path: Path, way: str) -> dict[str, object]:
+    run = subprocess.run(
+        [sys.executable, "-c", _CHILD.format(limit=CHILD_MEMORY), str(path), way],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        cwd=ROOT,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    result: dict[str, object] = json.loads(run.stdout)
+    return result
+
+
+@pytest.mark.parametrize("nested", [False, True], ids=["prompt column", "message content"])
+@pytest.mark.parametrize("way", ["cli", "app"])
+def test_a_parquet_dictionary_bomb_stops_at_its_limit_in_bounded_memory(tmp_path: Path, nested: bool, way: str) -> None:
+    bomb = _dictionary_bomb(tmp_path / "bomb.parquet", nested)
+    assert bomb.stat().st_size < 2_000  # 20 GB of text
+    result = _in_child(bomb, way)
+    said = str(result["said"])
+    if way == "cli":
+        assert f"decodes to more than {PARQUET_FLOOR:,} characters, {PARQUET_EXPANSION:,} times" in said
+    else:
+        assert f"more than {APP_MAX_CHARS:,} characters unpacked" in said
+    assert float(str(result["peak_mb"])) < CHILD_MEMORY / 1024**2
+    print(f"{way} {'nested' if nested else 'prompt'} bomb: {said[:60]}... peak {result['peak_mb']:.0f} MB")
+
+
+def test_a_parquet_file_with_more_rows_than_the_app_reads_is_refused_before_decoding(tmp_path: Path) -> None:
+    path = tmp_path / "rows.parquet"
+    pq.write_table(pa.table({"prompt": [f"request {i}" for i in range(500)]}), path)
+    with pytest.raises(TooLarge, match="more than 200 rows"):
+        list(part_records(LogPart(str(path), "rows.parquet"), Malformed("log"), max_chars=200 * MIN_LINE_CHARS))
+
+
+def test_a_parquet_time_past_year_9999_is_one_sentence(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "times.parquet"
+    stamps = pa.array([1_700_000_000_000_000, 2**62], type=pa.timestamp("us"))  # 2**62 us: the year 146,140
+    pq.write_table(pa.table({"prompt": ["hello there", "again"], "timestamp": stamps}), path)
+    assert main(["prefix", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "times are read from the year 1 to 9999" in err
+
+
+def test_a_flood_of_blank_lines_stops_at_the_line_limit() -> None:
+    """950 million newlines gzip to 1 MB and stay under the app's 1 GB: the line limit stops them."""
+    assert line_limit(APP_MAX_CHARS) == 20_000_000
+    flood = gzip.compress(b"\n" * 100_000)
+    with pytest.raises(TooLarge, match="more than 1,000 lines .blank ones count."):
+        list(text_lines(io.BytesIO(flood), "flood.jsonl.gz", 1_000 * MIN_LINE_CHARS))
+    lines = [b"\n"] * 2_000
+    with pytest.raises(TooLarge, match="more than 1,000 lines"):
+        list(text_lines(lines, "flood.jsonl", 1_000 * MIN_LINE_CHARS))
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom", "/dev/null"])
+@pytest.mark.parametrize("command", ["models import", "measurements import"])
+def test_a_device_is_refused_by_its_type(capsys: pytest.CaptureFixture[str], device: str, command: str) -> None:
+    assert main([*command.split(), device]) == 2
+    err = capsys.readouterr().err
+    assert (
+        err == f"error: {device}: a device or socket, not a regular file; save what it holds to a file and give that\n"
+    )
+
+
+@pytest.mark.parametrize("command", ["models import", "measurements import"])
+def test_a_fifo_is_refused_by_its_type_without_blocking(tmp_path: Path, command: str) -> None:
+    fifo = tmp_path / "config.json"
+    os.mkfifo(fifo)
+    run = subprocess.run(
+        [sys.executable, "-m", "calculator", *command.split(), str(fifo)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+    assert run.returncode == 2 and run.stderr.endswith(
+        "a pipe (FIFO), not a regular file; save what it holds to a file and give that\n"
+    )
+
+
+def test_a_log_fifo_without_a_writer_reads_as_empty_instead_of_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "log.jsonl"
+    os.mkfifo(fifo)
+    run = subprocess.run(
+        [sys.executable, "-m", "calculator", "prefix", str(fifo)], capture_output=True, text=True, timeout=60, cwd=ROOT
+    )
+    assert run.returncode == 2 and "it is empty" in run.stderr and run.stderr.count("\n") == 1
+
+
+def test_a_config_larger_than_any_config_is_refused_by_its_size(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    big = tmp_path / "config.json"
+    with big.open("wb") as fh:
+        fh.truncate(MAX_CONFIG_BYTES + 1)  # sparse: nothing is written
+    assert main(["models", "import", str(big)]) == 2
+    assert f"a file read here is at most {MAX_CONFIG_BYTES:,}" in capsys.readouterr().err
