@@ -9,12 +9,16 @@ timeout, so a reader that blocks on it fails instead of hanging the suite.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
 import json
 import os
+import socket
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +29,7 @@ import pytest
 from calculator.catalog.textfile import APP_MAX_CHARS, MIN_LINE_CHARS, Malformed, TooLarge, line_limit, text_lines
 from calculator.cli import main
 from calculator.cli.model_import import MAX_CONFIG_BYTES
+from calculator.traffic import shards
 from calculator.traffic.logsource import PARQUET_EXPANSION, PARQUET_FLOOR, LogPart, part_records
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -166,3 +171,63 @@ def test_a_config_larger_than_any_config_is_refused_by_its_size(
         fh.truncate(MAX_CONFIG_BYTES + 1)  # sparse: nothing is written
     assert main(["models", "import", str(big)]) == 2
     assert f"a file read here is at most {MAX_CONFIG_BYTES:,}" in capsys.readouterr().err
+
+
+# --- --cluster: a stated timeout, the schemes listed, and a server that is not a scheduler named -------------
+
+
+@contextlib.contextmanager
+def _server_saying(banner: bytes) -> Iterator[int]:
+    """A TCP server on 127.0.0.1 that sends ``banner`` (maybe nothing) to each connection, then waits."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.2)
+    done = threading.Event()
+
+    def serve() -> None:
+        held = []
+        while not done.is_set():
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            conn.sendall(banner)
+            held.append(conn)
+        for conn in held:
+            conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        done.set()
+        thread.join(5)
+        listener.close()
+
+
+@pytest.mark.parametrize(
+    ("banner", "said"),
+    [(b"", "it sent nothing in 1 s"), (b"SSH-2.0-OpenSSH_9.6\r\n", "it does not speak its protocol")],
+    ids=["a silent web server", "an SSH server"],
+)
+def test_a_server_that_is_not_a_scheduler_is_named_within_the_timeout(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, banner: bytes, said: str
+) -> None:
+    monkeypatch.setattr(shards, "CONNECT_TIMEOUT_S", 1)
+    log = tmp_path / "log.jsonl"
+    log.write_text('{"prompt": "hello"}\n')
+    with _server_saying(banner) as port:
+        assert main(["prefix", str(log), "--cluster", f"tcp://127.0.0.1:{port}"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"'tcp://127.0.0.1:{port}' is not a Dask scheduler ({said})" in err
+
+
+@pytest.mark.parametrize("scheme", ["inproc", "ucx", "tls", "ws"])
+def test_a_scheduler_scheme_other_than_tcp_is_refused_before_connecting(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], scheme: str
+) -> None:
+    log = tmp_path / "log.jsonl"
+    log.write_text('{"prompt": "hello"}\n')
+    assert main(["prefix", str(log), "--cluster", f"{scheme}://127.0.0.1:8786"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "give the scheduler's tcp:// address" in err
