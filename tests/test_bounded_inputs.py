@@ -10,6 +10,7 @@ timeout, so a reader that blocks on it fails instead of hanging the suite.
 from __future__ import annotations
 
 import contextlib
+import glob
 import gzip
 import io
 import json
@@ -25,12 +26,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from calculator.catalog.datafile import DataFileError
 from calculator.catalog.textfile import APP_MAX_CHARS, MIN_LINE_CHARS, Malformed, TooLarge, line_limit, text_lines
 from calculator.cli import main
 from calculator.cli.model_import import MAX_CONFIG_BYTES
-from calculator.traffic import shards
-from calculator.traffic.logsource import PARQUET_EXPANSION, PARQUET_FLOOR, LogPart, part_records
+from calculator.traffic import globs, shards
+from calculator.traffic.logsource import PARQUET_EXPANSION, PARQUET_FLOOR, LogPart, open_log, part_records
 
 ROOT = Path(__file__).resolve().parent.parent
 CHILD_MEMORY = 1024**3
@@ -231,3 +235,62 @@ def test_a_scheduler_scheme_other_than_tcp_is_refused_before_connecting(
     assert main(["prefix", str(log), "--cluster", f"{scheme}://127.0.0.1:8786"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "give the scheduler's tcp:// address" in err
+
+
+# --- globs and folders: each real folder once, at most MAX_LOG_FILES files -----------------------------------
+
+
+def _planted(tmp_path: Path) -> Path:
+    """logs/ with two parts and six links back up the tree: Python's glob walks it exponentially."""
+    logs = tmp_path / "logs"
+    (logs / "a" / "b").mkdir(parents=True)
+    (logs / "a" / "one.jsonl").write_text('{"prompt": "hello there"}\n')
+    (logs / "a" / "b" / "two.jsonl").write_text('{"prompt": "hello again"}\n')
+    for k in range(3):
+        (logs / "a" / f"up{k}").symlink_to("..")
+        (logs / "a" / "b" / f"up{k}").symlink_to("../..")
+    return logs
+
+
+def test_a_glob_over_planted_folder_links_reads_each_file_once(tmp_path: Path) -> None:
+    logs = _planted(tmp_path)
+    found = open_log(str(logs / "**" / "*.jsonl"))
+    assert sorted(Path(p.location).name for p in found.parts) == ["one.jsonl", "two.jsonl"]
+    assert sorted(Path(p.location).name for p in open_log(str(logs)).parts) == ["one.jsonl", "two.jsonl"]
+
+
+def test_a_glob_stops_at_the_stated_file_count(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(globs, "MAX_LOG_FILES", 5)
+    for k in range(8):
+        (tmp_path / f"part{k}.jsonl").write_text('{"prompt": "x"}\n')
+    with pytest.raises(DataFileError, match="more than 5 files; a log is read from at most that many"):
+        open_log(str(tmp_path / "*.jsonl"))
+    with pytest.raises(DataFileError, match="more than 5 files"):
+        open_log(str(tmp_path))
+
+
+_PIECES = ["*", "**", "?", "a", "b", "d", "x*", "*.jsonl", "[!x]*", "[xa]?*", ".h"]
+_TREE = ("x.jsonl", "a/y.jsonl", "a/b/z.jsonl", "a/.hidden.jsonl", ".h/q.jsonl", "d/x1.jsonl", "d/[x].json", "d/x2")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    pattern=st.lists(
+        st.sampled_from(["*", "**", "?", "a", "b", "d", "x*", "*.jsonl", "[!x]*", "[xa]?*", ".h"]),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_a_glob_matches_what_pythons_glob_matches_where_no_link_is_planted(
+    tmp_path: Path, pattern: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "tree"
+    if not root.exists():
+        for name in _TREE:
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text("{}\n")
+    monkeypatch.chdir(root)
+    text = "/".join(pattern)
+    expected = {f for f in glob.glob(text, recursive=True) if os.path.isfile(f)}  # '**/**' repeats some
+    found = globs.glob_files(text)
+    assert set(found) == expected and len(found) == len(expected)

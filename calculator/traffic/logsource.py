@@ -22,9 +22,7 @@ named the standard way (``AWS_ENDPOINT_URL``).
 from __future__ import annotations
 
 import contextlib
-import glob as globbing
 import io
-import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -47,6 +45,7 @@ from calculator.catalog.textfile import (
     read_error,
     text_lines,
 )
+from calculator.traffic.globs import folder_files, glob_files
 
 __all__ = [
     "LOG_SUFFIXES",
@@ -250,10 +249,9 @@ def _local(text: str) -> LogInput:
         raise DataFileError([f"{text}: cannot read file: {exc.strerror or exc}"]) from None
     if _GLOB.search(text) and not exists:
         try:
-            matched = globbing.glob(str(path), recursive=True)
-        except (ValueError, OSError) as exc:  # a pattern the glob module refuses
+            files = glob_files(text)  # each real folder once: planted links to '..' cannot make it walk for ever
+        except (ValueError, OSError, re.error) as exc:  # a pattern that cannot be read
             raise DataFileError([f"{text}: not a pattern that can be read ({exc})"]) from None
-        files = [m for m in matched if os.path.isfile(m)]
         if not files:
             raise DataFileError(
                 [f"{text}: no file matches the pattern (* any name, ? one character, [ab] a set, ** any folders)"]
@@ -261,11 +259,7 @@ def _local(text: str) -> LogInput:
         return LogInput(text, text, tuple(LogPart(f, f) for f in sorted(files, key=_natural)))
     if folder:
         try:
-            files = [
-                str(p)
-                for p in path.rglob("*")
-                if p.is_file() and _is_log(p.name) and not any(x.startswith(".") for x in p.relative_to(path).parts)
-            ]
+            files = folder_files(path, _is_log, text)
         except OSError as exc:
             raise DataFileError([f"{text}: cannot read the folder: {exc.strerror or exc}"]) from None
         if not files:
