@@ -15,10 +15,12 @@ import gzip
 import io
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,6 +37,7 @@ from calculator.cli import main
 from calculator.cli.model_import import MAX_CONFIG_BYTES
 from calculator.traffic import globs, shards
 from calculator.traffic.logsource import PARQUET_EXPANSION, PARQUET_FLOOR, LogPart, open_log, part_records
+from tests.apptest import open_page, text_of
 
 ROOT = Path(__file__).resolve().parent.parent
 CHILD_MEMORY = 1024**3
@@ -294,3 +297,47 @@ def test_a_glob_matches_what_pythons_glob_matches_where_no_link_is_planted(
     expected = {f for f in glob.glob(text, recursive=True) if os.path.isfile(f)}  # '**/**' repeats some
     found = globs.glob_files(text)
     assert set(found) == expected and len(found) == len(expected)
+
+
+# --- every error one sentence: Ctrl-C, digits no int() reads ------------------------------------------------
+
+
+def test_ctrl_c_is_exit_130_and_one_line(tmp_path: Path) -> None:
+    """The command waits on a pipe that a writer holds open and never writes to; SIGINT ends it."""
+    fifo = tmp_path / "log.jsonl"
+    os.mkfifo(fifo)
+    writer = os.open(fifo, os.O_RDWR)  # a writer that is there, so the read waits
+    try:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "calculator", "prefix", str(fifo)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
+        time.sleep(3)  # started, or still starting: either way Ctrl-C is one line
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=60)
+    finally:
+        os.close(writer)
+    assert child.returncode == 130
+    assert err == "interrupted (Ctrl-C); nothing was left half-written\n" and out == ""
+
+
+@pytest.mark.parametrize("text", ["²", "1, ٣", "9" * 5000])
+def test_replay_concurrency_in_a_link_that_int_cannot_read_is_one_sentence(text: str) -> None:
+    at = open_page("replay", 60, r_conc=text)  # no exception on the page
+    said = text_of(at.warning) + text_of(at.error)
+    assert "URL parameter `r_conc` (Concurrency levels):" in said and "is not a whole number from 1 to" in said
+    assert text not in said or len(text) < 20
+
+
+@pytest.mark.parametrize("key", ["²", "9" * 5000])
+def test_a_vllm_column_table_key_int_cannot_read_is_no_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], key: str
+) -> None:
+    path = tmp_path / "benchmark_results.json"
+    path.write_text(json.dumps({"serving": {"Test name": {key: "serving_llama8B_tp1_qps_1"}}}))
+    assert main(["measurements", "import", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1

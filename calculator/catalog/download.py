@@ -192,7 +192,13 @@ def _get(url: str, max_bytes: int, timeout: float, deadline: float, accept: str)
             )
         decode = _decoder(encodings[0] if encodings else "")
         declared = response.headers.get("content-length", "")
-        if not encodings and declared.isdigit() and len(declared) < 20 and int(declared) > max_bytes:
+        if (
+            not encodings
+            and declared.isascii()
+            and declared.isdigit()
+            and len(declared) < 20
+            and int(declared) > max_bytes
+        ):
             raise _Refused(too_big)
         chunks: list[bytes] = []
         size = 0

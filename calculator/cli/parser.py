@@ -73,6 +73,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+INTERRUPTED = 130
+"""Exit code after Ctrl-C: 128 + SIGINT, as shells report it."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         with _any_text_printable():
@@ -82,6 +86,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         _discard_stdout()
         return 0
+    except KeyboardInterrupt:  # Ctrl-C: one line, the shell's code for it; every file is written whole or not at all
+        print("interrupted (Ctrl-C); nothing was left half-written", file=sys.stderr)
+        return INTERRUPTED
 
 
 @contextlib.contextmanager
