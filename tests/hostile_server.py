@@ -16,6 +16,7 @@ import time
 import zlib
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import zstandard
@@ -27,6 +28,7 @@ BOMB_UNPACKED = 2 * 1024**3
 """What the zstd bomb unpacks to: 2 GB of zeros, sent as 64 KB (the gzip one: 512 MB in 500 KB)."""
 
 BODY = b'{"sample_spec": {"max_tokens": 1}}'
+LITELLM = Path(__file__).resolve().parent / "fixtures" / "price_lists" / "litellm_model_prices.json"
 
 
 def _zstd_bomb() -> bytes:
@@ -148,6 +150,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", "9" * 40)
             self.end_headers()
             self.close_connection = True
+        elif path == "/litellm.json":  # an honest list, to read behind a URL carrying secrets
+            self._send(200, LITELLM.read_bytes(), {})
         elif path == "/escape-status":
             self.wfile.write(b"HTTP/1.1 404 \x1b[2JGone\x1b]0;owned\x07\r\nContent-Length: 0\r\n\r\n")
             self.close_connection = True

@@ -341,3 +341,20 @@ def test_a_vllm_column_table_key_int_cannot_read_is_no_traceback(
     assert main(["measurements", "import", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1
+
+
+# --- no control character reaches the terminal ---------------------------------------------------------------
+
+LITELLM = ROOT / "tests" / "fixtures" / "price_lists" / "litellm_model_prices.json"
+
+
+def test_text_from_a_file_reaches_the_terminal_escaped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A list is cited by its name, and a file name may hold a terminal escape (clear screen, set the title,
+    reverse the text): every command's output shows them escaped, its own line breaks kept."""
+    hostile = tmp_path / "prices\x1b[2J\x1b]0;owned\x07\u202elave.json"
+    hostile.write_bytes(LITELLM.read_bytes())
+    assert main(["sheets", "refresh", "--from", str(hostile), "--read-on", "2026-11-30"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+    assert "prices\\x1b[2J\\x1b]0;owned\\x07\\u202elave.json, read 2026-11-30" in out
+    assert out.count("\n") > 5  # the output's own lines are still lines

@@ -107,6 +107,18 @@ def test_credentials_and_secret_parameters_never_reach_a_message(capsys: pytest.
     assert SECRET not in err and "http://***@127.0.0.1:9/list.json?api_key=***&ref=main" in err
 
 
+def test_a_list_read_behind_a_secret_url_is_cited_without_the_secret(
+    base: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = base.replace("http://", f"http://alice:{SECRET}@") + f"/litellm.json?api_key={SECRET}&v=2"
+    assert main(["sheets", "refresh", "--from", url, "--json"]) == 0
+    out = capsys.readouterr().out
+    assert SECRET not in out
+    data = json.loads(out)
+    cited = {p["source"]["url"] for p in data["proposals"]}
+    assert cited == {base.replace("http://", "http://***@") + "/litellm.json?api_key=***&v=2"}
+
+
 def test_one_rule_shows_every_url() -> None:
     assert shown_url("s3://k:s@bucket/x.jsonl?X-Amz-Signature=abc&X-Amz-Date=1") == (
         "s3://***@bucket/x.jsonl?X-Amz-Signature=***&X-Amz-Date=1"

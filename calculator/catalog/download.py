@@ -57,13 +57,18 @@ _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 _SECRET_NAME = re.compile(r"key|token|secret|pass|pwd|auth|sig|credential|session|cookie|code", re.IGNORECASE)
 _URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]+")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+_CONTROL_IN_LINES = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
 
 
-def shown_text(text: str) -> str:
+def _escaped(match: re.Match[str]) -> str:
+    return match.group().encode("unicode_escape").decode("ascii")
+
+
+def shown_text(text: str, *, lines: bool = False) -> str:
     """Text from a file or a server as the terminal shows it: control characters (escape sequences,
     line breaks, bidirectional overrides) written as escapes, so it can neither move the cursor nor
-    pose as another line."""
-    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+    pose as another line. ``lines``: line breaks and tabs are kept (a command's own output)."""
+    return (_CONTROL_IN_LINES if lines else _CONTROL).sub(_escaped, text)
 
 
 def shown_url(url: str) -> str:

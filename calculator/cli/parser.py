@@ -17,10 +17,12 @@ import importlib
 import os
 import sys
 from collections.abc import Iterator, Sequence
+from typing import Any, cast
 
 from pydantic import ValidationError
 
 from calculator.catalog.datafile import DataFileError
+from calculator.catalog.download import shown_text
 from calculator.cli import flags, words
 from calculator.errors import InputError
 
@@ -79,7 +81,7 @@ INTERRUPTED = 130
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        with _any_text_printable():
+        with _any_text_printable(), _terminal_safe():
             code = _run(argv)
             sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's last flush
         return code
@@ -106,6 +108,32 @@ def _any_text_printable() -> Iterator[None]:
     finally:
         with contextlib.suppress(ValueError, OSError):  # closed or broken meanwhile: nothing to restore
             reconfigure(errors=errors)
+
+
+class _Escaping:
+    """A text stream that writes control characters as escapes (line breaks and tabs kept): a model id from a
+    remote price list, a record's name from a file, cannot move the cursor, retitle the window or hide text."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(shown_text(text, lines=True))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def _terminal_safe() -> Iterator[None]:
+    """stdout escaped (:class:`_Escaping`) while a command runs; JSON escapes its own control characters."""
+    stream = sys.stdout
+    sys.stdout = cast(Any, _Escaping(stream))
+    try:
+        yield
+    finally:
+        sys.stdout = stream
 
 
 @contextlib.contextmanager

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import IO, Any, cast
 
 from calculator.catalog.datafile import DataFileError
+from calculator.catalog.download import shown_url
 from calculator.catalog.textfile import (
     READ_ERRORS,
     LineError,
@@ -79,16 +80,10 @@ _URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 
 
 def shown_location(location: str) -> str:
-    """A location as messages show it: a URL without credentials (``user:secret@``) or query string (a
-    signed URL's signature), so no message carries a secret."""
-    match = _URL.match(location)
-    if not match:
-        return location
-    rest = location[match.end() :]
-    host, slash, path = rest.partition("/")
-    if "@" in host:
-        host = "***@" + host.rsplit("@", 1)[1]
-    return f"{match.group(1)}://{host}{slash}{path.split('?', 1)[0].split('#', 1)[0]}"
+    """A location as messages show it: by the one rule every command uses
+    (:func:`calculator.catalog.download.shown_url`), so no message carries credentials (``user:secret@``) or
+    a signed URL's signature."""
+    return shown_url(location) if _URL.match(location) else location
 
 
 def _scheme(location: str) -> str | None:
