@@ -85,7 +85,7 @@ def test_a_failure_while_swapping_puts_every_old_file_back(tmp_path: Path, monke
                 raise OSError(30, "Read-only file system")
         real(src, dst)
 
-    monkeypatch.setattr(staged_write.os, "replace", fails_at_the_third)
+    monkeypatch.setattr(os, "replace", fails_at_the_third)  # the module uses os.replace
     with pytest.raises(DataFileError, match=r"s2.yaml: cannot write: Read-only file system; no file was changed"):
         write_all(_files(tmp_path, 4))
     assert _digest(tmp_path) == before
