@@ -46,6 +46,7 @@ __all__ = [
     "MAX_LINE_CHARS",
     "MAX_REPORTED",
     "MIN_LINE_CHARS",
+    "UPLOAD_MAX_CHARS",
     "JsonDocument",
     "LineError",
     "Malformed",
@@ -68,6 +69,7 @@ __all__ = [
     "read_text",
     "text_lines",
     "unpacked",
+    "unpacked_bytes",
     "unpacked_length",
 ]
 
@@ -84,6 +86,9 @@ APP_MAX_CHARS = 1_000_000_000
 MIN_LINE_CHARS = 50
 """Characters of a size cap each line is allowed: a request record is longer (``{"prompt": ...}`` alone is 14),
 so a capped read of real records meets the size cap first, and a flood of blank lines meets this."""
+UPLOAD_MAX_CHARS = 64 * 1024 * 1024
+"""What a result file, config or scenario uploaded to the app may unpack to (64 MB; the upload itself is at
+most 5 MB): a summary is kilobytes, a result with every request's detail megabytes."""
 MAX_KEPT_CHARS = 8 * 1024 * 1024
 """JSON a benchmark result may hold besides its per-request details: summaries are a few kilobytes."""
 
@@ -264,6 +269,22 @@ def unpacked(raw: IO[bytes], name: str) -> IO[bytes]:
             [f"{name}: a zip archive, not a log; unpack it, or compress the log itself with gzip or zstd (.gz, .zst)"]
         )
     return cast(IO[bytes], buffered)
+
+
+def unpacked_bytes(data: bytes, name: str, max_chars: int) -> bytes:
+    """An upload's bytes unpacked when they are gzip or zstd (told by their first bytes), at most ``max_chars``
+    of them (:class:`TooLarge` past it); plain bytes are returned as they are. A broken stream is a
+    :class:`DataFileError` naming ``name``."""
+    if compression(data[:4]) is None:
+        return data
+    try:
+        stream = unpacked(io.BytesIO(data), name)
+        out = stream.read(max_chars + 1)
+    except READ_ERRORS as exc:
+        raise read_error(name, exc) from None
+    if len(out) > max_chars:
+        raise TooLarge(name, max_chars)
+    return out
 
 
 def unpacked_length(handle: IO[bytes], name: str, limit: int) -> int:
