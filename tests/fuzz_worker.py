@@ -9,8 +9,8 @@ machine. Each line on stdin is a case as JSON; each answer is one JSON line on s
   "submit": KEY | null}``: the page through AppTest with that file uploaded under that name.
 
 An answer holds the exit code (or the page's exceptions and errors), stdout, stderr, seconds, and the
-child's peak resident memory so far. The download deadline and the cluster timeout are shortened so that a
-trickle or a silent server costs seconds (the limits are the same code, at a smaller number).
+peak resident memory during the case (the worker's own included). The download deadline and the cluster
+timeout are shortened so that a trickle or a silent server costs seconds (the same code, a smaller number).
 """
 
 from __future__ import annotations
@@ -72,6 +72,22 @@ def _page(case: dict[str, Any]) -> dict[str, Any]:
     return {"exceptions": exceptions, "errors": errors, "failure": failure}
 
 
+def _reset_peak() -> None:
+    """Start counting the peak resident memory afresh (Linux: 5 to clear_refs resets VmHWM), so each case's
+    peak is its own and not that of the cases before it in this process."""
+    with contextlib.suppress(OSError), open("/proc/self/clear_refs", "w") as fh:
+        fh.write("5")
+
+
+def _peak_mb() -> float:
+    """The peak resident memory since :func:`_reset_peak`, in MB (the process's lifetime peak elsewhere)."""
+    with contextlib.suppress(OSError), open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def main() -> None:
     limit = int(sys.argv[1]) * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
@@ -80,13 +96,17 @@ def main() -> None:
 
     download.DOWNLOAD_DEADLINE_S = 3.0
     shards.CONNECT_TIMEOUT_S = 2
+    answers = os.fdopen(os.dup(1), "w")  # the answers' own channel: whatever else writes to fd 1 (a library,
+    os.dup2(2, 1)  # a forked worker) goes to stderr instead of into an answer
+    sys.stdout = sys.stderr
     for line in sys.stdin:
         case = json.loads(line)
+        _reset_peak()
         start = time.perf_counter()
         result = _cli(case) if case["kind"] == "cli" else _page(case)
         result["seconds"] = time.perf_counter() - start
-        result["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        print(json.dumps(result), flush=True)
+        result["peak_mb"] = _peak_mb()
+        print(json.dumps(result), file=answers, flush=True)
 
 
 if __name__ == "__main__":
