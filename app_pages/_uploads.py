@@ -13,8 +13,11 @@ import re
 import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
-from calculator.catalog.textfile import APP_MAX_CHARS
+import streamlit as st
+
+from calculator.catalog.textfile import APP_MAX_CHARS, UPLOAD_MAX_CHARS, unpacked_bytes
 
 MAX_MB = 5
 """Largest upload in MB for result files and scenarios (a tokenizer.json and a request log may be larger)."""
@@ -23,6 +26,9 @@ LOG_MAX_MB = APP_MAX_CHARS // 1_000_000
 the one size rule, :data:`calculator.catalog.textfile.APP_MAX_CHARS`), and past that shows the command,
 which streams any size. ``server.maxUploadSize`` in .streamlit/config.toml is at least this."""
 STEM_CHARS = 64
+COMPRESSED = ("gz", "zst", "zstd")
+"""Suffixes of the compressed streams every reader unpacks (gzip, zstd), as on the command line."""
+
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 
 
@@ -58,3 +64,47 @@ def shown_name(name: str) -> str:
     if len(base) > SHOWN_CHARS:
         base = "..." + base[-(SHOWN_CHARS - 3) :]
     return base or "the uploaded file"
+
+
+def _taken(name: str, types: Sequence[str]) -> bool:
+    lower = name.lower()
+    return any(lower.endswith(f".{t}") for t in (*types, *COMPRESSED))
+
+
+def _refusal(label: str, name: str, types: Sequence[str]) -> str:
+    plain = ", ".join(f".{t}" for t in types)
+    return f"{shown_name(name)}: only {plain} files are read here, plain or compressed (.gz, .zst); pick another file"
+
+
+def uploader(label: str, types: Sequence[str], **kwargs: Any) -> Any:
+    """``st.file_uploader`` taking ``types`` plain or compressed (:data:`COMPRESSED`), as the command line
+    reads them. A file of another kind (a client that skips the browser's filter can send one) is left out
+    with a sentence naming what is read: the MIME type in the list tells Streamlit to leave the check to
+    the browser and to this page, instead of raising its own exception before the page runs."""
+    files = st.file_uploader(label, type=[*types, *COMPRESSED, "application/gzip"], **kwargs)
+    many = bool(kwargs.get("accept_multiple_files"))
+    items = list(files or []) if many else ([files] if files is not None else [])
+    for item in items:
+        if not _taken(item.name, types):
+            st.error(_refusal(label, item.name, types))
+    kept = [item for item in items if _taken(item.name, types)]
+    return kept if many else (kept[0] if kept else None)
+
+
+def uploaded(state: Any, key: str, types: Sequence[str]) -> Any:
+    """The one file a keyed :func:`uploader` holds, for code that reads it from the session state (an
+    on-change callback runs before the uploader): None when there is none or it is of another kind."""
+    item = state.get(key)
+    return item if item is not None and _taken(item.name, types) else None
+
+
+def refusal(state: Any, key: str, label: str, types: Sequence[str]) -> str | None:
+    """Why the file a keyed :func:`uploader` holds is not read (of another kind), or None."""
+    item = state.get(key)
+    return None if item is None or _taken(item.name, types) else _refusal(label, item.name, types)
+
+
+def unpacked_upload(data: bytes, name: str) -> bytes:
+    """An upload's bytes as its reader takes them: unpacked when gzip or zstd, at most
+    :data:`~calculator.catalog.textfile.UPLOAD_MAX_CHARS`."""
+    return unpacked_bytes(data, shown_name(name), UPLOAD_MAX_CHARS)

@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 from pydantic import ValidationError
 
-from app_pages import _state, _words
+from app_pages import _state, _uploads, _words
 from app_pages._chart import altair_chart
 from app_pages._data import catalogs, presets
 from app_pages._params import NumberParam, check_params
@@ -41,6 +41,8 @@ from calculator.pricing.ttl import (
     read_session_log,
 )
 from calculator.scenario.model import Scenario
+
+LOG_TYPES = ("jsonl", "json")  # what the session-log uploader takes (plain, .gz or .zst)
 
 BIND: Literal["query-params"] = "query-params"
 DEFAULT_OFFER = "anthropic/claude-sonnet-4-5"
@@ -230,15 +232,15 @@ with st.sidebar:
             help="The time between consecutive turns of a typical session, in seconds; each gap counts equally.",
         )
     else:
-        st.file_uploader(
+        _uploads.uploader(
             "Session log",
-            type=["jsonl", "json", "gz"],
+            LOG_TYPES,
             key="t_log",
             max_upload_size=MAX_MB,
             help="One JSON object a line with a session id (session_id, conversation_id, ...) and a time "
-            "(timestamp in seconds or ISO 8601, or timestamp_ms); or a Mooncake trace. .gz allowed.",
+            "(timestamp in seconds or ISO 8601, or timestamp_ms); or a Mooncake trace. .gz and .zst allowed.",
         )
-    use_log_counts = source == LOG and ss.get("t_log") is not None
+    use_log_counts = source == LOG and _uploads.uploaded(ss, "t_log", LOG_TYPES) is not None
     c1, c2 = st.columns(2)
     number("t_turns", c1, disabled=use_log_counts)
     given_sessions = number("t_sess", c2, disabled=use_log_counts)
@@ -285,7 +287,7 @@ try:
     elif source == LIST:
         gaps = EmpiricalGaps(parse_gap_list(str(ss.get("t_gaps") or "")))
     else:
-        upload = ss.get("t_log")
+        upload = _uploads.uploaded(ss, "t_log", LOG_TYPES)
         if upload is None:
             st.info("Upload a session log in the sidebar, or choose a median gap or a list of gaps.")
             st.stop()

@@ -33,6 +33,8 @@ from calculator.errors import InputError
 from calculator.present import capacity_charts as cc
 from calculator.pricing.compare import Catalogs
 
+CONFIG_TYPES = ("json",)  # what the config.json uploader takes (plain, .gz or .zst)
+
 BIND: Literal["query-params"] = "query-params"
 AUTO = "auto"
 PRECISIONS = list(WEIGHT_BYTES)
@@ -68,16 +70,19 @@ def _uploaded() -> ModelSpec | None:
 
 def _import_config() -> None:
     """Read an uploaded config.json into a model spec and select it."""
-    file = ss.get("c_cfg")
+    file = _uploads.uploaded(ss, "c_cfg", CONFIG_TYPES)
     ss.pop("c_cfg_error", None)
     ss.pop("c_cfg_warnings", None)
     if file is None:
         return
     name = shown_name(file.name)
     try:
-        text = file.getvalue().decode("utf-8").removeprefix("\ufeff")
+        text = _uploads.unpacked_upload(file.getvalue(), file.name).decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
         ss["c_cfg_error"] = [f"{name}: {_words.unexpected(exc)}"]
+        return
+    except DataFileError as exc:  # a broken or too large .gz / .zst
+        ss["c_cfg_error"] = exc.lines
         return
     if not text.strip():
         ss["c_cfg_error"] = [f"{name}: the file is empty"]
@@ -158,9 +163,9 @@ with st.sidebar:
         "A bundled architecture (models/), or one imported from its config.json below. Type to search.",
     )
     with st.expander("Import a model (Hugging Face config.json)", expanded=False):
-        st.file_uploader(
+        _uploads.uploader(
             "config.json",
-            type=["json"],
+            CONFIG_TYPES,
             key="c_cfg",
             max_upload_size=_uploads.MAX_MB,
             on_change=_import_config,

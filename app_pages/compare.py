@@ -40,6 +40,8 @@ from calculator.scenario.evidence import Evidence
 from calculator.scenario.inputs import AUTO_RECORD, monthly_turns
 from calculator.scenario.model import CHEAPEST, Scenario, dump_scenario, load_scenario_text
 
+SCENARIO_TYPES = ("yaml", "yml")  # what the scenario uploader takes (plain, .gz or .zst)
+
 BIND: Literal["query-params"] = "query-params"
 SEED = Scenario.model_validate(
     {
@@ -96,12 +98,12 @@ def _apply_preset() -> None:
 
 
 def _apply_upload() -> None:
-    file = ss.get("upload")
+    file = _uploads.uploaded(ss, "upload", SCENARIO_TYPES)
     ss.pop("upload_error", None)
     if file is None:
         return
     try:
-        scenario = load_scenario_text(file.getvalue().decode("utf-8"), file.name)
+        scenario = load_scenario_text(_uploads.unpacked_upload(file.getvalue(), file.name).decode("utf-8"), file.name)
     except UnicodeDecodeError:
         ss["upload_error"] = [f"{file.name}: not a UTF-8 text file"]
         return
@@ -546,9 +548,9 @@ with st.sidebar:
         with st.expander("Your evidence", expanded=False):
             evidence_inputs(evidence_now)
     with st.expander("Scenario file (YAML)", expanded=False):
-        st.file_uploader(
+        _uploads.uploader(
             "Open a scenario",
-            type=["yaml", "yml"],
+            SCENARIO_TYPES,
             key="upload",
             max_upload_size=_uploads.MAX_MB,
             on_change=_apply_upload,

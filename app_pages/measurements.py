@@ -66,15 +66,15 @@ def number(key: str, default: float, step: float, help: str, fmt: str) -> float:
 
 # --- inputs (sidebar) -----------------------------------------------------------------------------
 with st.sidebar:
-    files = st.file_uploader(
+    files = _uploads.uploader(
         "Benchmark result files",
-        type=["json", "jsonl", "yaml", "yml"],
+        ["json", "jsonl", "yaml", "yml"],
         accept_multiple_files=True,
         key="m_files",
         max_upload_size=_uploads.MAX_MB,
         help="vllm bench serve (also its nightly summary), sglang.bench_serving, genai-perf, AIPerf or GuideLLM "
-        "output, JSON or YAML, or the records Replay and `bench --out` write; the format is detected from the "
-        "content.",
+        "output, JSON or YAML (plain, .gz or .zst), or the records Replay and `bench --out` write; the format is "
+        "detected from the content.",
     )
     st.toggle(
         "Add the bundled published records",

@@ -18,7 +18,7 @@ from typing import Literal
 import streamlit as st
 from pydantic import ValidationError
 
-from app_pages import _state, _words
+from app_pages import _state, _uploads, _words
 from app_pages._chart import altair_chart, kept_chart
 from app_pages._data import catalogs, cheapest_picked, kept, presets, priced_key
 from app_pages._params import NumberParam, check_params
@@ -174,9 +174,9 @@ with st.sidebar:
     trace_file = None
     daily_choice = "flat"
     if profile_choice == TRACE:
-        trace_file = st.file_uploader(
+        trace_file = _uploads.uploader(
             "Request log with timestamps",
-            type=["csv", "jsonl", "json", "gz"],
+            ["csv", "jsonl", "json"],
             key="pl_trace",
             max_upload_size=MAX_MB,
             help="CSV with a TIMESTAMP column (date-times, or seconds), or JSON Lines with a 'timestamp' key "

@@ -18,7 +18,7 @@ from typing import IO, Any, Literal
 import streamlit as st
 from pydantic import ValidationError
 
-from app_pages import _link, _state, _words
+from app_pages import _link, _state, _uploads, _words
 from app_pages._chart import altair_chart
 from app_pages._data import catalogs, cheapest_picked, presets
 from app_pages._params import NumberParam, check_params
@@ -131,9 +131,9 @@ with st.sidebar:
     )
     upload = None
     if source == UPLOAD:
-        upload = st.file_uploader(
+        upload = _uploads.uploader(
             "Request log",
-            type=["jsonl", "ndjson", "json", "gz", "zst", "parquet"],
+            ["jsonl", "ndjson", "json", "parquet"],
             key="p_log",
             max_upload_size=LOG_MAX_MB,
             help="OpenAI chat-completions request bodies (or Batch API lines), plain prompts, a Mooncake trace, a "

@@ -24,7 +24,7 @@ from typing import Any, Literal
 import pandas as pd
 import streamlit as st
 
-from app_pages import _network, _scenario_ui, _words
+from app_pages import _network, _scenario_ui, _uploads, _words
 from app_pages._chart import altair_chart
 from app_pages._data import catalogs
 from app_pages._params import NumberParam, check_params
@@ -47,6 +47,8 @@ from calculator.measure.bench import (
 )
 from calculator.present import capacity_charts as cc
 from calculator.pricing.compare import Catalogs
+
+LOG_TYPES = ("jsonl", "json")  # what the prompt-log uploader takes (plain, .gz or .zst)
 
 BIND: Literal["query-params"] = "query-params"
 MAX_REQUESTS = 200
@@ -171,8 +173,10 @@ def parse_levels(text: str) -> list[int]:
         raise InputError("replay.concurrency", "give at least one concurrency, e.g. 1, 4, 16")
     values: list[int] = []
     for p in parts:
-        if not p.isdigit() or not 1 <= int(p) <= MAX_CONCURRENCY:
-            raise InputError("replay.concurrency", f"{p!r} is not a whole number from 1 to {MAX_CONCURRENCY}")
+        # ASCII digits, few enough to read: '²' is a digit to isdigit() but not to int(), 5,000 digits not at all
+        if not (p.isascii() and p.isdigit() and len(p) <= 9) or not 1 <= int(p) <= MAX_CONCURRENCY:
+            shown = repr(p) if len(p) <= 20 else f"{p[:12]!r}... ({len(p):,} characters)"
+            raise InputError("replay.concurrency", f"{shown} is not a whole number from 1 to {MAX_CONCURRENCY}")
         if int(p) not in values:
             values.append(int(p))
     if len(values) > MAX_LEVELS:
@@ -211,10 +215,11 @@ def _start() -> None:
         levels = parse_levels(ss.get("r_conc") or "")
     except InputError as exc:
         problems.append(f"**Concurrency levels**: {exc.message}")
-    upload = ss.get("r_log")
+    upload = _uploads.uploaded(ss, "r_log", LOG_TYPES)
     prompts: list[Prompt] = []
     if upload is None:
-        problems.append("**Prompt log**: upload a JSON Lines file (one request per line)")
+        refused = _uploads.refusal(ss, "r_log", "Prompt log", LOG_TYPES)
+        problems.append(f"**Prompt log**: {refused or 'upload a JSON Lines file (one request per line)'}")
     else:
         with upload_copy(upload.getvalue(), upload.name, (".jsonl", ".json")) as path:
             try:
@@ -291,9 +296,9 @@ with st.sidebar, st.form("r_form", border=False):
         bind=BIND,
         help="The model name the endpoint serves (the 'model' field of each request).",
     )
-    st.file_uploader(
+    _uploads.uploader(
         "Prompt log (JSON Lines)",
-        type=["jsonl", "json"],
+        LOG_TYPES,
         key="r_log",
         max_upload_size=MAX_MB,
         help="One request per line: an OpenAI chat request body ('messages'), a batch line ({'body': ...}), or "

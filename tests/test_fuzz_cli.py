@@ -20,6 +20,17 @@ locale. Nothing goes to the network: ``bench`` stops where its first request wou
 gets 127.0.0.1 or malformed URLs. Writes go to the test's folder; the package's data is checked unchanged
 after every case.
 
+Hostile inputs (the last section) run in a worker process limited in address space (tests/fuzz_worker.py),
+so a memory bomb that got past a reader ends there: ``models import`` and ``measurements import`` of
+devices, FIFOs, oversized, deep and compressed-bomb files; ``prefix`` of blank-line floods, compressed and
+Parquet dictionary bombs, times past 9999, globs over planted folder links, a FIFO without a writer, and
+``--cluster`` at a silent server and at schemes it does not read; ``sheets refresh --from`` a local hostile
+server (tests/hostile_server.py: trickles, bombs, stacked encodings, huge headers, dates out of range,
+redirect loops, redirects to ftp:// or carrying secrets) and malformed URLs; and the pages with such files
+uploaded. Each ends in exit 0 or one line (a page: no exception), within 30 s, under 1 GB resident, with no
+secret, traceback or terminal escape shown. FUZZ_HOSTILE and FUZZ_PAGES set their case counts (8 and 2 by
+default, EXAMPLES / 40 and / 200 when larger).
+
 ``make test`` runs a capped number of cases (FUZZ_EXAMPLES=400 in all) and the sweep: about two minutes on
 two cores. ``FUZZ_EXAMPLES=4000 .venv/bin/python -m pytest tests/test_fuzz_cli.py`` runs more (ten minutes);
 with ``FUZZ_REPORT=cases.jsonl`` every case is written to that file, failures with their kind, and the run
@@ -996,3 +1007,211 @@ def test_a_data_file_as_large_as_the_reader_takes_is_answered_within_the_budget(
         check(case, run_case(case, world), world)
     finally:
         world.clear()
+
+
+# --- hostile inputs, in a child under an address-space limit ---------------------------------------------
+# Files, links, servers and uploads whose content is the attack: memory bombs, floods, FIFOs and devices,
+# planted links, trickling or lying servers, schedulers that are not. Each case runs in a worker process
+# (tests/fuzz_worker.py) limited to HOSTILE_MEMORY of address space, so a bomb that got through ends there.
+
+HOSTILE_EXAMPLES = int(os.environ.get("FUZZ_HOSTILE") or max(8, EXAMPLES // 40))
+PAGE_EXAMPLES = int(os.environ.get("FUZZ_PAGES") or max(2, EXAMPLES // 200))
+HOSTILE_MEMORY_MB = int(os.environ.get("FUZZ_HOSTILE_MEMORY_MB") or 3072)
+"""Address space of the worker: pyarrow, Streamlit and a thread per download reserve far more than they use
+(at 1.5 GB a download thread could no longer start once pyarrow was loaded); what is used is checked
+against HOSTILE_PEAK_MB."""
+HOSTILE_PEAK_MB = 1024
+"""Resident memory no input may take the worker past (the issue's 1 GB)."""
+HOSTILE_SECONDS = 30.0
+"""A case's limit: the readers' own limits (3 s download deadline in the worker, 2 s cluster timeout, the
+app's 1 GB and 20 million lines) end every hostile input well within it."""
+LEAKED = re.compile(r"Traceback|\x1b|\x07")
+
+
+class _Worker:
+    """The worker process, started when first needed and again after a case killed it."""
+
+    def __init__(self, memory_mb: int) -> None:
+        self.memory_mb = memory_mb
+        self.child: Any = None
+
+    def _start(self) -> None:
+        import subprocess
+        import sys
+
+        self.child = subprocess.Popen(
+            [sys.executable, str(ROOT / "tests" / "fuzz_worker.py"), str(self.memory_mb)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            cwd=ROOT,
+        )
+
+    def run(self, case: dict[str, Any], seconds: float) -> dict[str, Any]:
+        import select
+
+        if self.child is None or self.child.poll() is not None:
+            self._start()
+        assert self.child.stdin is not None and self.child.stdout is not None
+        self.child.stdin.write(json.dumps(case) + "\n")
+        self.child.stdin.flush()
+        ready, _, _ = select.select([self.child.stdout], [], [], seconds + 30)  # + the worker's start
+        line = self.child.stdout.readline() if ready else ""
+        if not line:
+            self.stop()
+            return {"failure": f"no answer within {seconds:g} s, or the worker died (killed by the kernel?)"}
+        result: dict[str, Any] = json.loads(line)
+        if result["seconds"] > seconds:
+            result["failure"] = result.get("failure") or f"took {result['seconds']:.1f} s, over {seconds:g} s"
+        return result
+
+    def stop(self) -> None:
+        if self.child is not None:
+            self.child.kill()
+            self.child.wait()
+            for pipe in (self.child.stdin, self.child.stdout):
+                if pipe is not None:
+                    pipe.close()
+            self.child = None
+
+
+@dataclass(frozen=True)
+class Hostile:
+    folder: Path
+    base: str
+    silent: int
+    worker: _Worker
+    peaks: list[float]
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hostile]:
+    from tests.hostile_server import hostile_server
+    from tests.test_bounded_inputs import _dictionary_bomb, _planted, _server_saying
+
+    folder = tmp_path_factory.mktemp("hostile")
+    from tests.hostile_server import bomb
+
+    os.mkfifo(folder / "fifo.json")
+    os.mkfifo(folder / "fifo.jsonl")
+    with (folder / "big-config.json").open("wb") as fh:
+        fh.truncate(5 * 1024 * 1024)
+    (folder / "deep.json").write_text("[" * 100_000)
+    (folder / "digits.json").write_text('{"hidden_size": ' + "9" * 5000 + "}")
+    (folder / "notutf8.json").write_bytes(b'{"model_type": "\xff\xfe"}')
+    (folder / "cut.json.gz").write_bytes(
+        gzip.compress((BENCH / "vllm" / "results_l40s_llama32_3b.jsonl").read_bytes())[:300]
+    )
+    (folder / "zeros.json.zst").write_bytes(bomb("zstd"))
+    (folder / "zeros.jsonl.gz").write_bytes(bomb("gzip"))
+    (folder / "flood.jsonl.gz").write_bytes(gzip.compress(b"\n" * 3_000_000))
+    (folder / "flood.csv.gz").write_bytes(gzip.compress(b"timestamp\n" + b"\n" * 3_000_000))
+    (folder / "notes.txt").write_text("hello\n")
+    _dictionary_bomb(folder / "dict-bomb.parquet", nested=False)
+    _dictionary_bomb(folder / "nested-bomb.parquet", nested=True)
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    stamps = pa.array([1_700_000_000_000_000, 2**62], type=pa.timestamp("us"))
+    pq.write_table(pa.table({"prompt": ["hello there", "again"], "timestamp": stamps}), folder / "times.parquet")
+    (folder / "vllm-key.json").write_text(json.dumps({"serving": {"Test name": {"²": "x"}}}))
+    (folder / "log.jsonl").write_text('{"prompt": "hello there"}\n')
+    _planted(folder)
+    worker = _Worker(HOSTILE_MEMORY_MB)
+    peaks: list[float] = []
+    with hostile_server() as base, _server_saying(b"") as silent:
+        yield Hostile(folder, base, silent, worker, peaks)
+    worker.stop()
+    if peaks:
+        print(f"\nhostile inputs: {len(peaks)} cases, worker peak {max(peaks):.0f} MB resident")
+
+
+def _hostile_cli(h: Hostile) -> list[list[str]]:
+    f = h.folder
+    from tests.hostile_server import BEHAVIOURS, SECRET
+
+    files = ["/dev/zero", "/dev/urandom", "fifo.json", "big-config.json", "deep.json", "digits.json", "notutf8.json"]
+    packed = ["cut.json.gz", "zeros.json.zst", "zeros.jsonl.gz"]
+    logs = ["flood.jsonl.gz", "zeros.jsonl.gz", "zeros.json.zst", "dict-bomb.parquet", "nested-bomb.parquet"]
+    logs += ["times.parquet", str(f / "logs" / "**" / "*.jsonl"), str(f / "logs"), "fifo.jsonl"]
+    schedulers = [f"tcp://127.0.0.1:{h.silent}", "inproc://x", "ucx://127.0.0.1:1", "tls://127.0.0.1:1", "tcp://[::1"]
+    urls = [f"{h.base}{b}" for b in BEHAVIOURS] + [f"{h.base}/redirect-secret?api_key={SECRET}"]
+    urls += [
+        "http://[::1/x",
+        "http://a/\x7f",
+        "http://a/b\nc",
+        "http://" + "a" * 70_000,
+        f"http://u:{SECRET}@127.0.0.1:9/",
+    ]
+    return [
+        *(["models", "import", x] for x in [*files, *packed]),
+        *(["measurements", "import", x] for x in [*files, *packed, "vllm-key.json"]),
+        *(["prefix", x] for x in logs),
+        *(["prefix", "log.jsonl", "--cluster", s] for s in schedulers),
+        *(["sheets", "refresh", "--from", u] for u in urls),
+    ]
+
+
+def _check_hostile(h: Hostile, what: str, result: dict[str, Any]) -> None:
+    from tests.hostile_server import SECRET
+
+    if "peak_mb" in result:
+        h.peaks.append(result["peak_mb"])
+    assert result.get("failure") is None, f"{what}: {result['failure']}"
+    assert result["peak_mb"] < HOSTILE_PEAK_MB, f"{what}: {result['peak_mb']:.0f} MB resident"
+    said = json.dumps(result)
+    assert SECRET not in said, f"{what}: a secret shown"
+
+
+@_profile(HOSTILE_EXAMPLES)
+@given(pick=st.integers(0, 10**6), as_json=st.booleans())
+def test_a_hostile_input_ends_in_an_answer_or_one_line_within_its_limits(
+    hostile: Hostile, pick: int, as_json: bool
+) -> None:
+    cases = _hostile_cli(hostile)
+    argv = cases[pick % len(cases)] + (["--json"] if as_json else [])
+    result = hostile.worker.run({"kind": "cli", "argv": argv, "cwd": str(hostile.folder)}, HOSTILE_SECONDS)
+    what = " ".join(argv)[:120]
+    _check_hostile(hostile, what, result)
+    assert result["code"] in (0, 2), f"{what}: exit {result['code']}"
+    assert not LEAKED.search(result["out"] + result["err"]), f"{what}: {result['err'][:300]}"
+    if result["code"] == 2:
+        assert result["err"].startswith("error: ") and result["err"].count("\n") == 1, f"{what}: {result['err']}"
+
+
+PAGE_UPLOADS = {
+    "measurements": ("m_files", {}, True, None, ["zeros.json.zst", "zeros.jsonl.gz", "cut.json.gz", "notes.txt"]),
+    "prefix_analysis": (
+        "p_log",
+        {"p_src": "upload a log"},
+        False,
+        None,
+        ["zeros.jsonl.gz", "zeros.json.zst", "dict-bomb.parquet", "nested-bomb.parquet", "times.parquet"],
+    ),
+    "plan": ("pl_trace", {"pl_prof": "from a request log"}, False, None, ["flood.csv.gz", "zeros.jsonl.gz"]),
+    "cache_ttl": ("t_log", {"t_src": "session log"}, False, None, ["zeros.json.zst", "flood.jsonl.gz"]),
+    "capacity": ("c_cfg", {}, False, None, ["zeros.json.zst", "big-config.json", "deep.json", "digits.json"]),
+    "replay": ("r_log", {}, False, "r_run_btn", ["flood.jsonl.gz", "zeros.jsonl.gz"]),
+}
+PAGE_CASES = [(page, name) for page, spec in sorted(PAGE_UPLOADS.items()) for name in spec[4]]
+
+
+@_profile(PAGE_EXAMPLES)
+@given(pick=st.integers(0, 10**6))
+def test_a_hostile_upload_shows_a_message_and_never_an_exception(hostile: Hostile, pick: int) -> None:
+    page, name = PAGE_CASES[pick % len(PAGE_CASES)]
+    key, params, many, submit, _ = PAGE_UPLOADS[page]
+    case = {
+        "kind": "page",
+        "page": page,
+        "key": key,
+        "params": params,
+        "file": str(hostile.folder / name),
+        "name": name,
+        "many": many,
+        "submit": submit,
+    }
+    result = hostile.worker.run(case, 2 * HOSTILE_SECONDS)
+    _check_hostile(hostile, f"{page} {name}", result)
+    assert result["exceptions"] == [], f"{page} {name}: {result['exceptions']}"

@@ -431,6 +431,24 @@ def _existing_file(path: Path) -> os.stat_result | None:
     raise UnwritablePath("it is not a regular file (a device, pipe or socket) and is never replaced")
 
 
+def _no_folder_links(path: Path) -> None:
+    """Refuse a path any of whose folders, as written, is a symbolic link: a planted link to a folder
+    elsewhere (``out/`` -> ``/etc``) would put the file there. The folders above a relative path's start
+    (the working folder's own) are the user's and are not checked."""
+    folder = Path(path.parts[0]) if path.is_absolute() else Path()
+    for part in path.parent.parts[1:] if path.is_absolute() else path.parent.parts:
+        folder = folder / part
+        if part in (".", ".."):
+            continue
+        try:
+            if stat.S_ISLNK(os.lstat(folder).st_mode):
+                raise UnwritablePath(
+                    f"folder {folder} in the path is a symbolic link, never followed; give the real path"
+                )
+        except FileNotFoundError:
+            return
+
+
 def _temporary_beside(path: Path, mode: int) -> tuple[int, Path]:
     """Create a new, uniquely named file in ``path``'s folder; never opens an existing name or a link there.
 
@@ -458,6 +476,7 @@ def check_writable(path: Path) -> None:
     path = Path(path)
     if not path.name or path.name in (".", ".."):
         raise UnwritablePath("give a file name")
+    _no_folder_links(path)
     _existing_file(path)
     if not path.parent.is_dir():
         raise UnwritablePath(f"folder {path.parent} does not exist")
@@ -478,6 +497,7 @@ def write_atomically(path: Path, text: str) -> None:
     path = Path(path)
     if not path.name or path.name in (".", ".."):
         raise UnwritablePath("give a file name")
+    _no_folder_links(path)
     existing = _existing_file(path)
     fd, tmp = _temporary_beside(path, 0o600 if existing else 0o666)
     try:

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 
-from calculator.catalog.datafile import DataFileError, check_writable, parse_yaml, write_atomically
+from calculator.catalog.datafile import DataFileError, check_writable, parse_yaml
 from calculator.catalog.prices import (
     DEFAULT_SHEETS_DIR,
     PriceCatalog,
@@ -52,6 +52,7 @@ from calculator.catalog.prices import (
     load_price_sheet,
     ttl_minutes,
 )
+from calculator.catalog.staged_write import write_all
 from calculator.errors import InputError
 
 if TYPE_CHECKING:
@@ -875,8 +876,9 @@ def write_proposals(report: ImportReport, sheets_dir: Path | None = None) -> lis
     Every sheet's edited text is made and checked before the first is written: it goes to a temporary
     ``<provider>.yaml`` beside the sheet, is validated with :func:`~calculator.catalog.prices.load_price_sheet`
     and checked to keep every existing version; only then is each written over its sheet by
-    :func:`~calculator.catalog.datafile.write_atomically` (which keeps its permissions), so a proposal that
-    fails its check leaves every sheet as it was. Entries that cannot be written are left out (see ``reason``).
+    :func:`~calculator.catalog.staged_write.write_all`, all of them or none (it keeps their permissions), so a
+    proposal that fails its check, a full disk or a read-only sheet leaves every sheet as it was. Entries
+    that cannot be written are left out (see ``reason``).
     """
     sheets_dir = sheets_dir or DEFAULT_SHEETS_DIR
     by_provider: dict[str, list[DiffEntry]] = {}
@@ -904,11 +906,7 @@ def write_proposals(report: ImportReport, sheets_dir: Path | None = None) -> lis
         finally:
             shutil.rmtree(tmp_dir, ignore_errors=True)
         edited.append((path, new_text, result))
-    for path, new_text, _ in edited:
-        try:
-            write_atomically(path, new_text)
-        except OSError as exc:
-            raise DataFileError([f"{path}: cannot write: {exc.strerror or exc}"]) from None
+    write_all([(path, new_text) for path, new_text, _ in edited])  # every sheet or none
     return [result for _, _, result in edited]
 
 

@@ -35,7 +35,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from calculator.catalog.datafile import DataFileError
+from calculator.catalog.download import download, shown_url
 from calculator.catalog.genai_prices import DiffEntry, GenaiData, ImportReport, diff_sheets
+from calculator.catalog.limits import TOKENS
 from calculator.catalog.prices import PriceCatalog
 from calculator.errors import InputError
 
@@ -91,6 +93,8 @@ _LITELLM_PART = {
     "cache_creation_input_token_cost_above_1hr": "cache_write_1h_mtok",
 }
 _QUANTUM = Decimal("0.000001")
+_MAX_K_DIGITS = len(str(int(TOKENS.high) // 1000))
+"""A long-context threshold in thousands of tokens has at most this many digits (no context is longer)."""
 
 
 # --- reading --------------------------------------------------------------------------------------------
@@ -152,39 +156,17 @@ def _header_date(value: str | None) -> dt.date | None:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError):
         return None
+    if when.tzinfo and not dt.datetime.min.replace(tzinfo=dt.UTC) + dt.timedelta(days=1) < when < (
+        dt.datetime.max.replace(tzinfo=dt.UTC) - dt.timedelta(days=1)
+    ):
+        return None  # year 1 or 9999 in a far time zone: no day in UTC, so no date the list was read
     return (when if when.tzinfo else when.replace(tzinfo=dt.UTC)).astimezone(dt.UTC).date()
 
 
 def _fetch(url: str, read_on: dt.date | None, *, max_bytes: int, timeout: float) -> ListText:
-    import httpx
-
-    if url.split(":", 1)[0].lower() not in ("http", "https"):
-        raise InputError("price_list.source", f"{url}: only http:// and https:// URLs are read")
-    too_big = f"{url}: the list is larger than {max_bytes:,} bytes; download it and give the file"
-    try:
-        with (
-            httpx.Client(timeout=timeout, follow_redirects=True) as client,
-            client.stream("GET", url, headers={"Accept": "application/json"}) as response,
-        ):
-            if response.status_code >= 400:
-                raise InputError(
-                    "price_list.source", f"{url}: the server answered {response.status_code} {response.reason_phrase}"
-                )
-            declared = response.headers.get("content-length", "")
-            if declared.isdigit() and int(declared) > max_bytes:
-                raise InputError("price_list.source", too_big)
-            chunks, size = [], 0
-            for chunk in response.iter_bytes():  # decoded: the cap holds for a compressed body too
-                size += len(chunk)
-                if size > max_bytes:
-                    raise InputError("price_list.source", too_big)
-                chunks.append(chunk)
-            headers = response.headers
-    except httpx.TimeoutException:
-        raise InputError("price_list.source", f"{url}: no answer within {timeout:g} s") from None
-    except httpx.HTTPError as exc:
-        raise InputError("price_list.source", f"{url}: cannot read: {exc}") from None
-    body = b"".join(chunks)
+    got = download(url, "price_list.source", max_bytes=max_bytes, timeout=timeout)
+    body, headers = got.body, got.headers
+    url = shown_url(url)  # as cited and shown: without a secret
     modified = _header_date(headers.get("last-modified"))
     if read_on is not None:
         return ListText(url, url, body, read_on, "given", modified)
@@ -382,7 +364,10 @@ def _litellm_prices(text: ListText, name: str, entry: dict[str, Any]) -> tuple[d
         match = _LITELLM_KEY.match(key)
         if match is None:
             continue
-        price = _price(text, f"{json.dumps(name)}.{key}", value, per_token=True)
+        where = f"{json.dumps(name[:80])}.{key if len(key) <= 80 else key[:60] + '...'}"
+        if match["k"] and len(match["k"].lstrip("0")) > _MAX_K_DIGITS:  # read as digits: int() refuses 4,300
+            raise _problem(text, where, f"a threshold of {len(match['k']):,} digits; {TOKENS.allowed} is allowed")
+        price = _price(text, where, value, per_token=True)
         start = int(match["k"]) * 1000 if match["k"] else None
         found.setdefault((bool(match["batch"]), _LITELLM_PART[match["part"]]), {})[start] = price
     out: tuple[dict[str, Any], dict[str, Any]] = ({}, {})

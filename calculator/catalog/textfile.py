@@ -46,18 +46,23 @@ __all__ = [
     "MAX_JSON_DEPTH",
     "MAX_LINE_CHARS",
     "MAX_REPORTED",
+    "MIN_LINE_CHARS",
+    "UPLOAD_MAX_CHARS",
     "JsonDocument",
     "LineError",
     "Malformed",
     "Source",
     "TooLarge",
     "check_readable",
+    "check_regular",
+    "open_binary",
     "compression",
     "is_utf8",
     "json_documents",
     "json_lines",
     "json_values",
     "json_words",
+    "line_limit",
     "open_text",
     "parse_json",
     "raw_lines",
@@ -65,6 +70,7 @@ __all__ = [
     "read_text",
     "text_lines",
     "unpacked",
+    "unpacked_bytes",
     "unpacked_length",
 ]
 
@@ -78,6 +84,12 @@ MAX_REPORTED = 20
 """Malformed lines named one by one; beyond this they are only counted."""
 APP_MAX_CHARS = 1_000_000_000
 """What the app reads of one upload, unpacked (about 1 GB): a gzip bomb stops here."""
+MIN_LINE_CHARS = 50
+"""Characters of a size cap each line is allowed: a request record is longer (``{"prompt": ...}`` alone is 14),
+so a capped read of real records meets the size cap first, and a flood of blank lines meets this."""
+UPLOAD_MAX_CHARS = 64 * 1024 * 1024
+"""What a result file, config or scenario uploaded to the app may unpack to (64 MB; the upload itself is at
+most 5 MB): a summary is kilobytes, a result with every request's detail megabytes."""
 MAX_KEPT_CHARS = 8 * 1024 * 1024
 """JSON a benchmark result may hold besides its per-request details: summaries are a few kilobytes."""
 
@@ -91,12 +103,22 @@ Source = Path | str | IO[bytes] | Iterable[str | bytes]
 
 
 class TooLarge(DataFileError):
-    """More text than ``max_chars`` (the app's limit): the one error a caller may answer with "use the command
-    line", which streams any size."""
+    """More text than ``max_chars`` (the app's limit), or more lines than :func:`line_limit` allows with it:
+    the one error a caller may answer with "use the command line", which streams any size."""
 
-    def __init__(self, name: str, limit: int) -> None:
-        super().__init__([f"{name}: more than {limit:,} characters unpacked; the limit here"])
+    def __init__(self, name: str, limit: int, unit: str = "characters unpacked") -> None:
+        super().__init__([f"{name}: more than {limit:,} {unit}; the limit here"])
         self.limit = limit
+
+
+def line_limit(max_chars: int | None) -> int | None:
+    """The lines a read capped at ``max_chars`` may take: one per :data:`MIN_LINE_CHARS` of the cap (20 million
+    for the app's 1 GB), blank ones included, since each costs a read however short it is; no cap, no limit."""
+    return None if max_chars is None else max(1, max_chars // MIN_LINE_CHARS)
+
+
+def _too_many_lines(name: str, limit: int) -> TooLarge:
+    return TooLarge(name, limit, "lines (blank ones count)")
 
 
 class LineError(CalculatorError, ValueError):
@@ -117,6 +139,33 @@ def check_readable(path: Path, name: str | None = None) -> None:
         raise DataFileError([f"{label}: is a folder, not a file"])
     if not (stat.S_ISREG(found.st_mode) or stat.S_ISFIFO(found.st_mode)):
         raise DataFileError([f"{label}: not a regular file (a device or socket); give a file or a pipe"])
+
+
+def check_regular(path: Path, name: str | None = None, max_bytes: int | None = None) -> None:
+    """Refuse, by its type and before it is opened, anything but a regular file: a device never ends
+    (``/dev/zero``), a FIFO without a writer blocks the open for ever, a socket cannot be read as a file.
+    With ``max_bytes``, a file larger than that is refused by its size (what a config file can be)."""
+    label = name or str(path)
+    try:
+        found = os.stat(path)
+    except OSError as exc:
+        raise DataFileError([f"{label}: cannot read file: {exc.strerror or exc}"]) from exc
+    if stat.S_ISDIR(found.st_mode):
+        raise DataFileError([f"{label}: is a folder, not a file"])
+    if not stat.S_ISREG(found.st_mode):
+        kind = "a pipe (FIFO)" if stat.S_ISFIFO(found.st_mode) else "a device or socket"
+        raise DataFileError([f"{label}: {kind}, not a regular file; save what it holds to a file and give that"])
+    if max_bytes is not None and found.st_size > max_bytes:
+        raise DataFileError([f"{label}: {found.st_size:,} bytes; a file read here is at most {max_bytes:,}"])
+
+
+def open_binary(path: Path) -> IO[bytes]:
+    """``path`` opened for reading; a FIFO without a writer yet reads as empty instead of blocking the open."""
+    if not stat.S_ISFIFO(os.stat(path).st_mode):
+        return path.open("rb")
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    os.set_blocking(fd, True)  # a writer that is there is read to its end, as from any pipe
+    return os.fdopen(fd, "rb")
 
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -223,6 +272,22 @@ def unpacked(raw: IO[bytes], name: str) -> IO[bytes]:
     return cast(IO[bytes], buffered)
 
 
+def unpacked_bytes(data: bytes, name: str, max_chars: int) -> bytes:
+    """An upload's bytes unpacked when they are gzip or zstd (told by their first bytes), at most ``max_chars``
+    of them (:class:`TooLarge` past it); plain bytes are returned as they are. A broken stream is a
+    :class:`DataFileError` naming ``name``."""
+    if compression(data[:4]) is None:
+        return data
+    try:
+        stream = unpacked(io.BytesIO(data), name)
+        out = stream.read(max_chars + 1)
+    except READ_ERRORS as exc:
+        raise read_error(name, exc) from None
+    if len(out) > max_chars:
+        raise TooLarge(name, max_chars)
+    return out
+
+
 def unpacked_length(handle: IO[bytes], name: str, limit: int) -> int:
     """How many bytes a seekable file unpacks to, counted by unpacking it and keeping nothing (zlib and zstd
     unpack hundreds of MB a second), stopping as soon as it passes ``limit`` (then more than ``limit`` is
@@ -258,7 +323,7 @@ def open_text(source: Path | str | IO[bytes], name: str) -> Iterator[IO[str]]:
         try:
             if isinstance(source, Path | str):
                 check_readable(Path(source), name)
-                raw: IO[bytes] = stack.enter_context(Path(source).open("rb"))
+                raw: IO[bytes] = stack.enter_context(open_binary(Path(source)))
             else:
                 raw = source
             text = io.TextIOWrapper(unpacked(raw, name), encoding="utf-8", errors="surrogateescape", newline=None)
@@ -303,11 +368,14 @@ def raw_lines(
     line break, within the line limit and ``max_chars`` (counted as read, unpacked): a file with no line
     breaks is never held whole."""
     number, total = first - 1, 0
+    last = None if (lines := line_limit(max_chars)) is None else first - 1 + lines
     while True:
         line = handle.readline(MAX_LINE_CHARS + 1)
         if not line:
             return
         number += 1
+        if last is not None and number > last:
+            raise _too_many_lines(name, last - first + 1)
         if len(line) > MAX_LINE_CHARS and line[-1:] not in ("\n", b"\n"):
             raise DataFileError(
                 [f"{name}:{number}: a line longer than {MAX_LINE_CHARS:,} characters: not one record a line"]
@@ -333,7 +401,10 @@ def text_lines(source: Source, name: str, max_chars: int | None = None) -> Itera
                 first = False
         return
     total = 0
+    lines = line_limit(max_chars)
     for number, raw in enumerate(source, start=1):
+        if lines is not None and number > lines:
+            raise _too_many_lines(name, lines)
         line = raw.decode("utf-8", "surrogateescape") if isinstance(raw, bytes) else raw
         line = line.rstrip("\r\n")
         if len(line) > MAX_LINE_CHARS:

@@ -24,6 +24,7 @@ from calculator.catalog.prices import (
     load_price_sheets,
     price_age_days,
 )
+from calculator.catalog.textfile import check_regular
 from calculator.cli import console, flags, folders
 from calculator.errors import InputError
 from calculator.present.money import format_price
@@ -312,7 +313,7 @@ def cmd_measurements_import(args: argparse.Namespace) -> int:
 
     if not args.gpu:
         folders.refuse_unread(args, "measurements import", ["gpu_specs"], "with --gpu (to check the GPU id)")
-
+    check_regular(Path(args.file))  # by type before it is opened: a FIFO would block, a device never end
     records = import_file(
         args.file,
         model=args.model,

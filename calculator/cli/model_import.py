@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
+from calculator.catalog.textfile import check_regular
 from calculator.cli import console, flags
+
+MAX_CONFIG_BYTES = 4 * 1024 * 1024
+"""Largest config.json read: those in tests/fixtures/model_configs are 825 B to 3.8 KB, so 4 MB is no config."""
 
 
 def import_report(path: str, context: int | None) -> dict[str, Any]:
     """The spec as JSON, with the cache at ``context`` and the importer's warnings."""
     from calculator.catalog.hf_config import import_hf_config
 
+    check_regular(Path(path), path, MAX_CONFIG_BYTES)  # by type and size before it is opened: /dev/zero, a FIFO
     imported = import_hf_config(path)
     spec = imported.spec
     context = spec.default_context if context is None else context

@@ -17,10 +17,12 @@ import importlib
 import os
 import sys
 from collections.abc import Iterator, Sequence
+from typing import Any, cast
 
 from pydantic import ValidationError
 
 from calculator.catalog.datafile import DataFileError
+from calculator.catalog.download import shown_text
 from calculator.cli import flags, words
 from calculator.errors import InputError
 
@@ -75,15 +77,22 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+INTERRUPTED = 130
+"""Exit code after Ctrl-C: 128 + SIGINT, as shells report it."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        with _any_text_printable():
+        with _any_text_printable(), _terminal_safe():
             code = _run(argv)
             sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's last flush
         return code
     except BrokenPipeError:
         _discard_stdout()
         return 0
+    except KeyboardInterrupt:  # Ctrl-C: one line, the shell's code for it; every file is written whole or not at all
+        print("interrupted (Ctrl-C); nothing was left half-written", file=sys.stderr)
+        return INTERRUPTED
 
 
 @contextlib.contextmanager
@@ -101,6 +110,32 @@ def _any_text_printable() -> Iterator[None]:
     finally:
         with contextlib.suppress(ValueError, OSError):  # closed or broken meanwhile: nothing to restore
             reconfigure(errors=errors)
+
+
+class _Escaping:
+    """A text stream that writes control characters as escapes (line breaks and tabs kept): a model id from a
+    remote price list, a record's name from a file, cannot move the cursor, retitle the window or hide text."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(shown_text(text, lines=True))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def _terminal_safe() -> Iterator[None]:
+    """stdout escaped (:class:`_Escaping`) while a command runs; JSON escapes its own control characters."""
+    stream = sys.stdout
+    sys.stdout = cast(Any, _Escaping(stream))
+    try:
+        yield
+    finally:
+        sys.stdout = stream
 
 
 @contextlib.contextmanager

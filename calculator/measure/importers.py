@@ -132,9 +132,16 @@ def _table_rows(data: dict[str, Any]) -> list[dict[str, Any]] | None:
         columns = data.get(table) or {}
         if columns and not all(isinstance(c, dict) for c in columns.values()):
             return None
-        keys = sorted({k for c in columns.values() for k in c}, key=lambda k: int(k) if str(k).isdigit() else 0)
+        keys = sorted({k for c in columns.values() for k in c}, key=lambda k: int(k) if _row_number(k) else 0)
         rows.extend({col: values.get(k) for col, values in columns.items()} for k in keys)
     return rows
+
+
+def _row_number(key: Any) -> bool:
+    """Whether a column table's key reads as a row number: ASCII digits ('²' is a digit to isdigit() only),
+    at most 18 of them (int() refuses 4,300)."""
+    text = str(key)
+    return text.isascii() and text.isdigit() and len(text) <= 18
 
 
 def _parse(source: Path | str | None, name: str, text: str | None = None) -> tuple[list[Doc], list[str]]:

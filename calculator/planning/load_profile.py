@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import math
+import re
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -149,7 +150,7 @@ class _Stamps:
 def _read_trace(
     path: Path | str | IO[bytes], unit: Literal["auto", "s", "ms"], name: str, max_chars: int | None
 ) -> tuple[Arr, bool, Malformed]:
-    suffixes = "".join(Path(name).suffixes).lower().removesuffix(".gz")
+    suffixes = re.sub(r"\.(gz|zst|zstd)$", "", "".join(Path(name).suffixes).lower())  # the kind under the packing
     malformed = Malformed(name)
     if suffixes.endswith((".jsonl", ".json")):
         stamps = _Stamps(0.001 if unit in ("auto", "ms") else 1.0, malformed)  # Mooncake writes milliseconds

@@ -39,6 +39,7 @@ from calculator.catalog.datafile import DataFileError
 from calculator.catalog.gpus import GpuCatalog, GpuSpec
 from calculator.catalog.measurements import ThroughputRecord, comparable
 from calculator.catalog.models import ModelCatalog, ModelSpec
+from calculator.catalog.textfile import UPLOAD_MAX_CHARS, unpacked_bytes
 from calculator.errors import InputError
 from calculator.measure.importers import import_file
 from calculator.scenario.inputs import LatencyTarget
@@ -478,9 +479,12 @@ def import_uploads(
             continue
         seen[key] = name
         try:
-            text = data.decode("utf-8")
+            text = unpacked_bytes(data, name, UPLOAD_MAX_CHARS).decode("utf-8")  # .gz and .zst as on the command line
         except UnicodeDecodeError:
             out.problems.append(f"{name}: not a UTF-8 text file")
+            continue
+        except DataFileError as exc:
+            out.problems.extend(exc.lines)
             continue
         facts = (per_file or {}).get(key, FileFacts()).over(default)
         try:

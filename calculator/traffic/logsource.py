@@ -22,9 +22,7 @@ named the standard way (``AWS_ENDPOINT_URL``).
 from __future__ import annotations
 
 import contextlib
-import glob as globbing
 import io
-import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -32,6 +30,7 @@ from pathlib import Path
 from typing import IO, Any, cast
 
 from calculator.catalog.datafile import DataFileError
+from calculator.catalog.download import shown_url
 from calculator.catalog.textfile import (
     READ_ERRORS,
     LineError,
@@ -39,12 +38,15 @@ from calculator.catalog.textfile import (
     TooLarge,
     check_readable,
     json_array_items,
+    line_limit,
+    open_binary,
     open_text,
     parse_json,
     raw_lines,
     read_error,
     text_lines,
 )
+from calculator.traffic.globs import folder_files, glob_files
 
 __all__ = [
     "LOG_SUFFIXES",
@@ -78,16 +80,10 @@ _URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 
 
 def shown_location(location: str) -> str:
-    """A location as messages show it: a URL without credentials (``user:secret@``) or query string (a
-    signed URL's signature), so no message carries a secret."""
-    match = _URL.match(location)
-    if not match:
-        return location
-    rest = location[match.end() :]
-    host, slash, path = rest.partition("/")
-    if "@" in host:
-        host = "***@" + host.rsplit("@", 1)[1]
-    return f"{match.group(1)}://{host}{slash}{path.split('?', 1)[0].split('#', 1)[0]}"
+    """A location as messages show it: by the one rule every command uses
+    (:func:`calculator.catalog.download.shown_url`), so no message carries credentials (``user:secret@``) or
+    a signed URL's signature."""
+    return shown_url(location) if _URL.match(location) else location
 
 
 def _scheme(location: str) -> str | None:
@@ -160,7 +156,7 @@ class LogPart:
             local = Path(self.location)
             check_readable(local, self.name)
             try:
-                handle = local.open("rb")
+                handle = open_binary(local)
             except OSError as exc:
                 raise read_error(self.name, exc) from None
             with handle:
@@ -248,10 +244,9 @@ def _local(text: str) -> LogInput:
         raise DataFileError([f"{text}: cannot read file: {exc.strerror or exc}"]) from None
     if _GLOB.search(text) and not exists:
         try:
-            matched = globbing.glob(str(path), recursive=True)
-        except (ValueError, OSError) as exc:  # a pattern the glob module refuses
+            files = glob_files(text)  # each real folder once: planted links to '..' cannot make it walk for ever
+        except (ValueError, OSError, re.error) as exc:  # a pattern that cannot be read
             raise DataFileError([f"{text}: not a pattern that can be read ({exc})"]) from None
-        files = [m for m in matched if os.path.isfile(m)]
         if not files:
             raise DataFileError(
                 [f"{text}: no file matches the pattern (* any name, ? one character, [ab] a set, ** any folders)"]
@@ -259,11 +254,7 @@ def _local(text: str) -> LogInput:
         return LogInput(text, text, tuple(LogPart(f, f) for f in sorted(files, key=_natural)))
     if folder:
         try:
-            files = [
-                str(p)
-                for p in path.rglob("*")
-                if p.is_file() and _is_log(p.name) and not any(x.startswith(".") for x in p.relative_to(path).parts)
-            ]
+            files = folder_files(path, _is_log, text)
         except OSError as exc:
             raise DataFileError([f"{text}: cannot read the folder: {exc.strerror or exc}"]) from None
         if not files:
@@ -416,15 +407,15 @@ def _parquet_records(raw: IO[bytes], name: str, columns: Columns, max_chars: int
     stamp = pick(columns.timestamp, TIMESTAMP_COLUMNS, "--timestamp-column", False)
     extra = [c for c in OUTPUT_COLUMNS if c in have and c not in (message, stamp)]
     wanted = [message, *([stamp] if stamp else []), *extra]
+    budget = _parquet_budget(table, name, wanted, max_chars)
+    text_columns = [c for c in wanted if _is_text(table.schema_arrow.field(c).type)]
+    if text_columns:  # read as dictionaries: a repeated value stays one value (see _Rows), however often used
+        table = pq.ParquetFile(raw, read_dictionary=text_columns)
+    rows = _Rows(name, budget, max_chars is not None)
     number = 0
-    read = 0
     try:
-        for batch in table.iter_batches(batch_size=PARQUET_BATCH, columns=wanted):
-            if max_chars is not None:
-                read += batch.nbytes
-                if read > max_chars:
-                    raise TooLarge(name, max_chars)
-            for row in batch.to_pylist():
+        for batch in table.iter_batches(batch_size=_batch_rows(table, wanted), columns=wanted):
+            for row in rows.of(batch, number):
                 number += 1
                 record = _prompt_record(_plain(row[message]))
                 if stamp is not None and row.get(stamp) is not None:
@@ -437,6 +428,149 @@ def _parquet_records(raw: IO[bytes], name: str, columns: Columns, max_chars: int
         raise DataFileError(
             [f"{name}: row {number + 1}: the Parquet data cannot be read ({str(exc).splitlines()[0][:200]})"]
         ) from None
+    except MemoryError:
+        raise DataFileError([f"{name}: row {number + 1}: the Parquet data does not fit in memory"]) from None
+
+
+PARQUET_EXPANSION = 1000
+"""How many times its size in the file a Parquet log may decode to on the command line (and at least
+:data:`PARQUET_FLOOR` characters): text compresses 5-20x, dictionary encoding of repeated prompts some
+more; a dictionary page of one long value repeated over every row (a 7 KB file of gigabytes) far more."""
+PARQUET_FLOOR = 1024**3
+PARQUET_BATCH_BYTES = 64 * 1024**2
+"""Decoded bytes a batch of rows may hold, as the file's metadata sizes them: rows are decoded this much
+at a time, so a row group of large values is not expanded at once."""
+
+
+def _is_text(kind: Any) -> bool:
+    import pyarrow as pa
+
+    return bool(pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind))
+
+
+def _parquet_budget(table: Any, name: str, wanted: list[str], max_chars: int | None) -> int:
+    """The characters the part may decode to, checked against its metadata before any page is decoded:
+    with ``max_chars`` (the app) the rows are at most :func:`line_limit` and the stated sizes of the
+    wanted columns at most ``max_chars``; the command line allows :data:`PARQUET_EXPANSION` times the
+    file's size."""
+    meta = table.metadata
+    if max_chars is None:
+        compressed = sum(
+            meta.row_group(g).column(c).total_compressed_size
+            for g in range(meta.num_row_groups)
+            for c in range(meta.num_columns)
+        )
+        return int(max(PARQUET_FLOOR, PARQUET_EXPANSION * compressed))
+    rows_allowed = line_limit(max_chars)
+    assert rows_allowed is not None
+    if meta.num_rows > rows_allowed:
+        raise TooLarge(name, rows_allowed, "rows")
+    paths = set(wanted)
+    stated = sum(
+        meta.row_group(g).column(c).total_uncompressed_size
+        for g in range(meta.num_row_groups)
+        for c in range(meta.num_columns)
+        if meta.row_group(g).column(c).path_in_schema.split(".", 1)[0] in paths
+    )
+    if stated > max_chars:
+        raise TooLarge(name, max_chars)
+    return max_chars
+
+
+def _batch_rows(table: Any, wanted: list[str]) -> int:
+    """Rows decoded at a time: :data:`PARQUET_BATCH`, fewer when a column chunk is so large (as its
+    metadata states) that that many of its values could pass :data:`PARQUET_BATCH_BYTES`."""
+    meta = table.metadata
+    paths = set(wanted)
+    largest = max(
+        (
+            meta.row_group(g).column(c).total_uncompressed_size
+            for g in range(meta.num_row_groups)
+            for c in range(meta.num_columns)
+            if meta.row_group(g).column(c).path_in_schema.split(".", 1)[0] in paths
+        ),
+        default=0,
+    )
+    return max(1, min(PARQUET_BATCH, PARQUET_BATCH_BYTES // max(1, largest)))
+
+
+def _text_size(value: Any) -> int:
+    """Characters of text in a nested value (its strings and bytes, at any depth), walked without recursion."""
+    total, stack = 0, [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str | bytes):
+            total += len(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return total
+
+
+class _Rows:
+    """A batch's rows as dicts, each counted against the part's budget as it is made.
+
+    A dictionary-encoded text column is turned into Python values once per dictionary (a row holds a
+    reference to its value, never a copy), so a value repeated over a million rows costs one value, and
+    the characters each row stands for are counted: the budget stops a bomb at its limit without its
+    text ever being held more than once. A time no ``datetime`` can hold is an error naming the row."""
+
+    def __init__(self, name: str, budget: int, capped: bool) -> None:
+        self.name, self.budget, self.used, self.capped = name, budget, 0, capped
+        self.dictionaries: dict[str, tuple[Any, list[Any], list[int]]] = {}
+
+    def _column(self, name: str, column: Any) -> tuple[list[Any], list[int] | None]:
+        import pyarrow as pa
+
+        if not pa.types.is_dictionary(column.type):
+            values = column.to_pylist()
+            if pa.types.is_nested(column.type):  # its strings may be a dictionary's, repeated: count them
+                return values, [_text_size(v) for v in values]
+            return values, None
+        dictionary = column.dictionary
+        known = self.dictionaries.get(name)
+        if known is None or not known[0].equals(dictionary):
+            values = dictionary.to_pylist()
+            sizes = [len(v) if isinstance(v, str | bytes) else 0 for v in values]
+            self.dictionaries[name] = known = (dictionary, values, sizes)
+        _, values, sizes = known
+        indices = column.indices.to_pylist()
+        return [None if i is None else values[i] for i in indices], [0 if i is None else sizes[i] for i in indices]
+
+    def of(self, batch: Any, before: int) -> Iterator[dict[str, Any]]:
+        columns: dict[str, list[Any]] = {}
+        sizes: list[int] = [0] * batch.num_rows
+        plain = 0
+        try:
+            for name, column in zip(batch.schema.names, batch.columns, strict=True):
+                values, counted = self._column(name, column)
+                columns[name] = values
+                if counted is None:
+                    plain += column.nbytes
+                else:
+                    sizes = [a + b for a, b in zip(sizes, counted, strict=True)]
+        except (ValueError, OverflowError) as exc:  # a time past year 9999 (or before year 1)
+            raise DataFileError(
+                [
+                    f"{self.name}: rows {before + 1} to {before + batch.num_rows}: a value out of range ({exc}); "
+                    "times are read from the year 1 to 9999"
+                ]
+            ) from None
+        share = plain // max(1, batch.num_rows)
+        for i in range(batch.num_rows):
+            self.used += sizes[i] + share
+            if self.used > self.budget:
+                if self.capped:
+                    raise TooLarge(self.name, self.budget)
+                raise DataFileError(
+                    [
+                        f"{self.name}: row {before + i + 1}: decodes to more than {self.budget:,} characters, "
+                        f"{PARQUET_EXPANSION:,} times its compressed size (at least {PARQUET_FLOOR:,}): "
+                        "a Parquet file packed this tightly is not a log"
+                    ]
+                )
+            yield {name: values[i] for name, values in columns.items()}
 
 
 def _handle_records(

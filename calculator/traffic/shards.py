@@ -25,6 +25,7 @@ from typing import Any, Generic, Protocol, TypeVar, cast
 
 import numpy as np
 
+from calculator.catalog.download import shown_text
 from calculator.catalog.textfile import raw_lines
 from calculator.errors import InputError
 
@@ -215,6 +216,53 @@ class _DaskPool:
         return self.client.scatter(value, broadcast=True)
 
 
+CLUSTER_SCHEMES = ("tcp",)
+"""Scheduler addresses read: Dask's tcp:// (a bare ``host:port`` means it too)."""
+_MAX_HANDSHAKE = 1 << 20
+"""A Dask handshake is a small dict: its first 8 bytes give its length, well under a megabyte."""
+
+
+def _in_this_process(address: str) -> bool:
+    """Whether ``address`` (inproc://) names a scheduler listening in this process."""
+    from distributed.comm.inproc import global_manager
+
+    try:
+        return global_manager.get_listener_for(address.removeprefix("inproc://")) is not None  # type: ignore[no-untyped-call]
+    except ValueError:  # another process's (or a made-up) address
+        return False
+
+
+def _probe(field: str, shown: str, host: str, port: int) -> None:
+    """Whether a Dask scheduler answers at ``host:port``, within :data:`CONNECT_TIMEOUT_S`: a Dask server
+    speaks first (its handshake, a message whose first 8 bytes are its length), so a server that says
+    nothing (a web server), or something else (an SSH banner), is named as not a scheduler instead of
+    being waited on for ever."""
+    import socket
+    import struct
+
+    unreachable = InputError(
+        field,
+        f"no Dask scheduler answered at {shown!r} within {CONNECT_TIMEOUT_S} s; "
+        "check the address and that the scheduler is running",
+    )
+    try:
+        with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S) as probe:
+            head = b""
+            while len(head) < 8:
+                more = probe.recv(8 - len(head))
+                if not more:
+                    break
+                head += more
+    except TimeoutError:
+        raise InputError(
+            field, f"what answers at {shown!r} is not a Dask scheduler (it sent nothing in {CONNECT_TIMEOUT_S} s)"
+        ) from None
+    except OSError:
+        raise unreachable from None
+    if len(head) < 8 or not 0 < struct.unpack("<Q", head)[0] < _MAX_HANDSHAKE:
+        raise InputError(field, f"what answers at {shown!r} is not a Dask scheduler (it does not speak its protocol)")
+
+
 @contextlib.contextmanager
 def dask_cluster(address: str, field: str = "--cluster") -> Iterator[Pool]:
     """The workers of the Dask cluster whose scheduler is at ``address`` (``tcp://host:8786``); a clear
@@ -228,25 +276,34 @@ def dask_cluster(address: str, field: str = "--cluster") -> Iterator[Pool]:
             "running on a cluster needs Dask distributed (pip install 'inference-cost-calculator[cluster]', "
             "or pip install 'distributed'); without it, leave --cluster out to use this machine's cores",
         ) from None
+    shown = shown_text(address[:200])
     try:
         scheme, where = parse_address(address)
-        if scheme in ("tcp", "tls"):
-            parse_host_port(where)  # a port is needed (Dask's own check, before anything connects)
-    except ValueError as exc:
+        if scheme in CLUSTER_SCHEMES:
+            host, port = parse_host_port(where)  # a port is needed (Dask's own check, before anything connects)
+    except (ValueError, TypeError) as exc:
         raise InputError(
-            field, f"{address!r} is not a Dask scheduler address ({exc}); give one like tcp://10.0.0.5:8786"
+            field, f"{shown!r} is not a Dask scheduler address ({exc}); give one like tcp://10.0.0.5:8786"
         ) from None
+    if scheme in CLUSTER_SCHEMES:
+        _probe(field, shown, host, int(port))
+    elif not (scheme == "inproc" and _in_this_process(address)):  # a scheduler this process runs: no probe
+        raise InputError(
+            field,
+            f"{scheme}:// is not read here (inproc:// is one process, ucx:// and tls:// need a set-up this command "
+            "does not take); give the scheduler's tcp:// address, like tcp://10.0.0.5:8786",
+        )
     try:
         client = Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)  # type: ignore[no-untyped-call]
     except (OSError, TimeoutError):
         raise InputError(
             field,
-            f"no Dask scheduler answered at {address!r} within {CONNECT_TIMEOUT_S} s; "
+            f"no Dask scheduler answered at {shown!r} within {CONNECT_TIMEOUT_S} s; "
             "check the address and that the scheduler is running",
         ) from None
     try:
         if not client.nthreads():  # type: ignore[no-untyped-call]
-            raise InputError(field, f"the Dask scheduler at {address!r} has no workers; start some (dask worker ...)")
+            raise InputError(field, f"the Dask scheduler at {shown!r} has no workers; start some (dask worker ...)")
         yield _DaskPool(client)
     finally:
         client.close()  # type: ignore[no-untyped-call]
