@@ -72,9 +72,9 @@ with st.sidebar:
         accept_multiple_files=True,
         key="m_files",
         max_upload_size=_uploads.MAX_MB,
-        help="vllm bench serve (also its nightly summary), sglang.bench_serving, genai-perf, AIPerf or GuideLLM "
-        "output, JSON or YAML, or the records Replay and `bench --out` write; the format is detected from the "
-        "content.",
+        help="vllm bench serve (also its nightly summary), sglang.bench_serving, genai-perf, AIPerf, GuideLLM, "
+        "InferenceMAX or llmperf output, JSON or YAML, or the records Replay and `bench --out` write; the format "
+        "is detected from the content.",
     )
     st.toggle(
         "Add the bundled published records",
@@ -138,6 +138,7 @@ per_file = {
         gpu=said(key, "gpu"),
         gpu_count=int(st.session_state.get(f"m_f_{key}_n") or 0) or None,
         precision=said(key, "prec"),
+        prefix_share=st.session_state.get(f"m_f_{key}_share"),
     )
     for key in {cc.upload_key(data) for _, data in uploads}
 }
@@ -154,11 +155,14 @@ if outcome.files or outcome.duplicates:
     st.caption("What each file does not say, for that file alone (it wins over the sidebar's choice for every file).")
 for upload in outcome.files:
     missing = sorted({m for r in upload.records for m in r.missing}, key=list(cc.MISSING_NAMES).index)
-    summary = f"{upload.name}: {len(upload.records)} run(s)" + (
-        f", missing {', '.join(cc.MISSING_NAMES[m] for m in missing)}" if missing else ", complete"
+    unknown_share = any(r.prefix_share is None for r in upload.records)
+    summary = (
+        f"{upload.name}: {len(upload.records)} run(s)"
+        + (f", missing {', '.join(cc.MISSING_NAMES[m] for m in missing)}" if missing else ", complete")
+        + (", prefix share unknown" if unknown_share else "")
     )
-    with st.expander(summary, expanded=bool(missing)):
-        c1, c2, c3, c4 = st.columns(4)
+    with st.expander(summary, expanded=bool(missing) or unknown_share):
+        c1, c2, c3, c4, c5 = st.columns(5)
         c1.selectbox("Model", [AS_FOR_ALL, *cat.models.ids], key=f"m_f_{upload.key}_model", help="Overrides the file.")
         c2.selectbox("GPU", [AS_FOR_ALL, *cat.gpus.ids], key=f"m_f_{upload.key}_gpu")
         c3.number_input(
@@ -171,6 +175,21 @@ for upload in outcome.files:
             help="GPUs in one engine replica (0: as for every file).",
         )
         c4.selectbox("Precision", [AS_FOR_ALL, *PRECISIONS[1:]], key=f"m_f_{upload.key}_prec")
+        c5.number_input(
+            "Prefix share",
+            min_value=0.0,
+            max_value=1.0,
+            value=None,
+            step=0.05,
+            format="%.2f",
+            key=f"m_f_{upload.key}_share",
+            placeholder="as the file says",
+            help="Share of the input tokens the run's prompts repeat from earlier ones (0 to 1), where the file "
+            "does not say; empty: as the file says, or unknown.",
+        )
+        unread = [f"`{r.id}`: {w}" for r in upload.records for w in r.warnings or ()]
+        if unread:
+            st.warning("Read from the file but not used:\n\n" + "\n".join(f"- {w}" for w in unread))
         doubts = [f"`{r.id}`: {m}" for r in upload.records for m in r.mismatches or ()]
         if doubts:
             st.warning(

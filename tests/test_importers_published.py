@@ -194,7 +194,7 @@ def test_llmperf_summary_reads_seconds_and_keeps_its_itl_out() -> None:
     assert record.model == "llama-2-70b-chat" and record.model_path == "together_ai/togethercomputer/llama-2-70b-chat"
     # all output over the wall time, over the mean output length
     assert record.requests_per_s == pytest.approx(216.45553311958628 / 158.59333333333333)
-    assert (record.input_tokens, record.output_tokens) == (550, pytest.approx(158.5933, abs=1e-3))
+    assert record.input_tokens == 550 and record.output_tokens == pytest.approx(158.5933, abs=1e-3)
     assert record.ttft_ms.p50 == pytest.approx(635.2748079999628)
     assert record.e2e_ms.p99 == pytest.approx(3534.966199110031)
     # llmperf's inter-token latency is e2e / output tokens, TTFT included: not the streaming gap
@@ -273,6 +273,10 @@ def test_prefix_share_of_the_random_dataset_is_zero_and_unknown_elsewhere() -> N
     assert unknown.prefix_share is None and unknown.prefix_share_text == "unknown"
     (given_share,) = import_file(VLLM_CLIENT_ON_SGLANG, prefix_share=0.4)
     assert given_share.prefix_share == 0.4
+    # a share the run states itself stands: the user's fills in only where the file is silent
+    stated = import_file(SGLANG_RANDOM, prefix_share=0.4)
+    assert [r.prefix_share for r in stated] == [0.0] * 5 + [0.4] * 2
+    assert "given, not used" in (stated[0].notes or "")
 
 
 @pytest.mark.parametrize(
@@ -397,3 +401,25 @@ def test_hostile_llmperf_summaries_fail_with_a_message_never_a_traceback(data: d
         import_file("x_summary.json", text=json.dumps(data), name="x_summary.json")
     except (DataFileError, InputError) as exc:
         assert str(exc)
+
+
+# --- the command line -----------------------------------------------------------------------------------------
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    from calculator.cli import main
+
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_measurements_import_shows_an_unknown_prefix_share_and_takes_one(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _cli(capsys, "measurements", "import", str(VLLM_CLIENT_ON_SGLANG))
+    assert code == 0 and "unknown" in out and "--prefix-share" in out
+    code, out, _ = _cli(
+        capsys, "measurements", "import", str(VLLM_CLIENT_ON_SGLANG), "--prefix-share", "0.25", "--json"
+    )
+    assert code == 0 and json.loads(out)[0]["prefix_share"] == 0.25
+    code, _, err = _cli(capsys, "measurements", "import", str(VLLM_CLIENT_ON_SGLANG), "--prefix-share", "2")
+    assert code != 0 and "outside 0..1" in err

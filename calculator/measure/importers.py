@@ -445,13 +445,13 @@ def import_file(
 
     ``text`` is the file's content when it did not come from disk (an upload); ``name`` is the
     name to show (default: the path). The format is detected from the content.
-    ``model``, ``gpu``, ``gpu_count``, ``precision``, ``engine``, ``engine_version`` and ``prefix_share``
-    are what the user says about the setup and the traffic: they override the file. The model may come
+    ``model``, ``gpu``, ``gpu_count``, ``precision``, ``engine`` and ``engine_version`` are what the user
+    says about the setup: they override the file. The model may come
     from the file when it states it; GPU type, GPU count and precision only from the files that state
     them (InferenceMAX's), and stay empty otherwise (the record is then incomplete) unless given here. The
-    prefix share comes from the run's settings where the file states them, else from ``prefix_share``,
-    else it stays unknown. Raises DataFileError listing every problem of the file, or InputError for a
-    bad user value.
+    prefix share comes from the run's settings where the file states them, else from ``prefix_share`` (which
+    never replaces what the run states), else it stays unknown. Raises DataFileError listing every problem
+    of the file, or InputError for a bad user value.
     """
     user_gpu, user_precision = _check_user(gpu, gpu_count, precision, model, engine)
     if prefix_share is not None and (
@@ -537,10 +537,11 @@ def import_file(
         if f.engine is None and engine is None:
             notes.append("engine not stated in the file; say which engine ran it")
         share = f.prefix_share
-        if prefix_share is not None:
-            if share is not None and abs(share - prefix_share) > 0.005:
-                notes.append(f"prefix share {prefix_share:.1%} as given, not the run's own {share:.1%}")
+        if prefix_share is not None and share is None:
             share = float(prefix_share)
+            notes.append(f"prefix share {share:.1%} as given (the file does not say)")
+        elif prefix_share is not None and share is not None and abs(share - prefix_share) > 0.0005:
+            notes.append(f"prefix share {prefix_share:.1%} given, not used: the run's own settings say {share:.1%}")
         elif share is None and not any(n.startswith("prefix share unknown") for n in notes):
             notes.append("prefix share unknown: the file does not say; give it (--prefix-share) to size from it")
         fields: dict[str, Any] = {

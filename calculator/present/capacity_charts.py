@@ -426,6 +426,9 @@ class FileFacts:
     gpu: str | None = None
     gpu_count: int | None = None
     precision: str | None = None
+    prefix_share: float | None = None
+    """Share of the input the file's prompts repeat, where the file does not say (asked file by file: runs
+    of different traffic differ in it)."""
 
     def over(self, default: FileFacts) -> FileFacts:
         """These facts, each one not said taken from ``default`` (what was said for every file)."""
@@ -434,6 +437,7 @@ class FileFacts:
             gpu=self.gpu or default.gpu,
             gpu_count=self.gpu_count or default.gpu_count,
             precision=self.precision or default.precision,
+            prefix_share=self.prefix_share if self.prefix_share is not None else default.prefix_share,
         )
 
 
@@ -498,6 +502,7 @@ def import_uploads(
                 gpu=facts.gpu,
                 gpu_count=facts.gpu_count,
                 precision=facts.precision,
+                prefix_share=facts.prefix_share,
             )
         except DataFileError as exc:
             out.problems.extend(exc.lines)
