@@ -224,6 +224,14 @@ _NO_SIZE = frozenset(
         "index_topk_freq",
         "index_topk_pattern",
         "index_share_for_mtp_iteration",
+        "activation_situ_beta",
+        "activation_situ_linear_beta",
+        "moe_renormalize",
+        "moe_router_activation_func",
+        "num_expert_group",
+        "use_grouped_topk",
+        "mla_use_nope",
+        "image_placeholder",
     ]
 )
 """Keys that do not change a parameter count or the cache (or that the notes speak for)."""
@@ -410,7 +418,8 @@ class _Shape:
         self.moe = total > 1
         if self.moe:
             active_key = next(
-                (k for k in ("num_experts_per_tok", "top_k_experts") if cfg.has(k)), "num_experts_per_tok"
+                (k for k in ("num_experts_per_tok", "num_experts_per_token", "top_k_experts") if cfg.has(k)),
+                "num_experts_per_tok",
             )
             active = cfg.count(active_key)
             if active > total:
@@ -478,7 +487,9 @@ def _mixers(cfg: _Config, shape: _Shape) -> tuple[list[str | None], list[tuple[s
         cfg.get("sliding_window")  # Nemotron-H sets it null: no attention layer slides
         return [meaning[c][0] for c in pattern], [meaning[c][1] for c in pattern]
     mixers: list[str | None]
-    if cfg.has("compress_ratios"):
+    if isinstance(cfg.get("linear_attn_config"), Mapping):
+        mixers = _kimi_linear(cfg, layers)
+    elif cfg.has("compress_ratios"):
         mixers = _compressed(cfg, layers)
     elif isinstance(cfg.get("layer_types"), list):
         types = cfg.layer_list("layer_types", layers)
@@ -584,6 +595,54 @@ def _searched_blocks(cfg: _Config, shape: _Shape) -> tuple[list[str | None], lis
     return mixers, mlps
 
 
+def _kimi_linear(cfg: _Config, layers: int) -> list[str | None]:
+    """Kimi's hybrid (``linear_attn_config``): Kimi Delta Attention in ``kda_layers``, latent attention in
+    ``full_attn_layers``, both numbered from 1."""
+    settings = cfg.get("linear_attn_config")
+    assert isinstance(settings, Mapping)
+    kinds: dict[int, str] = {}
+    for key, mixer in (("kda_layers", "kda"), ("full_attn_layers", "full")):
+        listed = settings.get(key)
+        if not isinstance(listed, list) or not all(
+            isinstance(i, int) and not isinstance(i, bool) and 1 <= i <= layers for i in listed
+        ):
+            raise cfg.error("linear_attn_config", f"{key}: expected layer numbers from 1 to {layers}")
+        for i in listed:
+            if i in kinds:
+                raise cfg.error("linear_attn_config", f"layer {i} is in both kda_layers and full_attn_layers")
+            kinds[i] = mixer
+    missing = [i for i in range(1, layers + 1) if i not in kinds]
+    if missing:
+        raise cfg.error("linear_attn_config", f"layers {missing[:5]} are in neither kda_layers nor full_attn_layers")
+    return [kinds[i + 1] for i in range(layers)]
+
+
+def _kda_params(cfg: _Config, h: int) -> tuple[int, int]:
+    """A Kimi Delta Attention layer: parameters, and the bytes of state one layer keeps per sequence.
+
+    Query, key and value projections with a short convolution each, the output gate (full rank with
+    ``use_full_rank_gate``, else through the head width), the per-channel forget gate through the head width,
+    a per-head beta, the gated output norm and projection; the state is one head_dim x head_dim matrix per head
+    in FP32 and the convolutions' last kernel - 1 inputs in BF16 (as vLLM and SGLang keep them)."""
+    settings = cfg.get("linear_attn_config")
+    assert isinstance(settings, Mapping)
+
+    def whole(key: str, default: int | None = None) -> int:
+        value = settings.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= SPEC_COUNT.high:
+            raise cfg.error("linear_attn_config", f"{key}: expected a whole number, got {value!r}")
+        return value
+
+    heads, width, kernel = whole("num_heads"), whole("head_dim"), whole("short_conv_kernel_size", 4)
+    inner = heads * width
+    gate = h * inner if settings.get("use_full_rank_gate") is True else h * width + width * inner
+    params = 3 * h * inner + 3 * inner * kernel  # q, k, v and their convolutions
+    params += gate + h * width + width * inner + h * heads  # output gate, forget gate (low rank), beta
+    params += heads + inner + width + inner * h  # A_log, dt_bias, output norm, output projection
+    state = heads * width * width * 4 + (kernel - 1) * 3 * inner * _MODEL_BYTES
+    return params, state
+
+
 def _compressed(cfg: _Config, layers: int) -> list[str | None]:
     """DeepSeek-V4: ratio 0 is a sliding-window layer; a ratio r also keeps one compressed entry per r tokens.
     The list may run past the layers: the entries after them belong to the multi-token-prediction layers."""
@@ -629,7 +688,8 @@ def _shared_width(cfg: _Config) -> int:
         if cfg.has(key):
             cfg.get("n_shared_experts")  # Nemotron 3 states 1 beside the width
             return cfg.count(key, minimum=0)
-    shared = cfg.count("n_shared_experts", default=0, minimum=0)
+    key = "num_shared_experts" if cfg.has("num_shared_experts") else "n_shared_experts"  # Kimi-K3 spells it out
+    shared = cfg.count(key, default=0, minimum=0)
     if cfg.text_value("model_type") in ("llama4", "llama4_text"):
         shared = 1  # Llama 4's MoE layers always add one shared expert of the experts' width
     return shared * _expert_width(cfg)
@@ -739,6 +799,8 @@ def _attention_params(cfg: _Config, shape: _Shape, mixer: str, indexed: bool = T
         q = (h * q_lora + q_lora + q_lora * shape.heads * (nope + rope)) if q_lora else h * shape.heads * (nope + rope)
         kv = h * (kv_lora + rope) + kv_lora + kv_lora * shape.heads * (nope + v_dim)
         params = q + kv + shape.heads * v_dim * h
+        if cfg.flag("mla_use_output_gate", default=False):  # Kimi-K3: a sigmoid gate on the attention output
+            params += h * shape.heads * v_dim
         cfg.flag("attention_bias", default=False)  # DeepSeek's MLA has none; the flag stays false in its configs
         if shape.sparse is not None and indexed:  # the indexer: its queries from the query latent, one key, weights
             width = shape.sparse.indexer_head_dim
@@ -824,6 +886,8 @@ def _count(cfg: _Config, shape: _Shape) -> tuple[_Counts, dict[str, int]]:
                 states[mixer] = state
         elif mixer is not None and (mixer in ("sliding", "chunked") or mixer.startswith("full")):
             mixer_params[mixer] = _attention_params(cfg, shape, mixer)
+        elif mixer == "kda":
+            mixer_params[mixer], states[mixer] = _kda_params(cfg, h)
         elif mixer == "linear":
             mixer_params[mixer], states[mixer] = _linear_attention_params(cfg, h)
         elif mixer == "mamba":
@@ -840,6 +904,10 @@ def _count(cfg: _Config, shape: _Shape) -> tuple[_Counts, dict[str, int]]:
         mix = (2 + copies) * copies
         hyper = 2 * (mix * copies * h + mix + 3)
     hashed = cfg.count("num_hash_layers", default=0, minimum=0)  # routed by token id: a vocab x top-k table
+    # Kimi-K3's LatentMoE: the routed experts work in a narrower latent, reached through one projection down
+    # and one back up (and a norm), which every token passes through; the router and shared experts stay wide
+    latent = cfg.count("routed_expert_hidden_size", default=h)
+    into_latent = 0 if latent == h else 2 * h * latent + (latent if cfg.flag("latent_moe_use_norm", False) else 0)
     for index, (mixer, mlp) in enumerate(zip(shape.mixers, shape.mlps, strict=True)):
         layer = mixer_params[mixer] + 2 * h + hyper + shape.extra[index]
         if not shape.indexed[index]:
@@ -855,8 +923,8 @@ def _count(cfg: _Config, shape: _Shape) -> tuple[_Counts, dict[str, int]]:
         total += layer
         active += layer
         if "moe" in mlp and shape.experts is not None:
-            expert = matrices * h * _expert_width(cfg)
-            shared = matrices * h * shape.shared_width + h * shape.experts.total
+            expert = matrices * latent * _expert_width(cfg)
+            shared = matrices * h * shape.shared_width + h * shape.experts.total + into_latent
             total += shape.experts.total * expert + shared
             active += shape.experts.active * expert + shared
             routed += shape.experts.total * expert
@@ -882,7 +950,9 @@ def _cache(
             continue
         elements = states[mixer] if mixer in states else shape.kv_elements(mixer)  # state in bytes: stricter
         if elements > CACHE_ELEMENTS_MAX:
-            key = {"linear": "linear_num_value_heads", "mamba": "mamba_num_heads"}.get(mixer, "num_key_value_heads")
+            key = {"linear": "linear_num_value_heads", "kda": "linear_attn_config", "mamba": "mamba_num_heads"}.get(
+                mixer, "num_key_value_heads"
+            )
             raise cfg.error(
                 key,
                 f"with the head widths, one {mixer} layer would cache {elements:.3g} elements, "
@@ -907,7 +977,7 @@ def _cache(
                 CacheLayers(kind=kinds[mixer], layers=layers, kv_elements=shape.kv_elements(mixer), window=window)
             )
         else:
-            kind = "linear_attention" if mixer == "linear" else "mamba"
+            kind = "linear_attention" if mixer in ("linear", "kda") else "mamba"
             groups.append(CacheLayers(kind=kind, layers=layers, state_bytes=states[mixer]))
     plain = 2 * shape.kv_heads * shape.head_dim if shape.mla is None else shape.kv_elements("full")
     simple = (
@@ -932,8 +1002,22 @@ def _unknown_keys(cfg: _Config) -> list[str]:
                 continue
             warnings.append(f"{key} = {cfg.data[key]!r} is not modelled: parameters and cache assume {_NEUTRAL[key]!r}")
         else:
-            warnings.append(f"{key}: not understood by the importer and left out of the figures")
+            warnings.append(f"{key}: not understood by the importer and not modelled; {_direction(key)}")
     return warnings
+
+
+_SHRINKING = re.compile(r"lora|rank|compress|shar|sparse|prun|window|ratio|group|skip|no_op|freq|reuse|latent")
+"""Words of keys that make a layer cheaper than a plain one (low-rank, compressed, shared, skipped parts)."""
+
+
+def _direction(key: str) -> str:
+    """Which way leaving a key out moves the figures, as far as its name says."""
+    if _SHRINKING.search(key.lower()):
+        return (
+            "it reads like a saving (low rank, compression, sharing or skipping), so the parameter count and "
+            "KV figure are likely too high"
+        )
+    return "if it adds weights or cache the figures are too low, if it removes some they are too high"
 
 
 def _slug(name: str) -> str:
@@ -1010,6 +1094,12 @@ def import_hf_config(
         notes.append("The multi-token-prediction layers (num_nextn_predict_layers) are not counted.")
     if cfg.has("quantization_config"):
         notes.append("The checkpoint is quantised (quantization_config); parameter counts are counts, not bytes.")
+    if cfg.has("attn_res_block_size") and cfg.count("attn_res_block_size", minimum=0):
+        warnings.append(
+            f"attn_res_block_size = {cfg.count('attn_res_block_size', minimum=0)}: attention residuals across blocks "
+            "of layers are not modelled; any weights they carry are not counted, so the parameter count may be "
+            "slightly too low (the cache is unchanged)"
+        )
     if cfg.text_value("expert_dtype"):
         notes.append(f"The routed experts are stored in {cfg.text_value('expert_dtype')} (expert_dtype).")
     if shape.v4:
