@@ -42,6 +42,8 @@ AGENTIC_NESTED = (
     / "kimik2.7_tp4_conc8_kvnone_fp4_vllm_tp4-dcp1-pcp1-ep1-dpafalse_disagg-false_spec-none_conc8_mi355x-amds_06.json"
 )
 DECODE_SLO = IMX / "glm5_fp8_vllm_tp8_isl1024_osl128_conc4.json"
+AGG_GLM = IMX / "agg_bmk_glm5.1-fp4-mi355x-sglang-agentic-hicache.json"
+AGG_KIMI_B200 = IMX / "agg_bmk_kimik2.5-fp4-b200-vllm-agentic-lmcache.json"
 HF_CACHE_PATH = IMX / "gpt-oss-120b_concurrency_8_req_rate_inf_gpus_16_ctx_8_gen_8.json"
 LLMPERF = BENCH / "llmperf"
 LLMPERF_SUMMARY = LLMPERF / "together_ai-togethercomputer-llama-2-70b-chat_550_150_summary.json"
@@ -98,6 +100,36 @@ def test_inferencemax_collected_sweep_reads_as_one_record_per_level() -> None:
     # the 8k-input levels: a busier loop completes more requests per second, each slower
     c64 = next(r for r in records if r.concurrency == 64)
     assert c64.requests_per_s > c32.requests_per_s and (c64.e2e_ms.mean or 0) > (c32.e2e_ms.mean or 0)
+
+
+def test_a_published_aggregate_array_reads_one_record_per_level() -> None:
+    data = _json(AGG_GLM)
+    records = import_file(AGG_GLM)
+    assert len(records) == len(data) == 12
+    assert sorted(r.concurrency or 0 for r in records) == sorted(row["conc"] for row in data)
+    first = records[0]
+    assert (first.model, first.gpu, first.gpu_count, first.precision, first.engine) == (
+        "amd/GLM-5.1-MXFP4",
+        "mi355x",
+        2,
+        "fp4",
+        "sglang",
+    )
+    assert first.engine_version == "0.5.12.post1"  # lmsysorg/sglang-rocm:v0.5.12.post1-rocm720-mi35x-20260529
+    row = data[0]
+    assert first.requests_per_s == pytest.approx(row["num_requests_successful"] / row["duration_seconds"])
+    assert first.e2e_ms.p95 == pytest.approx(row["p95_e2el"] * 1000) and first.ttft_ms.p50 is None  # no median
+    assert first.prefix_share is None  # theoretical_cache_hit_rate null: the file does not say
+
+
+def test_a_level_that_made_no_request_is_left_out_and_named() -> None:
+    data = _json(AGG_KIMI_B200)
+    records = import_file(AGG_KIMI_B200)
+    assert len(records) == len(data) - 1
+    assert "levels of the sweep not read: conc 32 (no request made)" in (records[0].notes or "")
+    # the model is a local path on the cluster: its name, the path kept
+    assert {(r.model, r.model_path) for r in records} == {("Kimi-K2.5-NVFP4", "/lustre/fsw/models/Kimi-K2.5-NVFP4")}
+    assert {r.gpu for r in records} == {"b200"} and {r.gpu_count for r in records} == {4, 8}
 
 
 def test_flat_agentic_result_reads_the_traces_prefix_share_and_seconds() -> None:

@@ -60,7 +60,7 @@ from calculator.errors import InputError
 from calculator.measure.consistency import mismatches
 from calculator.measure.formats.flat import read_flat
 from calculator.measure.formats.guidellm import read_guidellm
-from calculator.measure.formats.inferencemax import is_inferencemax, read_inferencemax
+from calculator.measure.formats.inferencemax import is_inferencemax, made_no_request, read_inferencemax
 from calculator.measure.formats.llmperf import is_request, is_summary, read_requests, read_summary
 from calculator.measure.formats.nightly import nightly_kind, read_nightly
 from calculator.measure.formats.perf import read_perf_export
@@ -509,6 +509,10 @@ def import_file(
                 run.problem(None, f"this run looks like {TOOLS[detected]} output, the file's first like {tool}")
                 continue
             if fmt == "inferencemax":
+                empty = made_no_request(doc.data)
+                if empty is not None:
+                    skipped.append(empty)
+                    continue
                 runs.append((read_inferencemax(doc, i, run), run))
                 continue
             if fmt == "llmperf":
@@ -533,7 +537,9 @@ def import_file(
         where = f"{run.where}line {f.line}" if not run.where else f"{run.where.rstrip(': ')} (line {f.line})"
         notes = list(f.notes)
         if skipped:
-            notes.append(f"offline tests in the summary not read (no serving shape): {', '.join(skipped)}")
+            what = "levels of the sweep not read" if fmt == "inferencemax" else "offline tests in the summary not read"
+            why = "" if fmt == "inferencemax" else " (no serving shape)"
+            notes.append(f"{what}{why}: {', '.join(skipped)}")
         if f.engine is None and engine is None:
             notes.append("engine not stated in the file; say which engine ran it")
         share = f.prefix_share

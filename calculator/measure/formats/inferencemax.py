@@ -73,6 +73,13 @@ def is_inferencemax(data: Mapping[str, Any]) -> bool:
     return "hw" in data and len(MARKERS & data.keys()) >= 2
 
 
+def made_no_request(data: Mapping[str, Any]) -> str | None:
+    """How to name a level that sent no request at all (a sweep records a level that failed to start), or None."""
+    if data.get("num_requests_total") == 0 and not data.get("num_requests_successful"):
+        return f"conc {data.get('conc', data.get('users', '?'))} (no request made)"
+    return None
+
+
 def gpu_of(hw: str) -> str | None:
     name = hw.strip().lower().removeprefix("cluster:")
     for prefix, gpu in _GPUS:
@@ -107,7 +114,7 @@ def _setup(d: Mapping[str, Any], f: Fields, run: Run) -> int | None:
         f.engine = _ENGINES.get(framework.lower(), framework.lower())
     image = a_string(d.get("image"))
     if image is not None:
-        tag = re.search(r":v?([0-9][0-9a-z.+-]*)", image.split("@")[0])
+        tag = re.search(r":v?([0-9]+(?:\.[0-9]+)*(?:\.post[0-9]+)?)", image.split("@")[0])
         f.engine_version = tag.group(1) if tag else None
         f.notes.append(f"image {image}")
     precision = a_string(d.get("precision"))
@@ -128,6 +135,11 @@ def _setup(d: Mapping[str, Any], f: Fields, run: Run) -> int | None:
         tp = run.count(d, "tp")
         gpus = None if tp is None else tp * (run.count(d, "pp") or 1) * (run.count(d, "pcp_size") or 1)
     parallel = [f"{k} {d[k]}" for k in ("tp", "ep", "pp", "dp_attention", "spec_decoding") if k in d]
+    offload = first_given(
+        a_string(d.get("kv_offloading")), a_string(d.get("offloading")), a_string(d.get("offload_mode"))
+    )
+    if offload and offload not in ("none", "off"):
+        f.notes.append(f"KV cache offloaded ({offload})")
     if parallel:
         f.notes.append("parallelism " + ", ".join(parallel))
     return gpus
@@ -208,7 +220,8 @@ def _agentic(d: Mapping[str, Any], f: Fields, run: Run, gpus: int | None) -> Non
     else:
         f.ttft = _seconds(d, "ttft", run)
         f.itl = _seconds(d, "itl", run)
-        f.e2e = _seconds(d, "ttlt", run)
+        ttlt = _seconds(d, "ttlt", run)
+        f.e2e = ttlt if any(v is not None for v in ttlt.values()) else _seconds(d, "e2el", run)
         duration = run.num(d, "duration_seconds")
         f.input_tokens = run.num(d, "mean_input_tokens")
         f.output_tokens = run.num(d, "mean_output_tokens_actual")
@@ -216,7 +229,8 @@ def _agentic(d: Mapping[str, Any], f: Fields, run: Run, gpus: int | None) -> Non
         f.total_tokens_per_s = run.num(d, "total_tput_tps")
         hit = run.num(d, "theoretical_cache_hit_rate")
         served = run.num(d, "server_gpu_cache_hit_rate")
-        f.notes.append("end-to-end latency is the trace replay's time to last token (ttlt)")
+        if f.e2e is ttlt:
+            f.notes.append("end-to-end latency is the trace replay's time to last token (ttlt)")
     f.completed, f.duration_s = completed, duration
     if completed and duration:
         f.requests_per_s = completed / duration
