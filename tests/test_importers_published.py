@@ -44,6 +44,8 @@ AGENTIC_NESTED = (
 DECODE_SLO = IMX / "glm5_fp8_vllm_tp8_isl1024_osl128_conc4.json"
 AGG_GLM = IMX / "agg_bmk_glm5.1-fp4-mi355x-sglang-agentic-hicache.json"
 AGG_KIMI_B200 = IMX / "agg_bmk_kimik2.5-fp4-b200-vllm-agentic-lmcache.json"
+API_ROWS = IMX / "inferencex-api-benchmarks-dsr1-trimmed.json"
+TOGETHER_C64 = IMX / "together-b200-vllm-gptoss-fp4-1k1k-untuned-conc64.json"
 HF_CACHE_PATH = IMX / "gpt-oss-120b_concurrency_8_req_rate_inf_gpus_16_ctx_8_gen_8.json"
 LLMPERF = BENCH / "llmperf"
 LLMPERF_SUMMARY = LLMPERF / "together_ai-togethercomputer-llama-2-70b-chat_550_150_summary.json"
@@ -120,6 +122,34 @@ def test_a_published_aggregate_array_reads_one_record_per_level() -> None:
     assert first.requests_per_s == pytest.approx(row["num_requests_successful"] / row["duration_seconds"])
     assert first.e2e_ms.p95 == pytest.approx(row["p95_e2el"] * 1000) and first.ttft_ms.p50 is None  # no median
     assert first.prefix_share is None  # theoretical_cache_hit_rate null: the file does not say
+
+
+def test_inferencex_api_rows_read_the_prefix_model_and_one_replica() -> None:
+    rows = _json(API_ROWS)
+    records = import_file(API_ROWS)
+    assert len(records) == len(rows)
+    mi300x = [(row, r) for row, r in zip(rows, records, strict=True) if row["hardware"] == "mi300x"]
+    assert len(mi300x) == 15 and {r.model for _, r in mi300x} == {"deepseek-ai/DeepSeek-R1-0528"}  # prefix dsr1
+    row, record = next((row, r) for row, r in mi300x if row["conc"] == 32 and row["isl"] == 1024 and row["osl"] == 1024)
+    assert (record.gpu, record.gpu_count, record.precision, record.engine) == ("mi300x", 8, "fp8", "sglang")
+    assert record.requests_per_s == pytest.approx(32 / row["metrics"]["mean_e2el"])
+    assert record.output_tokens_per_s == pytest.approx(row["metrics"]["output_tput_per_gpu"] * 8)
+    assert record.ttft_ms.p50 == pytest.approx(row["metrics"]["median_ttft"] * 1000)
+    assert str(record.measured) == row["date"] and row["run_url"] in (record.notes or "")
+    # a disaggregated row counts its prefill and its decode GPUs
+    row, record = next((row, r) for row, r in zip(rows, records, strict=True) if row["disagg"])
+    assert record.gpu_count == row["num_prefill_gpu"] + row["num_decode_gpu"]
+
+
+def test_together_runner_baselines_read_the_clients_own_figures() -> None:
+    data = _json(TOGETHER_C64)
+    (record,) = import_file(TOGETHER_C64)
+    metrics = data["metrics"]
+    assert (record.model, record.gpu, record.gpu_count, record.precision) == ("openai/gpt-oss-120b", "b200", 4, "fp4")
+    assert record.requests_per_s == metrics["request_throughput"]
+    assert record.output_tokens == pytest.approx(metrics["output_token_throughput"] / metrics["request_throughput"])
+    assert record.itl_ms.p50 == metrics["median_itl_ms"] and record.ttft_ms.p99 == metrics["p99_ttft_ms"]
+    assert record.unread_latency is None
 
 
 def test_a_level_that_made_no_request_is_left_out_and_named() -> None:

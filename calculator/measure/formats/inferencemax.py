@@ -10,6 +10,11 @@ runs (``scenario_type: agentic-coding``) replay coding-agent traces: the first l
 ``mean_ttlt``, ``mean_input_tokens``, ``theoretical_cache_hit_rate``, ``duration_seconds``), the current one
 nests ``request_metrics`` (``latency``, ``tokens``, ``throughput``, ``cache``) and ``server_metrics``.
 
+InferenceX's site serves the same runs as rows of its ``benchmarks`` API (``hardware``, ``model`` as the sweep's
+prefix such as ``dsr1``, the GPU counts, and the statistics under ``metrics``, with the run's date and
+``run_url``), and its ``together_runner`` baselines keep the client's own figures under ``metrics``
+(``request_throughput``, ``*_ms``). Both read here as the run they describe.
+
 The file gives no request count for fixed-length runs, so requests/s is the closed loop's own Little's law,
 concurrency over mean end-to-end latency, and the mean lengths follow from the per-GPU token rates.
 """
@@ -28,6 +33,7 @@ from calculator.measure.formats.reading import (
     dig,
     first_given,
     fmt_number,
+    iso_date,
     unread_latency_keys,
     warn_unread,
 )
@@ -66,11 +72,58 @@ _GPUS = (
 """Runner names (``b200-dgxc-slurm``, ``cluster:mi355x-amds``) to GPU ids, the longest name first."""
 
 _STATS = (("mean", "mean"), ("p50", "median"), ("p90", "p90"), ("p95", "p95"), ("p99", "p99"))
-_KNOWN = re.compile(r"^(mean|median|std|min|max|p[0-9.]+)_(ttft|tpot|itl|e2el|ttlt|intvty)$")
+_KNOWN = re.compile(r"^(mean|median|std|min|max|p[0-9.]+)_(ttft|tpot|itl|e2el|ttlt|intvty)(_ms)?$")
+
+
+PREFIXES = {
+    "dsr1": "deepseek-ai/DeepSeek-R1-0528",
+    "dsv4": "deepseek-ai/DeepSeek-V4-Pro",
+    "qwen3.5": "Qwen/Qwen3.5-397B-A17B",
+    "kimik2.5": "moonshotai/Kimi-K2.5",
+    "kimik2.6": "moonshotai/Kimi-K2.6",
+    "kimik3": "moonshotai/Kimi-K3",
+    "glm5": "zai-org/GLM-5",
+    "glm5.1": "zai-org/GLM-5.1",
+    "glm5.2": "zai-org/GLM-5.2",
+    "minimaxm2.5": "MiniMaxAI/MiniMax-M2.5",
+    "minimaxm3": "MiniMaxAI/MiniMax-M3",
+}
+"""The model each sweep prefix runs (InferenceX ``configs/nvidia-master.yaml`` and ``amd-master.yaml``, commit
+843c6254ff69b567f772f6a5fd97675af3d04431: ``model-prefix`` beside ``model``; the quantised checkpoints of one model
+share its prefix). The ``benchmarks`` API names the model by its prefix only."""
 
 
 def is_inferencemax(data: Mapping[str, Any]) -> bool:
+    if isinstance(data.get("metrics"), Mapping) and ("hardware" in data or "hw" in data):
+        return "conc" in data  # an API row or a together_runner baseline
     return "hw" in data and len(MARKERS & data.keys()) >= 2
+
+
+def _flattened(d: Mapping[str, Any], f: Fields) -> Mapping[str, Any]:
+    """An API row or a together_runner baseline as the flat result it describes."""
+    metrics = d.get("metrics")
+    if not isinstance(metrics, Mapping):
+        return d
+    flat = {k: v for k, v in d.items() if k != "metrics"}
+    flat.update(metrics)
+    if "hardware" in d:
+        flat["hw"] = d["hardware"]
+        prefix = a_string(d.get("model"))
+        if prefix is not None and prefix.lower() in PREFIXES:
+            flat["model"] = PREFIXES[prefix.lower()]
+            f.notes.append(f"model named by the sweep's prefix {prefix!r}")
+        if d.get("disagg") is True or d.get("is_multinode") is True:
+            flat["is_multinode"] = True
+        elif "num_decode_gpu" in d:  # one engine serves both phases: the counts are the same GPUs
+            flat["num_gpus"] = flat.pop("num_decode_gpu")
+            flat.pop("num_prefill_gpu", None)
+            flat.setdefault("tp", d.get("decode_tp"))
+            flat.setdefault("ep", d.get("decode_ep"))
+        if isinstance(d.get("run_url"), str):
+            f.notes.append(f"run {d['run_url']}")
+        date = iso_date(d.get("date"))
+        f.measured = date
+    return flat
 
 
 def made_no_request(data: Mapping[str, Any]) -> str | None:
@@ -124,7 +177,7 @@ def _setup(d: Mapping[str, Any], f: Fields, run: Run) -> int | None:
         f.gpu = gpu_of(hw)
         if f.gpu is None:
             f.notes.append(f"runner {hw!r} names no GPU this calculator knows")
-    if d.get("is_multinode") is True or "num_prefill_gpu" in d:
+    if d.get("is_multinode") is True:
         prefill, decode = run.count(d, "num_prefill_gpu"), run.count(d, "num_decode_gpu")
         if prefill is not None and decode is not None:
             f.notes.append(f"prefill/decode disaggregated: {prefill} prefill + {decode} decode GPUs")
@@ -146,17 +199,48 @@ def _setup(d: Mapping[str, Any], f: Fields, run: Run) -> int | None:
 
 
 def read_inferencemax(doc: Doc, index: int, run: Run) -> Fields:
-    d: Mapping[str, Any] = doc.data
     f = Fields(index=index, line=doc.line)
+    d = _flattened(doc.data, f)
     gpus = _setup(d, f, run)
     f.gpu_count = gpus
-    if d.get("scenario_type") == "agentic-coding":
+    if "request_throughput" in d:
+        _client_figures(d, f, run)
+    elif d.get("scenario_type") == "agentic-coding":
         _agentic(d, f, run, gpus)
     else:
         _fixed_lengths(d, f, run, gpus)
-    understood = {"request_metrics", "server_metrics", "num_requests_total", "num_requests_successful"}
+    understood = {"request_metrics", "server_metrics", "num_requests_total", "num_requests_successful", "metrics"}
     warn_unread(f, unread_latency_keys(d, lambda k: bool(_KNOWN.match(k)) or k in understood), TOOL)
     return f
+
+
+def _client_figures(d: Mapping[str, Any], f: Fields, run: Run) -> None:
+    """A together_runner baseline: the client's own request rate, token rates and ``*_ms`` statistics."""
+    f.concurrency = run.num(d, "conc")
+    f.requests_per_s = run.num(d, "request_throughput")
+    f.output_tokens_per_s = run.num(d, "output_token_throughput")
+    f.total_tokens_per_s = run.num(d, "total_token_throughput")
+    rate, out, total = f.requests_per_s, f.output_tokens_per_s, f.total_tokens_per_s
+    if rate and out is not None and total is not None:
+        f.output_tokens, f.input_tokens = out / rate, (total - out) / rate
+        f.notes.append("mean lengths = the client's output and total token rates / requests/s")
+        isl, osl = run.num(d, "isl"), run.num(d, "osl")
+        if isl and osl:
+            f.notes.append(
+                f"nominal {fmt_number(isl)} in / {fmt_number(osl)} out; measured {f.input_tokens:.0f} in / "
+                f"{f.output_tokens:.0f} out (requests that stop early make the output shorter)"
+            )
+    else:
+        run.problem("metrics", "needs request_throughput, output_token_throughput and total_token_throughput")
+    for target, metric in (("ttft", "ttft"), ("itl", "itl"), ("e2e", "e2el")):
+        setattr(
+            f,
+            target,
+            {"p50": run.num(d, f"median_{metric}_ms"), "p99": run.num(d, f"p99_{metric}_ms")},
+        )
+    f.completed = run.num(d, "successful_requests")
+    f.prefix_share = 0.0
+    f.notes.append("prefix share 0: InferenceMAX's fixed-length runs send random tokens that share nothing")
 
 
 def _fixed_lengths(d: Mapping[str, Any], f: Fields, run: Run, gpus: int | None) -> None:
