@@ -81,8 +81,29 @@ with st.sidebar:
         value=False,
         key="m_pub",
         bind=BIND,
-        help="The measurements in measurements/, to compare your runs with.",
+        help="The published measurements in measurements/ (InferenceMAX / InferenceX sweeps and others, each with "
+        "its source), to compare your runs with and to size from where yours do not cover a setup.",
     )
+    published = [r for r in cat.records.records if r.publisher]
+    if st.session_state.get("m_pub"):
+        pub_models = st.multiselect(
+            "Published records: models",
+            sorted({r.model or cc.NOT_STATED for r in published}),
+            key="m_pub_model",
+            help="Only these models' published records (none picked: every model).",
+        )
+        pub_gpus = st.multiselect(
+            "Published records: GPUs",
+            sorted({r.gpu or cc.NOT_STATED for r in published}),
+            key="m_pub_gpu",
+            help="Only these GPUs' published records (none picked: every GPU).",
+        )
+        published = [
+            r
+            for r in published
+            if (not pub_models or (r.model or cc.NOT_STATED) in pub_models)
+            and (not pub_gpus or (r.gpu or cc.NOT_STATED) in pub_gpus)
+        ]
     with st.expander("What the files do not say", expanded=True):
         st.caption(
             "For every file; each file can say otherwise under Files. Result files never state the GPU or "
@@ -209,7 +230,7 @@ records: list[ThroughputRecord] = list(outcome.records) + [r for r in kept if r.
 shown = _scenario_ui.session_scenario() if kept else None  # the scenario's records are on this page: link it
 _scenario_ui.link_scenario(shown[0] if shown else None, shown[1] if shown else None)
 if st.session_state.get("m_pub"):
-    records += [r for r in cat.records.records if r.id not in {x.id for x in records}]
+    records += [r for r in published if r.id not in {x.id for x in records}]
 if not records:
     st.info("Upload one or more result files in the sidebar (or add the bundled published records).")
     st.stop()

@@ -100,3 +100,16 @@ def test_inferencemax_results_arrive_complete_and_unread_latency_is_warned() -> 
     frame = _records(at)
     assert frame["Status"].tolist() == ["complete"] * 3
     assert set(frame["GPU"]) == {"mi355x"} and set(frame["Precision"]) == {"INT4"}
+
+
+def test_the_published_library_is_listed_and_filtered_by_model_and_gpu() -> None:
+    at = open_page("measurements")
+    at.toggle(key="m_pub").set_value(True).run()
+    assert not at.exception
+    at.multiselect(key="m_pub_model").set_value(["deepseek-ai/DeepSeek-R1-0528"]).run()
+    at.multiselect(key="m_pub_gpu").set_value(["mi300x", "mi325x"]).run()
+    assert not at.exception
+    frame = _records(at)
+    assert len(frame) == 30  # 15 levels each: three shapes at five concurrencies
+    assert set(frame["GPU"]) == {"mi300x", "mi325x"} and set(frame["Model"]) == {"deepseek-ai/DeepSeek-R1-0528"}
+    assert set(frame["Published by"]) == {"InferenceMAX / InferenceX (SemiAnalysis)"}

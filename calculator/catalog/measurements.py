@@ -110,6 +110,10 @@ class ThroughputRecord(_Frozen):
     measured: dt.date | None = None
     """When the measurement was taken, where known."""
     source: Source
+    publisher: str | None = None
+    """Who published the measurement, for the bundled library of published sweeps (``InferenceMAX
+    (SemiAnalysis)``); absent for a user's own record. Sizing says which it rests on, and uses the user's own
+    first."""
     notes: str | None = None
     warnings: tuple[str, ...] | None = None
     """What the importer read from the file but could not use, and which way that moves the record's figures,

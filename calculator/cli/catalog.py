@@ -256,10 +256,11 @@ def cmd_records(args: argparse.Namespace) -> int:
             f"{r.gpu_count or '?'}x {r.gpu or '?'}",
             r.engine,
             f"{r.requests_per_s:g}",
+            r.publisher or "you",
         ]
         for r in catalog.records
     ]
-    print(console.table(rows, ["Id", "Model", "Precision", "GPUs", "Engine", "Req/s per replica"]))
+    print(console.table(rows, ["Id", "Model", "Precision", "GPUs", "Engine", "Req/s per replica", "Published by"]))
     return 0
 
 

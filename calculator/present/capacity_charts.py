@@ -540,6 +540,7 @@ def records_frame(records: Sequence[ThroughputRecord]) -> pd.DataFrame:
                 "TTFT held": ", ".join(r.ttft_ms.available) or "none",
                 "File's figures": "; ".join(r.mismatches) if r.mismatches else "agree",
                 "Warnings": "; ".join(r.warnings) if r.warnings else "none",
+                "Published by": r.publisher or "you",
                 "Source": r.source.note or r.source.label,
             }
         )
