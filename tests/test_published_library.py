@@ -38,6 +38,23 @@ def test_the_inferencemax_library_spans_nvidia_and_amd_with_several_levels_each(
         assert len(setups) == 15 and sorted({r.concurrency or 0 for r in setups}) == [4, 8, 16, 32, 64]
 
 
+def test_the_library_holds_the_common_open_models() -> None:
+    models = {r.model for r in load_records().records}
+    # DeepSeek-R1-0528 (its FP8 and NVIDIA's FP4 checkpoint), gpt-oss-120b, Kimi-K2.5, Qwen3.5-397B-A17B and
+    # MiniMax-M2.5 from InferenceMAX; Llama 3.3 70B, 3.1 8B, 3.2 3B and GLM-5 (with GLM-5.1 under its spec) before
+    assert {
+        "deepseek-ai/DeepSeek-R1-0528",
+        "openai/gpt-oss-120b",
+        "Kimi-K2.5-NVFP4",
+        "Qwen/Qwen3.5-397B-A17B",
+        "MiniMaxAI/MiniMax-M2.5",
+        "llama-3.3-70b",
+        "llama-3.1-8b",
+        "llama-3.2-3b",
+        "glm-5",
+    } <= models
+
+
 def test_a_published_sweep_reads_as_one_curve_per_shape() -> None:
     imx = [r for r in load_records().records if r.publisher == IMX and r.gpu == "mi325x"]
     short = next(r for r in imx if r.concurrency == 4 and r.input_tokens < 1500 and r.output_tokens < 1500)
