@@ -92,3 +92,14 @@ def test_the_users_own_record_of_the_same_setup_comes_before_the_published(tmp_p
     found = find_deployments(load_preset("rag-chatbot"), mine, "gpt-oss-120b", precisions=("fp4",))
     measured = [d for d in found.deployments if d.evidence_kind == "measurement"]
     assert measured and all("my-gptoss-b200 (your record" in d.evidence for d in measured)
+
+
+def test_compare_names_the_publisher_of_the_record_it_sizes_from() -> None:
+    from calculator.pricing.compare import compare
+
+    option = compare(load_preset("rag-chatbot"), load_catalogs()).option("self_hosted")
+    assert option is not None and option.capacity is not None
+    assert any(
+        "Measured (published by DataCrunch (h200-benchmarks): https://github.com/datacrunch-research/" in note
+        for note in option.notes
+    )
