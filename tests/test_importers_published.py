@@ -376,7 +376,7 @@ def test_a_prefix_share_outside_zero_to_one_is_refused() -> None:
 
 def test_sizing_from_a_record_without_a_prefix_share_says_what_it_assumed() -> None:
     gpus = load_gpu_specs()
-    base = load_records().records[0]
+    base = load_records().get("sglang-llama-3.3-70b-bf16-4xh200-rate8")
     unknown = ThroughputRecord.model_validate({**base.model_dump(), "prefix_share": None})
     known = replica_capacity(base, gpus.get(base.gpu or ""), 1000, 0.0, 1.0, 200)
     assumed = replica_capacity(unknown, gpus.get(base.gpu or ""), 1000, 0.0, 1.0, 200)
@@ -386,7 +386,7 @@ def test_sizing_from_a_record_without_a_prefix_share_says_what_it_assumed() -> N
 
 
 def test_records_that_do_not_state_a_prefix_share_compare_only_with_each_other() -> None:
-    base = load_records().records[0]
+    base = load_records().get("sglang-llama-3.3-70b-bf16-4xh200-rate8")
     unknown = ThroughputRecord.model_validate({**base.model_dump(), "id": "u", "prefix_share": None})
     assert comparable(unknown, unknown.model_copy(update={"id": "v"}))[0]
     ok, reasons = comparable(base, unknown)
@@ -485,3 +485,43 @@ def test_measurements_import_shows_an_unknown_prefix_share_and_takes_one(capsys:
     assert code == 0 and json.loads(out)[0]["prefix_share"] == 0.25
     code, _, err = _cli(capsys, "measurements", "import", str(VLLM_CLIENT_ON_SGLANG), "--prefix-share", "2")
     assert code != 0 and "outside 0..1" in err
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from(
+            [
+                "tput_per_gpu",
+                "output_tput_per_gpu",
+                "input_tput_per_gpu",
+                "mean_e2el",
+                "median_ttft",
+                "p99_itl",
+                "request_throughput",
+                "output_token_throughput",
+                "total_token_throughput",
+                "median_ttft_ms",
+            ]
+        ),
+        _VALUES,
+        max_size=10,
+    ),
+    st.sampled_from([{"hardware": "mi300x", "model": "dsr1", "num_decode_gpu": 8}, {"hw": "b200", "tp": 4}]),
+)
+def test_hostile_api_rows_and_baselines_fail_with_a_message_never_a_traceback(
+    metrics: dict[str, Any], row: dict[str, Any]
+) -> None:
+    data = {**row, "conc": 8, "framework": "sglang", "precision": "fp8", "metrics": metrics}
+    try:
+        import_file("row.json", text=json.dumps([data]), name="row.json")
+    except (DataFileError, InputError) as exc:
+        assert str(exc)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=60))
+def test_any_model_text_reduces_to_a_name_and_keeps_a_path_only_when_it_was_one(text: str) -> None:
+    name, path = model_name(text)
+    assert isinstance(name, str)
+    assert path is None or path == text.strip()

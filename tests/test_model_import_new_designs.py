@@ -13,7 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from calculator.catalog.datafile import DataFileError
 from calculator.catalog.hf_config import import_hf_config
 
 CONFIGS = Path(__file__).parent / "fixtures" / "model_configs"
@@ -169,7 +172,49 @@ def test_an_unknown_saving_key_says_the_figures_are_likely_too_high() -> None:
 
 def test_a_compress_ratio_list_shorter_than_the_layers_is_refused_naming_the_key() -> None:
     data = _config(V4_FLASH)
-    from calculator.catalog.datafile import DataFileError
-
     with pytest.raises(DataFileError, match="compress_ratios"):
         import_hf_config({**data, "compress_ratios": data["compress_ratios"][:10]})
+
+
+# --- hostile values ----------------------------------------------------------------------------------------------
+
+_JSON = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-3, 10**7), st.floats(allow_nan=False), st.text(max_size=6)),
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.sampled_from(
+        [
+            (V4_FLASH, "compress_ratios"),
+            (V4_FLASH, "o_groups"),
+            (V4_FLASH, "hc_mult"),
+            (GLM52, "indexer_types"),
+            (GLM52, "mlp_layer_types"),
+            (NEMOTRON_SUPER, "block_configs"),
+        ]
+    ),
+    _JSON,
+)
+def test_hostile_values_of_the_new_keys_give_a_spec_or_one_line_naming_the_file(
+    where: tuple[Path, str], value: Any
+) -> None:
+    path, key = where
+    try:
+        import_hf_config({**_config(path), key: value}, source_name=path.name)
+    except DataFileError as exc:
+        assert len(exc.lines) >= 1 and all(line.startswith(path.name) for line in exc.lines)
+
+
+@settings(max_examples=30, deadline=None)
+@given(_JSON)
+def test_hostile_kimi_linear_settings_give_a_spec_or_one_line_naming_the_file(value: Any) -> None:
+    data = _config(KIMI_K3)
+    text = {**data["text_config"], "linear_attn_config": value}
+    try:
+        import_hf_config({**data, "text_config": text}, source_name=KIMI_K3.name)
+    except DataFileError as exc:
+        assert all(line.startswith(KIMI_K3.name) for line in exc.lines)

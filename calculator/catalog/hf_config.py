@@ -476,6 +476,11 @@ def _check_groups(cfg: _Config, key: str, heads: int, kv_heads: int) -> None:
 def _mixers(cfg: _Config, shape: _Shape) -> tuple[list[str | None], list[tuple[str, ...]] | None]:
     """Each layer's mixer, and (for Nemotron-H, whose pattern also says it) each layer's MLP."""
     layers = shape.layers
+    for key, kind in (("block_configs", list), ("linear_attn_config", Mapping)):
+        value = cfg.get(key)
+        if value is not None and not isinstance(value, kind):
+            what = "a list with one block per layer" if kind is list else "an object naming each layer's attention"
+            raise cfg.error(key, f"expected {what}, got {value!r}"[:300])
     if isinstance(cfg.get("block_configs"), list):
         return _searched_blocks(cfg, shape)
     if cfg.has("hybrid_override_pattern"):
