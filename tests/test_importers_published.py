@@ -525,3 +525,20 @@ def test_any_model_text_reduces_to_a_name_and_keeps_a_path_only_when_it_was_one(
     name, path = model_name(text)
     assert isinstance(name, str)
     assert path is None or path == text.strip()
+
+
+def test_an_unknown_latency_metric_of_an_aiperf_or_guidellm_export_is_named(tmp_path: Path) -> None:
+    aiperf = _json(BENCH / "aiperf" / "aiperf-0.13.0_c4_profile_export_aiperf.json")
+    aiperf["time_to_last_byte"] = {"unit": "ms", "avg": 91.0, "p50": 90.0}
+    (record,) = import_file(_write(tmp_path, "profile_export_aiperf.json", aiperf))
+    assert record.unread_latency == ("time_to_last_byte",) and "latency" in record.missing
+    guidellm = _json(BENCH / "guidellm" / "guidellm-0.8.1_concurrent_benchmarks.json")
+    guidellm["benchmarks"][0]["metrics"]["request_prefill_latency"] = guidellm["benchmarks"][0]["metrics"][
+        "request_latency"
+    ]
+    first = import_file(_write(tmp_path, "benchmarks.json", guidellm))[0]
+    assert first.unread_latency == ("request_prefill_latency",)
+    # the metrics each tool writes and the importer leaves out on purpose are not warned
+    assert all(
+        r.unread_latency is None for r in import_file(BENCH / "aiperf" / "aiperf-0.13.0_c4_profile_export_aiperf.json")
+    )

@@ -263,7 +263,7 @@ def model_name(text: str) -> tuple[str, str | None]:
 
 
 LATENCY_WORDS = re.compile(
-    r"(ttft|tpot|itl|e2e|ttlt|tbt|latency|time_to_first|inter_token|time_per_output|queue_time)", re.IGNORECASE
+    r"(ttft|tpot|itl|e2e|ttlt|tbt|latency|time_to_|inter_token|time_per_output|queue_time)", re.IGNORECASE
 )
 """Words that make a key a latency figure: a key with one that a reader does not understand is named."""
 
