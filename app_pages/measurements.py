@@ -72,17 +72,38 @@ with st.sidebar:
         accept_multiple_files=True,
         key="m_files",
         max_upload_size=_uploads.MAX_MB,
-        help="vllm bench serve (also its nightly summary), sglang.bench_serving, genai-perf, AIPerf or GuideLLM "
-        "output, JSON or YAML (plain, .gz or .zst), or the records Replay and `bench --out` write; the format is "
-        "detected from the content.",
+        help="vllm bench serve (also its nightly summary), sglang.bench_serving, genai-perf, AIPerf, GuideLLM, "
+        "InferenceMAX or llmperf output, JSON or YAML (plain, .gz or .zst), or the records Replay and `bench --out` "
+        "write; the format is detected from the content.",
     )
     st.toggle(
         "Add the bundled published records",
         value=False,
         key="m_pub",
         bind=BIND,
-        help="The measurements in measurements/, to compare your runs with.",
+        help="The published measurements in measurements/ (InferenceMAX / InferenceX sweeps and others, each with "
+        "its source), to compare your runs with and to size from where yours do not cover a setup.",
     )
+    published = [r for r in cat.records.records if r.publisher]
+    if st.session_state.get("m_pub"):
+        pub_models = st.multiselect(
+            "Published records: models",
+            sorted({r.model or cc.NOT_STATED for r in published}),
+            key="m_pub_model",
+            help="Only these models' published records (none picked: every model).",
+        )
+        pub_gpus = st.multiselect(
+            "Published records: GPUs",
+            sorted({r.gpu or cc.NOT_STATED for r in published}),
+            key="m_pub_gpu",
+            help="Only these GPUs' published records (none picked: every GPU).",
+        )
+        published = [
+            r
+            for r in published
+            if (not pub_models or (r.model or cc.NOT_STATED) in pub_models)
+            and (not pub_gpus or (r.gpu or cc.NOT_STATED) in pub_gpus)
+        ]
     with st.expander("What the files do not say", expanded=True):
         st.caption(
             "For every file; each file can say otherwise under Files. Result files never state the GPU or "
@@ -138,6 +159,7 @@ per_file = {
         gpu=said(key, "gpu"),
         gpu_count=int(st.session_state.get(f"m_f_{key}_n") or 0) or None,
         precision=said(key, "prec"),
+        prefix_share=st.session_state.get(f"m_f_{key}_share"),
     )
     for key in {cc.upload_key(data) for _, data in uploads}
 }
@@ -154,11 +176,14 @@ if outcome.files or outcome.duplicates:
     st.caption("What each file does not say, for that file alone (it wins over the sidebar's choice for every file).")
 for upload in outcome.files:
     missing = sorted({m for r in upload.records for m in r.missing}, key=list(cc.MISSING_NAMES).index)
-    summary = f"{upload.name}: {len(upload.records)} run(s)" + (
-        f", missing {', '.join(cc.MISSING_NAMES[m] for m in missing)}" if missing else ", complete"
+    unknown_share = any(r.prefix_share is None for r in upload.records)
+    summary = (
+        f"{upload.name}: {len(upload.records)} run(s)"
+        + (f", missing {', '.join(cc.MISSING_NAMES[m] for m in missing)}" if missing else ", complete")
+        + (", prefix share unknown" if unknown_share else "")
     )
-    with st.expander(summary, expanded=bool(missing)):
-        c1, c2, c3, c4 = st.columns(4)
+    with st.expander(summary, expanded=bool(missing) or unknown_share):
+        c1, c2, c3, c4, c5 = st.columns(5)
         c1.selectbox("Model", [AS_FOR_ALL, *cat.models.ids], key=f"m_f_{upload.key}_model", help="Overrides the file.")
         c2.selectbox("GPU", [AS_FOR_ALL, *cat.gpus.ids], key=f"m_f_{upload.key}_gpu")
         c3.number_input(
@@ -171,6 +196,21 @@ for upload in outcome.files:
             help="GPUs in one engine replica (0: as for every file).",
         )
         c4.selectbox("Precision", [AS_FOR_ALL, *PRECISIONS[1:]], key=f"m_f_{upload.key}_prec")
+        c5.number_input(
+            "Prefix share",
+            min_value=0.0,
+            max_value=1.0,
+            value=None,
+            step=0.05,
+            format="%.2f",
+            key=f"m_f_{upload.key}_share",
+            placeholder="as the file says",
+            help="Share of the input tokens the run's prompts repeat from earlier ones (0 to 1), where the file "
+            "does not say; empty: as the file says, or unknown.",
+        )
+        unread = [f"`{r.id}`: {w}" for r in upload.records for w in r.warnings or ()]
+        if unread:
+            st.warning("Read from the file but not used:\n\n" + "\n".join(f"- {w}" for w in unread))
         doubts = [f"`{r.id}`: {m}" for r in upload.records for m in r.mismatches or ()]
         if doubts:
             st.warning(
@@ -190,7 +230,7 @@ records: list[ThroughputRecord] = list(outcome.records) + [r for r in kept if r.
 shown = _scenario_ui.session_scenario() if kept else None  # the scenario's records are on this page: link it
 _scenario_ui.link_scenario(shown[0] if shown else None, shown[1] if shown else None)
 if st.session_state.get("m_pub"):
-    records += [r for r in cat.records.records if r.id not in {x.id for x in records}]
+    records += [r for r in published if r.id not in {x.id for x in records}]
 if not records:
     st.info("Upload one or more result files in the sidebar (or add the bundled published records).")
     st.stop()

@@ -76,3 +76,40 @@ def test_a_file_whose_figures_disagree_says_so_on_the_page() -> None:
     assert doubtful.mismatches is not None and doubtful.mismatches[0] in warnings
     frame = _records(at)
     assert frame.loc[frame["Record"] == doubtful.id, "File's figures"].tolist() == [doubtful.mismatches[0]]
+
+
+def test_a_prefix_share_the_file_does_not_state_shows_unknown_until_given_for_that_file() -> None:
+    # the 405B file's last run is ShareGPT (its prompts do not say what they share); its random runs share nothing
+    data = ONLINE_405B.read_bytes()
+    at = _upload(open_page("measurements"), (ONLINE_405B.name, data, "application/json"))
+    frame = _records(at)
+    shares = dict(zip(frame["Record"], frame["Prefix share"], strict=True))
+    assert set(shares.values()) == {"0%", "unknown"}
+    unknown = [rid for rid, share in shares.items() if share == "unknown"]
+    at.number_input(key=f"m_f_{cc.upload_key(data)}_share").set_value(0.3).run()
+    assert not at.exception
+    frame = _records(at)
+    given = dict(zip(frame["Record"], frame["Prefix share"], strict=True))
+    assert {given[rid] for rid in unknown} == {"30%"}
+    assert set(given.values()) == {"0%", "30%"}  # what a run states itself stands
+
+
+def test_inferencemax_results_arrive_complete_and_unread_latency_is_warned() -> None:
+    path = BENCH / "inferencemax" / "agg_kimik2.5_collected.json"
+    at = _upload(open_page("measurements"), (path.name, path.read_bytes(), "application/json"))
+    frame = _records(at)
+    assert frame["Status"].tolist() == ["complete"] * 3
+    assert set(frame["GPU"]) == {"mi355x"} and set(frame["Precision"]) == {"INT4"}
+
+
+def test_the_published_library_is_listed_and_filtered_by_model_and_gpu() -> None:
+    at = open_page("measurements")
+    at.toggle(key="m_pub").set_value(True).run()
+    assert not at.exception
+    at.multiselect(key="m_pub_model").set_value(["deepseek-ai/DeepSeek-R1-0528"]).run()
+    at.multiselect(key="m_pub_gpu").set_value(["mi300x", "mi325x"]).run()
+    assert not at.exception
+    frame = _records(at)
+    assert len(frame) == 30  # 15 levels each: three shapes at five concurrencies
+    assert set(frame["GPU"]) == {"mi300x", "mi325x"} and set(frame["Model"]) == {"deepseek-ai/DeepSeek-R1-0528"}
+    assert set(frame["Published by"]) == {"InferenceMAX / InferenceX (SemiAnalysis)"}

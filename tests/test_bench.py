@@ -420,7 +420,7 @@ def test_missing_usage_counts_tokens_from_chunks(
     with server("--ttft-ms", "5", "--itl-ms", "1", "--tokens", "7", "--no-usage") as url:
         (result,) = run_benchmark(_cfg(url, [Level(2)], requests_per_level=4), read_prompt_log(prompts))
     record = result.record
-    assert record is not None and record.output_tokens == 7 and record.prefix_share == 0
+    assert record is not None and record.output_tokens == 7 and record.prefix_share is None
     assert "no usage" in (record.notes or "") and "no cached tokens" in (record.notes or "")
 
 
@@ -560,7 +560,7 @@ def test_cli_writes_loadable_records_and_never_the_key(
     assert [r.concurrency for r in catalog.records] == [1, 4]
     first = catalog.records[0]
     assert first.model == "llama-3.3-70b" and first.gpu == "h100-sxm" and first.precision == "fp8"
-    assert first.engine == "vllm" and first.complete and first.prefix_share > 0
+    assert first.engine == "vllm" and first.complete and first.prefix_share is not None and first.prefix_share > 0
     data = json.loads(captured.out)
     assert data["records_written"] == 2 and data["levels"][0]["errors"] == {}
     for text in (out.read_text(encoding="utf-8"), captured.out, captured.err):

@@ -258,7 +258,7 @@ def test_models_import_text_names_each_layer_type_and_the_indexer(capsys: pytest
     )
     assert code == 0
     assert "full attention     61 layers, 576 KV elements per token" in out
-    assert "indexer keys of 128 (FP8) per layer, top 2,048" in out
+    assert "indexer keys of 128 (FP8) in 61 layers, top 2,048" in out
     assert "78,324.0 bytes" in out
 
 

@@ -26,6 +26,7 @@ from calculator.capacity.sizing import (
     Efficiency,
     converted_rate,
     prefill_decode_ratio,
+    record_prefix_share,
     record_speed,
     replica_capacity,
     split_record,
@@ -162,7 +163,7 @@ def test_a_record_converted_to_its_own_shape_gives_back_its_measured_rate(
         gpu = GPUS.get(record.gpu or "")
         speed = record_speed(record, gpu, model if with_model else None, a)
         prefill, decode_rate = split_record(record, speed)
-        uncached = record.input_tokens * (1 - record.prefix_share)
+        uncached = record.input_tokens * (1 - record_prefix_share(record))
         # the record's own request takes exactly its measured time, and the conversion (without the
         # 25% shortcut) hands back the measured rate
         assert uncached / prefill + record.output_tokens / decode_rate == pytest.approx(1 / record.requests_per_s)

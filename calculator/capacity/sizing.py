@@ -155,8 +155,29 @@ def uncached_tokens(input_tokens: float | Arr, prefix_share: float | Arr, hit_ra
     return input_tokens * (1 - prefix_share * hit_rate)
 
 
+UNKNOWN_PREFIX_SHARE = 0.0
+"""The prefix share sizing assumes for a record whose run does not say: none of its input served from cache,
+so all of it prefilled. If the run's prompts did share prefixes, the record's replica did less prefill work than
+assumed, and a scenario's rate converted from it is then too high (sizing says so in its note)."""
+
+
+def record_prefix_share(record: ThroughputRecord) -> float:
+    """The record's prefix share, or :data:`UNKNOWN_PREFIX_SHARE` when the run does not state one."""
+    return UNKNOWN_PREFIX_SHARE if record.prefix_share is None else record.prefix_share
+
+
+def assumed_prefix_note(record: ThroughputRecord) -> str | None:
+    """What sizing assumed about the record's prefix share, when the run does not state it; else None."""
+    if record.prefix_share is not None:
+        return None
+    return (
+        f"the record does not state its prefix share: assumed {UNKNOWN_PREFIX_SHARE:.0%} (all input prefilled); "
+        "if its prompts shared prefixes, the converted rate is too high"
+    )
+
+
 def _record_uncached(record: ThroughputRecord) -> float:
-    return record.input_tokens * (1 - record.prefix_share)
+    return record.input_tokens * (1 - record_prefix_share(record))
 
 
 def split_record(record: ThroughputRecord, speed: ReplicaSpeed) -> tuple[float, float]:
@@ -314,6 +335,9 @@ def replica_capacity(
             f"{input_tokens:.0f} in ({u:.0f} uncached) / {output_tokens:.0f} out "
             f"(prefill:decode speed ratio {ratio:.2f}, roofline)",
         )
+    assumed = assumed_prefix_note(record)
+    if assumed is not None:
+        notes.append(assumed)
     scale = 1.0
     if target_gpu is not None and target_gpu.id != record_gpu.id:
         if model is not None:

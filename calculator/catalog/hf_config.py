@@ -4,7 +4,10 @@ Each layer has a mixer (full, sliding-window or chunked attention, linear attent
 and an MLP (dense, mixture of experts, both, or none). The pattern comes from whichever key the
 family uses: ``hybrid_override_pattern`` (Nemotron-H), ``layer_types`` (gpt-oss, Gemma),
 ``full_attention_interval`` (Qwen3-Next), ``hybrid_layer_pattern`` (MiMo-V2-Flash),
-``attention_chunk_size`` with ``no_rope_layers`` (Llama 4), or the older sliding-window settings;
+``attention_chunk_size`` with ``no_rope_layers`` (Llama 4), ``compress_ratios`` (DeepSeek-V4: sliding-window
+layers and layers that also keep one compressed entry per 4 or 128 tokens), ``block_configs`` (Nemotron's
+architecture-searched layers), ``linear_attn_config`` (Kimi's hybrid linear attention), or the older
+sliding-window settings;
 the MoE layers from ``first_k_dense_replace``, ``moe_layer_freq``, ``decoder_sparse_step``,
 ``mlp_only_layers`` or ``interleave_moe_layer_step``. Parameters are counted per layer; the cache
 per layer type (:class:`~calculator.catalog.models.CacheLayers`).
@@ -214,6 +217,21 @@ _NO_SIZE = frozenset(
         "rotary_dim",
         "swiglu_alpha",
         "use_gemma_norm",
+        "compress_rope_theta",
+        "hc_eps",
+        "hc_sinkhorn_iters",
+        "index_skip_topk_offset",
+        "index_topk_freq",
+        "index_topk_pattern",
+        "index_share_for_mtp_iteration",
+        "activation_situ_beta",
+        "activation_situ_linear_beta",
+        "moe_renormalize",
+        "moe_router_activation_func",
+        "num_expert_group",
+        "use_grouped_topk",
+        "mla_use_nope",
+        "image_placeholder",
     ]
 )
 """Keys that do not change a parameter count or the cache (or that the notes speak for)."""
@@ -377,6 +395,8 @@ class _Shape:
             width = cfg.count("global_head_dim", self.head_dim)
             self.full = _Attention(self.heads, global_kv, width, width)
         self.k_eq_v = cfg.flag("attention_k_eq_v", default=False)
+        self.v4 = cfg.has("compress_ratios")
+        """DeepSeek-V4: one entry per token serves as key and value, low-rank query and grouped low-rank output."""
         self.sliding = _Attention(
             cfg.count("swa_num_attention_heads", self.heads),
             cfg.count("swa_num_key_value_heads", self.kv_heads),
@@ -385,6 +405,10 @@ class _Shape:
         )
         _check_groups(cfg, "swa_num_key_value_heads", self.sliding.heads, self.sliding.kv_heads)
         self.window = 0
+        self.dense_widths: list[int] | None = None
+        """Each layer's dense MLP width, where layers differ (Nemotron's ``block_configs``)."""
+        self.extra: list[int] = [0] * self.layers
+        """Parameters of a layer beyond its mixer and MLP: a block replaced by one linear map."""
         self.mixers, pattern_mlps = _mixers(cfg, self)
         self.experts: Experts | None = None
         total = next(
@@ -394,7 +418,8 @@ class _Shape:
         self.moe = total > 1
         if self.moe:
             active_key = next(
-                (k for k in ("num_experts_per_tok", "top_k_experts") if cfg.has(k)), "num_experts_per_tok"
+                (k for k in ("num_experts_per_tok", "num_experts_per_token", "top_k_experts") if cfg.has(k)),
+                "num_experts_per_tok",
             )
             active = cfg.count(active_key)
             if active > total:
@@ -409,16 +434,34 @@ class _Shape:
         if self.moe and not any("moe" in m for m in self.mlps):
             raise cfg.error("num_hidden_layers", "the config names experts but no layer uses them")
         self.sparse: SparseAttention | None = None
-        if cfg.has("index_topk"):
-            attention_layers = sum(1 for m in self.mixers if m in ("full", "sliding", "chunked"))
+        self.indexed = [m is not None and (m in ("sliding", "chunked") or m.startswith("full")) for m in self.mixers]
+        """Which layers have an indexer of their own (its weights and its cached keys)."""
+        tokens_per_key = 1
+        if self.v4:  # the indexer scores the 4x-compressed entries, in those layers only
+            self.indexed = [m == "compressed4" for m in self.mixers]
+            tokens_per_key = 4
+        elif cfg.has("indexer_types"):  # GLM-5.2's IndexShare: "shared" layers reuse the last full layer's picks
+            kinds = cfg.layer_list("indexer_types", self.layers)
+            unknown = sorted({str(k) for k in kinds if k not in ("full", "shared")})
+            if unknown:
+                raise cfg.error("indexer_types", f"unknown entries {unknown}; known: full, shared")
+            self.indexed = [k == "full" and on for k, on in zip(kinds, self.indexed, strict=True)]
+        if cfg.has("index_topk") and any(self.indexed):
             self.sparse = SparseAttention(
-                top_k=cfg.count("index_topk"), indexer_head_dim=cfg.count("index_head_dim"), layers=attention_layers
+                top_k=cfg.count("index_topk"),
+                indexer_head_dim=cfg.count("index_head_dim"),
+                layers=sum(self.indexed),
+                tokens_per_key=tokens_per_key,
             )
 
     def attention(self, mixer: str) -> _Attention:
+        if mixer.startswith("full") and mixer != "full":  # full<N>: an architecture-searched layer's KV heads
+            return dataclasses.replace(self.full, kv_heads=int(mixer.removeprefix("full")))
         return self.sliding if mixer == "sliding" else self.full
 
     def kv_elements(self, mixer: str) -> int:
+        if self.v4:
+            return self.kv_heads * self.head_dim
         if self.mla is not None:
             return self.mla.kv_lora_rank + self.mla.qk_rope_head_dim
         shape = self.attention(mixer)
@@ -433,6 +476,13 @@ def _check_groups(cfg: _Config, key: str, heads: int, kv_heads: int) -> None:
 def _mixers(cfg: _Config, shape: _Shape) -> tuple[list[str | None], list[tuple[str, ...]] | None]:
     """Each layer's mixer, and (for Nemotron-H, whose pattern also says it) each layer's MLP."""
     layers = shape.layers
+    for key, kind in (("block_configs", list), ("linear_attn_config", Mapping)):
+        value = cfg.get(key)
+        if value is not None and not isinstance(value, kind):
+            what = "a list with one block per layer" if kind is list else "an object naming each layer's attention"
+            raise cfg.error(key, f"expected {what}, got {value!r}"[:300])
+    if isinstance(cfg.get("block_configs"), list):
+        return _searched_blocks(cfg, shape)
     if cfg.has("hybrid_override_pattern"):
         pattern = cfg.layer_list("hybrid_override_pattern", layers)
         meaning = {"M": ("mamba", ()), "*": ("full", ()), "-": (None, ("dense",)), "E": (None, ("moe",))}
@@ -441,7 +491,12 @@ def _mixers(cfg: _Config, shape: _Shape) -> tuple[list[str | None], list[tuple[s
             raise cfg.error("hybrid_override_pattern", f"unknown layer letters {unknown}; known: M * - E")
         cfg.get("sliding_window")  # Nemotron-H sets it null: no attention layer slides
         return [meaning[c][0] for c in pattern], [meaning[c][1] for c in pattern]
-    if isinstance(cfg.get("layer_types"), list):
+    mixers: list[str | None]
+    if isinstance(cfg.get("linear_attn_config"), Mapping):
+        mixers = _kimi_linear(cfg, layers)
+    elif cfg.has("compress_ratios"):
+        mixers = _compressed(cfg, layers)
+    elif isinstance(cfg.get("layer_types"), list):
         types = cfg.layer_list("layer_types", layers)
         unknown = sorted({str(t) for t in types if t not in _LAYER_TYPES})
         if unknown:  # the most such a layer could keep: every token
@@ -449,7 +504,7 @@ def _mixers(cfg: _Config, shape: _Shape) -> tuple[list[str | None], list[tuple[s
                 f"layer_types: {', '.join(unknown)} not understood; counted as full attention "
                 f"(known: {', '.join(_LAYER_TYPES)})"
             )
-        mixers: list[str | None] = [_LAYER_TYPES.get(t, "full") if isinstance(t, str) else "full" for t in types]
+        mixers = [_LAYER_TYPES.get(t, "full") if isinstance(t, str) else "full" for t in types]
         cfg.get("full_attention_interval")  # Qwen3.5 states both; layer_types names every layer
     elif cfg.has("full_attention_interval"):
         every = cfg.count("full_attention_interval")
@@ -464,9 +519,9 @@ def _mixers(cfg: _Config, shape: _Shape) -> tuple[list[str | None], list[tuple[s
         mixers = _chunked(cfg, layers)
     else:
         mixers = _legacy_sliding(cfg, layers)
-    if "sliding" in mixers:
+    if "sliding" in mixers or any(m and m.startswith("compressed") for m in mixers):
         shape.window = cfg.count("sliding_window")
-        if shape.window >= shape.max_context and shape.sliding == shape.full:
+        if shape.window >= shape.max_context and shape.sliding == shape.full and not shape.v4:
             mixers = [
                 "full" if m == "sliding" else m for m in mixers
             ]  # a window as long as the context changes nothing
@@ -475,6 +530,134 @@ def _mixers(cfg: _Config, shape: _Shape) -> tuple[list[str | None], list[tuple[s
     else:
         cfg.get("sliding_window")  # Qwen2/Qwen3 carry a value that is switched off
     return mixers, None
+
+
+_BLOCK_NEUTRAL: dict[str, dict[str, Any]] = {
+    "attention": {"num_sink_tokens": None, "sparsify": None, "unshifted_sink": False, "window_length": None},
+    "ffn": {"sparsify": None},
+}
+"""``block_configs`` settings understood only at the value that leaves a layer plain."""
+
+
+def _searched_blocks(cfg: _Config, shape: _Shape) -> tuple[list[str | None], list[tuple[str, ...]]]:
+    """Nemotron's architecture-searched layers (``block_configs``, DeciLM): each layer's attention is kept with
+    ``num_attention_heads / n_heads_in_group`` KV heads, dropped (``no_op``) or replaced by one hidden x hidden
+    linear map; its MLP is dropped, replaced likewise, or ``ffn_mult`` wide (2/3 x ffn_mult x hidden, rounded up
+    to a multiple of 256, as DeciLM's modelling code computes it)."""
+    blocks = cfg.layer_list("block_configs", shape.layers)
+    h = shape.hidden
+    mixers: list[str | None] = []
+    mlps: list[tuple[str, ...]] = []
+    widths: list[int] = []
+    odd: set[str] = set()
+    for index, block in enumerate(blocks):
+        attention = block.get("attention") if isinstance(block, Mapping) else None
+        ffn = block.get("ffn") if isinstance(block, Mapping) else None
+        if not isinstance(attention, Mapping) or not isinstance(ffn, Mapping):
+            raise cfg.error("block_configs", f"layer {index}: expected an object with attention and ffn")
+        for part, settings in (("attention", attention), ("ffn", ffn)):
+            for key, plain in _BLOCK_NEUTRAL[part].items():
+                if settings.get(key) not in (plain, None):
+                    odd.add(f"{part}.{key}")
+        if attention.get("no_op") is True:
+            mixers.append(None)
+        elif attention.get("replace_with_linear") is True:
+            mixers.append(None)
+            shape.extra[index] += h * h
+        else:
+            group = attention.get("n_heads_in_group")
+            if isinstance(group, bool) or not isinstance(group, int) or group < 1 or shape.heads % group:
+                raise cfg.error("block_configs", f"layer {index}: n_heads_in_group {group!r} does not divide the heads")
+            mixers.append(f"full{shape.heads // group}")
+        if ffn.get("no_op") is True:
+            mlps.append(())
+            widths.append(0)
+        elif ffn.get("replace_with_linear") is True:
+            mlps.append(())
+            widths.append(0)
+            shape.extra[index] += h * h
+        else:
+            mult = ffn.get("ffn_mult")
+            if isinstance(mult, bool) or not isinstance(mult, int | float) or not 0 < mult <= 1000:
+                raise cfg.error("block_configs", f"layer {index}: ffn_mult {mult!r} is not a positive number")
+            width = int(2 * mult * h / 3)
+            widths.append(width + (-width % 256))
+            mlps.append(("dense",))
+    if odd:
+        cfg.warnings.append(
+            f"block_configs: {', '.join(sorted(odd))} not modelled: counted as plain attention and MLP, so the "
+            "cache and the parameter count may be too high"
+        )
+    attending = [int(m.removeprefix("full")) for m in mixers if m]
+    if attending:
+        shape.kv_heads = Counter(attending).most_common(1)[0][0]
+        if len(set(attending)) == 1:
+            mixers = ["full" if m else None for m in mixers]
+            shape.full = dataclasses.replace(shape.full, kv_heads=shape.kv_heads)
+    shape.dense_widths = widths
+    cfg.get("num_key_value_heads")  # null: each block says its own
+    cfg.get("intermediate_size")  # null: each block says its own
+    return mixers, mlps
+
+
+def _kimi_linear(cfg: _Config, layers: int) -> list[str | None]:
+    """Kimi's hybrid (``linear_attn_config``): Kimi Delta Attention in ``kda_layers``, latent attention in
+    ``full_attn_layers``, both numbered from 1."""
+    settings = cfg.get("linear_attn_config")
+    assert isinstance(settings, Mapping)
+    kinds: dict[int, str] = {}
+    for key, mixer in (("kda_layers", "kda"), ("full_attn_layers", "full")):
+        listed = settings.get(key)
+        if not isinstance(listed, list) or not all(
+            isinstance(i, int) and not isinstance(i, bool) and 1 <= i <= layers for i in listed
+        ):
+            raise cfg.error("linear_attn_config", f"{key}: expected layer numbers from 1 to {layers}")
+        for i in listed:
+            if i in kinds:
+                raise cfg.error("linear_attn_config", f"layer {i} is in both kda_layers and full_attn_layers")
+            kinds[i] = mixer
+    missing = [i for i in range(1, layers + 1) if i not in kinds]
+    if missing:
+        raise cfg.error("linear_attn_config", f"layers {missing[:5]} are in neither kda_layers nor full_attn_layers")
+    return [kinds[i + 1] for i in range(layers)]
+
+
+def _kda_params(cfg: _Config, h: int) -> tuple[int, int]:
+    """A Kimi Delta Attention layer: parameters, and the bytes of state one layer keeps per sequence.
+
+    Query, key and value projections with a short convolution each, the output gate (full rank with
+    ``use_full_rank_gate``, else through the head width), the per-channel forget gate through the head width,
+    a per-head beta, the gated output norm and projection; the state is one head_dim x head_dim matrix per head
+    in FP32 and the convolutions' last kernel - 1 inputs in BF16 (as vLLM and SGLang keep them)."""
+    settings = cfg.get("linear_attn_config")
+    assert isinstance(settings, Mapping)
+
+    def whole(key: str, default: int | None = None) -> int:
+        value = settings.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= SPEC_COUNT.high:
+            raise cfg.error("linear_attn_config", f"{key}: expected a whole number, got {value!r}")
+        return value
+
+    heads, width, kernel = whole("num_heads"), whole("head_dim"), whole("short_conv_kernel_size", 4)
+    inner = heads * width
+    gate = h * inner if settings.get("use_full_rank_gate") is True else h * width + width * inner
+    params = 3 * h * inner + 3 * inner * kernel  # q, k, v and their convolutions
+    params += gate + h * width + width * inner + h * heads  # output gate, forget gate (low rank), beta
+    params += heads + inner + width + inner * h  # A_log, dt_bias, output norm, output projection
+    state = heads * width * width * 4 + (kernel - 1) * 3 * inner * _MODEL_BYTES
+    return params, state
+
+
+def _compressed(cfg: _Config, layers: int) -> list[str | None]:
+    """DeepSeek-V4: ratio 0 is a sliding-window layer; a ratio r also keeps one compressed entry per r tokens.
+    The list may run past the layers: the entries after them belong to the multi-token-prediction layers."""
+    ratios = cfg.get("compress_ratios")
+    if not isinstance(ratios, list) or len(ratios) < layers:
+        raise cfg.error("compress_ratios", f"expected at least one ratio per layer ({layers}), got {ratios!r}"[:300])
+    if not all(isinstance(r, int) and not isinstance(r, bool) and 0 <= r <= SPEC_COUNT.high for r in ratios):
+        raise cfg.error("compress_ratios", "expected whole numbers: 0 (no compression) or tokens per entry")
+    cfg.get("sliding_window")
+    return ["sliding" if r == 0 else f"compressed{r}" for r in ratios[:layers]]
 
 
 def _chunked(cfg: _Config, layers: int) -> list[str | None]:
@@ -510,7 +693,8 @@ def _shared_width(cfg: _Config) -> int:
         if cfg.has(key):
             cfg.get("n_shared_experts")  # Nemotron 3 states 1 beside the width
             return cfg.count(key, minimum=0)
-    shared = cfg.count("n_shared_experts", default=0, minimum=0)
+    key = "num_shared_experts" if cfg.has("num_shared_experts") else "n_shared_experts"  # Kimi-K3 spells it out
+    shared = cfg.count(key, default=0, minimum=0)
     if cfg.text_value("model_type") in ("llama4", "llama4_text"):
         shared = 1  # Llama 4's MoE layers always add one shared expert of the experts' width
     return shared * _expert_width(cfg)
@@ -525,6 +709,14 @@ def _mlps(cfg: _Config, layers: int, moe: bool) -> list[tuple[str, ...]]:
     if not moe:
         cfg.get("mlp_only_layers")  # without experts every layer is an MLP layer
         return [("dense",)] * layers
+    if isinstance(cfg.get("mlp_layer_types"), list):  # GLM-5.2 names each layer's MLP
+        kinds = cfg.layer_list("mlp_layer_types", layers)
+        unknown = sorted({str(k) for k in kinds if k not in ("dense", "sparse")})
+        if unknown:
+            raise cfg.error("mlp_layer_types", f"unknown entries {unknown}; known: dense, sparse")
+        for key in ("first_k_dense_replace", "moe_layer_freq"):
+            cfg.get(key)  # the list says it layer by layer
+        return [("moe",) if k == "sparse" else ("dense",) for k in kinds]
     first_dense = cfg.count("first_k_dense_replace", default=0, minimum=0)
     mlp_only = cfg.get("mlp_only_layers") or []
     if not isinstance(mlp_only, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in mlp_only):
@@ -563,8 +755,46 @@ class _Counts:
     left_out_b: float = 0.0
 
 
-def _attention_params(cfg: _Config, shape: _Shape, mixer: str) -> int:
+def _compressor_params(h: int, ratio: int, width: int) -> tuple[int, int]:
+    """DeepSeek-V4's compressor of ``width``-wide entries (overlapping windows at ratio 4): its parameters, and the
+    bytes of its FP32 running state per sequence (kv_state and score_state, DeepSeek's reference code)."""
+    overlap = 2 if ratio == 4 else 1
+    params = ratio * overlap * width + 2 * h * overlap * width + width
+    return params, 2 * (overlap * ratio) * (overlap * width) * 4
+
+
+def _v4_attention(cfg: _Config, shape: _Shape, mixer: str) -> tuple[int, int]:
+    """A DeepSeek-V4 attention layer: low-rank query (``q_lora_rank``), one entry per token as key and value,
+    the output through ``o_groups`` low-rank groups (``o_lora_rank``), per-head sinks; a compressed layer adds its
+    compressor, a 4x one the indexer. Parameters, and the compressors' state per sequence in bytes."""
+    h, heads, width = shape.hidden, shape.heads, shape.head_dim
+    if cfg.flag("attention_bias", default=False):
+        cfg.warnings.append("attention_bias: true is not modelled: the parameter count is a few thousand too low")
+    q_lora, o_lora = cfg.count("q_lora_rank"), cfg.count("o_lora_rank")
+    groups = cfg.count("o_groups")
+    if (heads * width) % groups:
+        raise cfg.error("o_groups", f"{groups} does not divide the {heads} x {width} attention output")
+    cfg.count("qk_rope_head_dim")  # the rotary part is inside head_dim
+    params = h * q_lora + q_lora + q_lora * heads * width  # query: down, norm, up
+    params += h * shape.kv_heads * width + width  # the key-value entry and its norm
+    params += heads * width * o_lora + groups * o_lora * h + heads  # grouped low-rank output, sinks
+    ratio = int(mixer.removeprefix("compressed")) if mixer.startswith("compressed") else 0
+    state = 0
+    if ratio:
+        extra, state = _compressor_params(h, ratio, width)
+        params += extra
+    if ratio == 4 and cfg.has("index_topk"):
+        index_heads, index_width = cfg.count("index_n_heads"), cfg.count("index_head_dim")
+        extra, index_state = _compressor_params(h, 4, index_width)
+        params += q_lora * index_heads * index_width + h * index_heads + extra
+        state += index_state
+    return params, state
+
+
+def _attention_params(cfg: _Config, shape: _Shape, mixer: str, indexed: bool = True) -> int:
     h = shape.hidden
+    if shape.v4:
+        return _v4_attention(cfg, shape, mixer)[0]
     if shape.mla is not None:
         nope = cfg.count("qk_nope_head_dim", minimum=0)
         rope = shape.mla.qk_rope_head_dim
@@ -574,8 +804,10 @@ def _attention_params(cfg: _Config, shape: _Shape, mixer: str) -> int:
         q = (h * q_lora + q_lora + q_lora * shape.heads * (nope + rope)) if q_lora else h * shape.heads * (nope + rope)
         kv = h * (kv_lora + rope) + kv_lora + kv_lora * shape.heads * (nope + v_dim)
         params = q + kv + shape.heads * v_dim * h
+        if cfg.flag("mla_use_output_gate", default=False):  # Kimi-K3: a sigmoid gate on the attention output
+            params += h * shape.heads * v_dim
         cfg.flag("attention_bias", default=False)  # DeepSeek's MLA has none; the flag stays false in its configs
-        if shape.sparse is not None:  # the indexer: its queries from the query latent, one key, head weights
+        if shape.sparse is not None and indexed:  # the indexer: its queries from the query latent, one key, weights
             width = shape.sparse.indexer_head_dim
             heads = cfg.count("index_n_heads")
             params += (q_lora or h) * heads * width + h * width + h * heads
@@ -653,8 +885,14 @@ def _count(cfg: _Config, shape: _Shape) -> tuple[_Counts, dict[str, int]]:
     states: dict[str, int] = {}
     mixer_params: dict[str | None, int] = {None: 0}
     for mixer in set(shape.mixers):
-        if mixer in ("full", "sliding", "chunked"):
+        if shape.v4 and mixer is not None:
+            mixer_params[mixer], state = _v4_attention(cfg, shape, mixer)
+            if state:
+                states[mixer] = state
+        elif mixer is not None and (mixer in ("sliding", "chunked") or mixer.startswith("full")):
             mixer_params[mixer] = _attention_params(cfg, shape, mixer)
+        elif mixer == "kda":
+            mixer_params[mixer], states[mixer] = _kda_params(cfg, h)
         elif mixer == "linear":
             mixer_params[mixer], states[mixer] = _linear_attention_params(cfg, h)
         elif mixer == "mamba":
@@ -662,8 +900,27 @@ def _count(cfg: _Config, shape: _Shape) -> tuple[_Counts, dict[str, int]]:
     dense_width = cfg.count("intermediate_size_mlp", default=0) or cfg.count("intermediate_size", default=0)
     total = active = table * (1 if tied else 2) + h
     routed = 0
-    for mixer, mlp in zip(shape.mixers, shape.mlps, strict=True):
-        layer = mixer_params[mixer] + 2 * h
+    unindexed = 0
+    if shape.sparse is not None and shape.mla is not None and not all(shape.indexed):
+        unindexed = _attention_params(cfg, shape, "full") - _attention_params(cfg, shape, "full", indexed=False)
+    hyper = 0
+    if cfg.has("hc_mult"):  # DeepSeek-V4's hyper-connections: FP32 mixing weights before attention and the MLP
+        copies = cfg.count("hc_mult")
+        mix = (2 + copies) * copies
+        hyper = 2 * (mix * copies * h + mix + 3)
+    hashed = cfg.count("num_hash_layers", default=0, minimum=0)  # routed by token id: a vocab x top-k table
+    # Kimi-K3's LatentMoE: the routed experts work in a narrower latent, reached through one projection down
+    # and one back up (and a norm), which every token passes through; the router and shared experts stay wide
+    latent = cfg.count("routed_expert_hidden_size", default=h)
+    into_latent = 0 if latent == h else 2 * h * latent + (latent if cfg.flag("latent_moe_use_norm", False) else 0)
+    for index, (mixer, mlp) in enumerate(zip(shape.mixers, shape.mlps, strict=True)):
+        layer = mixer_params[mixer] + 2 * h + hyper + shape.extra[index]
+        if not shape.indexed[index]:
+            layer -= unindexed
+        if shape.dense_widths is not None:
+            dense_width = shape.dense_widths[index]
+        if index < hashed and shape.experts is not None:
+            layer += vocab * shape.experts.active
         if "dense" in mlp:
             if not dense_width:
                 raise cfg.error("intermediate_size", "required key is missing (a layer has a dense MLP)")
@@ -671,8 +928,8 @@ def _count(cfg: _Config, shape: _Shape) -> tuple[_Counts, dict[str, int]]:
         total += layer
         active += layer
         if "moe" in mlp and shape.experts is not None:
-            expert = matrices * h * _expert_width(cfg)
-            shared = matrices * h * shape.shared_width + h * shape.experts.total
+            expert = matrices * latent * _expert_width(cfg)
+            shared = matrices * h * shape.shared_width + h * shape.experts.total + into_latent
             total += shape.experts.total * expert + shared
             active += shape.experts.active * expert + shared
             routed += shape.experts.total * expert
@@ -691,11 +948,16 @@ def _cache(
 ) -> tuple[tuple[CacheLayers, ...] | None, SlidingWindow | None]:
     """The cache by layer type, as the plain fields when they can say it (every layer attends, alike)."""
     kinds = {"full": "full_attention", "sliding": "sliding_attention", "chunked": "chunked_attention"}
+    kinds.update({m: "full_attention" for m in shape.mixers if m and m.startswith("full")})
     tally = Counter(m for m in shape.mixers if m is not None)
     for mixer in tally:
+        if mixer.startswith("compressed"):
+            continue
         elements = states[mixer] if mixer in states else shape.kv_elements(mixer)  # state in bytes: stricter
         if elements > CACHE_ELEMENTS_MAX:
-            key = {"linear": "linear_num_value_heads", "mamba": "mamba_num_heads"}.get(mixer, "num_key_value_heads")
+            key = {"linear": "linear_num_value_heads", "kda": "linear_attn_config", "mamba": "mamba_num_heads"}.get(
+                mixer, "num_key_value_heads"
+            )
             raise cfg.error(
                 key,
                 f"with the head widths, one {mixer} layer would cache {elements:.3g} elements, "
@@ -703,17 +965,29 @@ def _cache(
             )
     groups: list[CacheLayers] = []
     for mixer, layers in sorted(tally.items()):
-        if mixer in kinds:
+        if mixer.startswith("compressed"):
+            groups.append(
+                CacheLayers(
+                    kind="compressed_attention",
+                    layers=layers,
+                    kv_elements=shape.kv_elements(mixer),
+                    window=shape.window,
+                    compress_ratio=int(mixer.removeprefix("compressed")),
+                    state_bytes=states.get(mixer, 0),
+                )
+            )
+        elif mixer in kinds:
             window = shape.window if mixer in ("sliding", "chunked") else None
             groups.append(
                 CacheLayers(kind=kinds[mixer], layers=layers, kv_elements=shape.kv_elements(mixer), window=window)
             )
         else:
-            kind = "linear_attention" if mixer == "linear" else "mamba"
+            kind = "linear_attention" if mixer in ("linear", "kda") else "mamba"
             groups.append(CacheLayers(kind=kind, layers=layers, state_bytes=states[mixer]))
     plain = 2 * shape.kv_heads * shape.head_dim if shape.mla is None else shape.kv_elements("full")
     simple = (
-        set(tally) <= {"full", "sliding"}
+        not shape.v4
+        and set(tally) <= {"full", "sliding"}
         and sum(tally.values()) == shape.layers
         and all(g.kv_elements == plain for g in groups)
     )
@@ -733,8 +1007,22 @@ def _unknown_keys(cfg: _Config) -> list[str]:
                 continue
             warnings.append(f"{key} = {cfg.data[key]!r} is not modelled: parameters and cache assume {_NEUTRAL[key]!r}")
         else:
-            warnings.append(f"{key}: not understood by the importer and left out of the figures")
+            warnings.append(f"{key}: not understood by the importer and not modelled; {_direction(key)}")
     return warnings
+
+
+_SHRINKING = re.compile(r"lora|rank|compress|shar|sparse|prun|window|ratio|group|skip|no_op|freq|reuse|latent")
+"""Words of keys that make a layer cheaper than a plain one (low-rank, compressed, shared, skipped parts)."""
+
+
+def _direction(key: str) -> str:
+    """Which way leaving a key out moves the figures, as far as its name says."""
+    if _SHRINKING.search(key.lower()):
+        return (
+            "it reads like a saving (low rank, compression, sharing or skipping), so the parameter count and "
+            "KV figure are likely too high"
+        )
+    return "if it adds weights or cache the figures are too low, if it removes some they are too high"
 
 
 def _slug(name: str) -> str:
@@ -811,6 +1099,21 @@ def import_hf_config(
         notes.append("The multi-token-prediction layers (num_nextn_predict_layers) are not counted.")
     if cfg.has("quantization_config"):
         notes.append("The checkpoint is quantised (quantization_config); parameter counts are counts, not bytes.")
+    if cfg.has("attn_res_block_size") and cfg.count("attn_res_block_size", minimum=0):
+        warnings.append(
+            f"attn_res_block_size = {cfg.count('attn_res_block_size', minimum=0)}: attention residuals across blocks "
+            "of layers are not modelled; any weights they carry are not counted, so the parameter count may be "
+            "slightly too low (the cache is unchanged)"
+        )
+    if cfg.text_value("expert_dtype"):
+        notes.append(f"The routed experts are stored in {cfg.text_value('expert_dtype')} (expert_dtype).")
+    if shape.v4:
+        notes.append(
+            "Compressed attention (compress_ratios): every layer keeps its last sliding_window tokens, and a layer "
+            "of ratio r one entry per r tokens besides, plus its compressor's FP32 running state; the 4x layers' "
+            "indexer keeps one key per compressed entry. Hyper-connections (hc_mult) and hash routing "
+            "(num_hash_layers) are counted."
+        )
     if isinstance(cfg.data.get("vision_config"), Mapping):
         notes.append("The vision encoder (vision_config) is not counted: these are the language model's figures.")
     if shape.k_eq_v:

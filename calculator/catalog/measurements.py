@@ -69,6 +69,9 @@ class ThroughputRecord(_Frozen):
     id: Slug
     model: str | None = None
     """The model served, by its common name (``llama-3.3-70b``); ids from ``models/`` link to its architecture."""
+    model_path: str | None = None
+    """The model as the result file named it, kept whole where ``model`` is reduced to the model's name (a local
+    path, a Hugging Face cache folder, a provider's route such as ``accounts/fireworks/models/...``)."""
     params_total_b: Annotated[float, PARAMETERS_B] | None = None
     """Parameters in billions, all experts included; absent when the model's spec in ``models/`` says it."""
     params_active_b: Annotated[float, PARAMETERS_B] | None = None
@@ -87,8 +90,10 @@ class ThroughputRecord(_Frozen):
     """Mean input tokens per request in the measured traffic."""
     output_tokens: Annotated[float, MEAN_TOKENS]
     """Mean output tokens per request in the measured traffic."""
-    prefix_share: float = Field(default=0, ge=0, le=1)
-    """Share of input tokens served from the prefix cache in the measured traffic (0 when disabled)."""
+    prefix_share: float | None = Field(default=None, ge=0, le=1)
+    """Share of input tokens the measured traffic repeats from earlier requests (what an unlimited prefix cache
+    serves; 0 for prompts that share nothing or a run with the cache disabled). Absent when the run does not say:
+    shown as unknown, never as 0, and sizing from the record says what it assumed."""
     concurrency: float | None = Field(default=None, gt=0)
     """Requests in flight (fixed-concurrency runs); when absent it follows from rate and latency."""
     request_rate: Annotated[float, RATE] | None = None
@@ -105,7 +110,17 @@ class ThroughputRecord(_Frozen):
     measured: dt.date | None = None
     """When the measurement was taken, where known."""
     source: Source
+    publisher: str | None = None
+    """Who published the measurement, for the bundled library of published sweeps (``InferenceMAX
+    (SemiAnalysis)``); absent for a user's own record. Sizing says which it rests on, and uses the user's own
+    first."""
     notes: str | None = None
+    warnings: tuple[str, ...] | None = None
+    """What the importer read from the file but could not use, and which way that moves the record's figures,
+    each said in words."""
+    unread_latency: tuple[str, ...] | None = None
+    """Latency figures of the result file the importer did not understand (their keys): the record's latencies
+    may then be incomplete, so the record is incomplete (``missing`` names ``latency``) until they are read."""
     mismatches: tuple[str, ...] | None = None
     """Where the result file's own figures disagree with each other (request rate x mean output length
     against output tokens/s; completed requests over the run's duration against request rate), each
@@ -121,8 +136,15 @@ class ThroughputRecord(_Frozen):
 
     @property
     def missing(self) -> list[str]:
-        """Conditions the record does not state; a record missing any is incomplete."""
-        return [f for f in REQUIRED_CONDITIONS if getattr(self, f) is None]
+        """Conditions the record does not state, and ``latency`` when the file had latency figures the importer
+        could not read; a record missing any is incomplete."""
+        missing = [f for f in REQUIRED_CONDITIONS if getattr(self, f) is None]
+        return [*missing, "latency"] if self.unread_latency else missing
+
+    @property
+    def prefix_share_text(self) -> str:
+        """The prefix share for a table or a sentence: a percentage, or ``unknown`` when the run does not say."""
+        return "unknown" if self.prefix_share is None else f"{self.prefix_share:.0%}"
 
     @property
     def replica_gpus(self) -> int:
@@ -162,7 +184,8 @@ def comparable(a: ThroughputRecord, b: ThroughputRecord) -> tuple[bool, list[str
     """Whether two measurements can be compared (say, engine against engine), and why not.
 
     Model, precision, GPU type and count must match, and the traffic shape (input and output
-    length within 25%, prefix share within 0.1). Unknown conditions make records incomparable.
+    length within 25%, prefix share within 0.1). Unknown conditions make records incomparable; a prefix share
+    neither run states does not (two runs that do not say cannot be told apart on it), one stated and one not does.
     """
     reasons = []
     for field in REQUIRED_CONDITIONS:
@@ -175,7 +198,10 @@ def comparable(a: ThroughputRecord, b: ThroughputRecord) -> tuple[bool, list[str
         va, vb = getattr(a, field), getattr(b, field)
         if abs(va - vb) > SHAPE_TOLERANCE * max(va, vb):
             reasons.append(f"{field.replace('_', ' ')} differs by more than 25%: {va:.0f} vs {vb:.0f}")
-    if abs(a.prefix_share - b.prefix_share) > 0.1:
+    if (a.prefix_share is None) != (b.prefix_share is None):
+        unknown = a if a.prefix_share is None else b
+        reasons.append(f"prefix share is not stated for {unknown.id} ({a.prefix_share_text} vs {b.prefix_share_text})")
+    elif a.prefix_share is not None and b.prefix_share is not None and abs(a.prefix_share - b.prefix_share) > 0.1:
         reasons.append(f"prefix share differs: {a.prefix_share:.0%} vs {b.prefix_share:.0%}")
     return not reasons, reasons
 

@@ -78,7 +78,9 @@ CACHE_ELEMENTS_MAX = 10**15
 """Most elements one layer may cache per token or per sequence: a thousand times a petabyte-sized
 state is beyond any GPU cluster, so a larger figure is a broken config, not a model."""
 
-CacheKind = Literal["full_attention", "sliding_attention", "chunked_attention", "linear_attention", "mamba"]
+CacheKind = Literal[
+    "full_attention", "sliding_attention", "chunked_attention", "compressed_attention", "linear_attention", "mamba"
+]
 
 
 class CacheLayers(_Frozen):
@@ -86,15 +88,21 @@ class CacheLayers(_Frozen):
 
     kind: CacheKind
     """``full_attention`` keeps every token; ``sliding_attention`` the last ``window``; ``chunked_attention``
-    (Llama 4) at most one chunk of ``window``; ``linear_attention`` (Qwen3-Next gated delta net) and
-    ``mamba`` (Nemotron-H) keep only a fixed ``state_bytes``."""
+    (Llama 4) at most one chunk of ``window``; ``compressed_attention`` (DeepSeek-V4) the last ``window``
+    tokens plus one compressed entry per ``compress_ratio`` tokens of the whole context, and its compressor's
+    fixed ``state_bytes``; ``linear_attention`` (Qwen3-Next gated delta net) and ``mamba`` (Nemotron-H) keep
+    only a fixed ``state_bytes``."""
     layers: Count
     """How many layers keep this cache."""
     kv_elements: int = Field(default=0, ge=0, le=CACHE_ELEMENTS_MAX, strict=True)
     """Elements one layer caches per token kept: kv_heads x (key width + value width), or for MLA
     kv_lora_rank + qk_rope_head_dim; 0 for a recurrent layer."""
     window: Count | None = None
-    """Most tokens one layer holds at once (the window, or the chunk); absent, the whole context."""
+    """Most tokens one layer holds at once (the window, or the chunk); absent, the whole context. For
+    ``compressed_attention``, the recent tokens kept uncompressed beside the compressed entries."""
+    compress_ratio: Count | None = None
+    """``compressed_attention`` only: tokens folded into one cached entry (``compress_ratios``; 4 or 128 in
+    DeepSeek-V4), each entry ``kv_elements`` wide."""
     state_bytes: int = Field(default=0, ge=0, le=CACHE_ELEMENTS_MAX, strict=True)
     """Bytes one layer holds per sequence whatever its length: the convolution state in the model's
     BF16 and the recurrent state in its own dtype (FP32 where the config says ``mamba_ssm_dtype``),
@@ -103,18 +111,31 @@ class CacheLayers(_Frozen):
     @model_validator(mode="after")
     def _shape_fits_kind(self) -> CacheLayers:
         recurrent = self.kind in ("linear_attention", "mamba")
+        compressed = self.kind == "compressed_attention"
         if recurrent and (self.kv_elements or self.window is not None or not self.state_bytes):
             raise ValueError(f"{self.kind} layers keep state_bytes only (no kv_elements or window)")
         if not recurrent and not self.kv_elements:
             raise ValueError(f"{self.kind} layers need kv_elements above zero")
-        if (self.kind in ("sliding_attention", "chunked_attention")) != (self.window is not None):
-            raise ValueError("sliding_attention and chunked_attention layers, and only they, have a window")
+        windowed = ("sliding_attention", "chunked_attention", "compressed_attention")
+        if (self.kind in windowed) != (self.window is not None):
+            raise ValueError("sliding, chunked and compressed attention layers, and only they, have a window")
+        if compressed != (self.compress_ratio is not None):
+            raise ValueError("compressed_attention layers, and only they, have a compress_ratio")
+        if self.state_bytes and not (recurrent or compressed):
+            raise ValueError(f"{self.kind} layers keep no fixed state_bytes")
         return self
+
+    def kept_tokens(self, context: int) -> int:
+        """Entries one layer holds for ``context`` tokens: all, the window's, or the window's plus one per
+        ``compress_ratio`` tokens (only whole groups are compressed)."""
+        kept = context if self.window is None else min(self.window, context)
+        if self.compress_ratio is not None:
+            kept += context // self.compress_ratio
+        return kept
 
     def bytes_per_sequence(self, context: int, kv_dtype_bytes: float) -> float:
         """Bytes these layers hold for one sequence of ``context`` tokens."""
-        kept = context if self.window is None else min(self.window, context)
-        per_layer = self.kv_elements * kept * kv_dtype_bytes + self.state_bytes
+        per_layer = self.kv_elements * self.kept_tokens(context) * kv_dtype_bytes + self.state_bytes
         return self.layers * per_layer
 
 
@@ -127,13 +148,18 @@ class SparseAttention(_Frozen):
     indexer_head_dim: Count
     """Width of the indexer's cached key (``index_head_dim``; 128)."""
     layers: Count
-    """Layers with an indexer (every attention layer)."""
+    """Layers with an indexer of their own (every attention layer, but GLM-5.2's layers that reuse the
+    previous layer's picks and DeepSeek-V4's uncompressed ones)."""
+    tokens_per_key: Count = 1
+    """Tokens one cached indexer key stands for: 1, or DeepSeek-V4's 4 (its indexer scores the 4x-compressed
+    entries)."""
 
     @property
     def bytes_per_layer_token(self) -> float:
         """The indexer key is kept in FP8 with one FP32 scale per 128 elements, whatever the KV cache's
-        dtype (DeepSeek's reference code, vLLM and SGLang): 128 + 4 = 132 bytes for DeepSeek-V3.2."""
-        return self.indexer_head_dim + 4 * -(-self.indexer_head_dim // 128)
+        dtype (DeepSeek's reference code, vLLM and SGLang): 128 + 4 = 132 bytes for DeepSeek-V3.2; one key per
+        ``tokens_per_key`` tokens."""
+        return (self.indexer_head_dim + 4 * -(-self.indexer_head_dim // 128)) / self.tokens_per_key
 
 
 class Experts(_Frozen):
@@ -389,7 +415,11 @@ class ModelSpec(_Frozen):
         layer's context, a window or chunk at most; recurrent layers (linear attention, Mamba) none.
         Sparse attention counts the whole context (its indexer scores every token)."""
         return sum(
-            g.layers * (context if g.window is None else min(g.window, context))
+            g.layers
+            * (
+                (context if g.window is None else min(g.window, context))
+                + (context / g.compress_ratio if g.compress_ratio else 0)
+            )
             for g in self.cache_groups
             if g.kv_elements
         )

@@ -232,7 +232,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
                 )
                 + (
                     f"; {r.requests_per_s:.2f} req/s, {r.output_tokens_per_s or 0:,.0f} output tok/s, "
-                    f"TTFT p50 {r.ttft_ms.p50 or 0:.0f} ms, prefix share {r.prefix_share:.0%}"
+                    f"TTFT p50 {r.ttft_ms.p50 or 0:.0f} ms, prefix share {r.prefix_share_text}"
                     if r
                     else "; no record (nothing succeeded)"
                 )

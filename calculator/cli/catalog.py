@@ -257,10 +257,11 @@ def cmd_records(args: argparse.Namespace) -> int:
             f"{r.gpu_count or '?'}x {r.gpu or '?'}",
             r.engine,
             f"{r.requests_per_s:g}",
+            r.publisher or "you",
         ]
         for r in catalog.records
     ]
-    print(console.table(rows, ["Id", "Model", "Precision", "GPUs", "Engine", "Req/s per replica"]))
+    print(console.table(rows, ["Id", "Model", "Precision", "GPUs", "Engine", "Req/s per replica", "Published by"]))
     return 0
 
 
@@ -322,6 +323,7 @@ def cmd_measurements_import(args: argparse.Namespace) -> int:
         precision=args.precision,
         engine=args.engine,
         engine_version=args.engine_version,
+        prefix_share=None if args.prefix_share is None else float(args.prefix_share),
     )
     if args.gpu:
         load_gpu_specs(args.gpu_specs).get(args.gpu)  # an unknown GPU id is an error, named
@@ -336,17 +338,31 @@ def cmd_measurements_import(args: argparse.Namespace) -> int:
             three_figures(r.requests_per_s),
             f"{r.output_tokens_per_s:,.0f}" if r.output_tokens_per_s else "-",
             f"{r.ttft_ms.p50:,.0f}" if r.ttft_ms.p50 is not None else "-",
+            r.prefix_share_text,
             "complete" if r.complete else "missing " + ", ".join(r.missing),
         ]
         for r in records
     ]
-    print(console.table(rows, ["Record", "Engine", "Load", "Req/s", "Output tok/s", "TTFT p50 ms", "Status"]))
+    print(
+        console.table(
+            rows, ["Record", "Engine", "Load", "Req/s", "Output tok/s", "TTFT p50 ms", "Prefix share", "Status"]
+        )
+    )
+    warned = [(r.id, w) for r in records for w in r.warnings or ()]
+    if warned:
+        print("\nWhat the file holds that was not read:")
+        print("\n".join(f"  {rid}: {w}" for rid, w in warned))
     doubtful = [(r.id, m) for r in records for m in r.mismatches or ()]
     if doubtful:
         print("\nThe file's own figures disagree (the records keep them as the file states them):")
         print("\n".join(f"  {rid}: {m}" for rid, m in doubtful))
     if any(not r.complete for r in records):
         print("\nThe file does not say everything: give --gpu, --gpu-count, --precision (and --model) to complete it.")
+    if any(r.prefix_share is None for r in records):
+        print(
+            "\nThe file does not say how much its prompts share: prefix share unknown (sizing assumes none "
+            "and says so); give --prefix-share S (0 to 1) if you know it."
+        )
     return 0
 
 
@@ -455,7 +471,8 @@ def add_catalog_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
         "import",
         parents=[common],
         help="read a benchmark tool's result file (vLLM, SGLang, genai-perf, AIPerf, GuideLLM JSON or YAML, "
-        "vLLM nightly summaries, the calculator's own records)",
+        "vLLM nightly summaries, InferenceMAX results, llmperf summaries and per-request files, the calculator's "
+        "own records)",
     )
     imp.add_argument("file", type=Path)
     folders.add_data_folders(imp, "gpu_specs")
@@ -465,6 +482,12 @@ def add_catalog_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     imp.add_argument("--precision", choices=["bf16", "fp16", "fp8", "int8", "int4", "fp4"])
     imp.add_argument("--engine")
     imp.add_argument("--engine-version")
+    imp.add_argument(
+        "--prefix-share",
+        type=flags.share,
+        metavar="S",
+        help="share of the input tokens the run's prompts repeat (0 to 1), where the file does not say",
+    )
     imp.set_defaults(func=cmd_measurements_import)
 
     schemas = sub.add_parser("schemas", help="rewrite the JSON Schemas of the data folders (for editors)")

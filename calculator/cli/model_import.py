@@ -55,13 +55,24 @@ def cmd_models_import(args: argparse.Namespace) -> int:
                 f"  {g['kind'].replace('_', ' ')}",
                 f"{g['layers']} layers"
                 + (f", {g['kv_elements']:,} KV elements per token" if g["kv_elements"] else "")
-                + (f", keeping at most {g['window']:,} tokens" if g["window"] else "")
+                + (
+                    f", the last {g['window']:,} tokens and one entry per {g['compress_ratio']:,}"
+                    if g.get("compress_ratio")
+                    else (f", keeping at most {g['window']:,} tokens" if g["window"] else "")
+                )
                 + (f", {g['state_bytes']:,} bytes of state per sequence" if g["state_bytes"] else ""),
             ]
             for g in report["cache_groups"]
         ],
         *(
-            [["  sparse attention", f"indexer keys of {s['indexer_head_dim']} (FP8) per layer, top {s['top_k']:,}"]]
+            [
+                [
+                    "  sparse attention",
+                    f"indexer keys of {s['indexer_head_dim']} (FP8) in {s['layers']} layers"
+                    + (f", one per {s['tokens_per_key']} tokens" if s.get("tokens_per_key", 1) > 1 else "")
+                    + f", top {s['top_k']:,}",
+                ]
+            ]
             if (s := report["sparse_attention"])
             else []
         ),

@@ -772,13 +772,13 @@ def _summarise(
     )
     output_tokens = sum(r.output_tokens or r.chunks for r in ok) / len(ok)
     cached = [r for r in with_usage if r.cached_tokens is not None]
+    prefix_share: float | None = None
     if cached:
         prefix_share = sum(r.cached_tokens or 0 for r in cached) / sum(r.prompt_tokens or 0 for r in cached)
         if len(cached) < len(with_usage):
             notes.append(f"cached tokens reported for {len(cached)} of {len(with_usage)} responses.")
     else:
-        prefix_share = 0.0
-        notes.append("The server reported no cached tokens; prefix share recorded as 0 (unknown).")
+        notes.append("The server reported no cached tokens; prefix share not known (left unstated, not 0).")
     out_total = sum(r.output_tokens or r.chunks for r in ok)
     in_total = input_tokens * len(ok)
     prefix = cfg.id_prefix or f"bench-{_slug(cfg.model)[:40]}-{today:%Y%m%d}"
@@ -793,7 +793,7 @@ def _summarise(
         tool=TOOL,
         input_tokens=max(round(input_tokens, 1), 0.1),
         output_tokens=max(round(output_tokens, 1), 0.1),
-        prefix_share=round(min(max(prefix_share, 0.0), 1.0), 4),
+        prefix_share=None if prefix_share is None else round(min(max(prefix_share, 0.0), 1.0), 4),
         concurrency=level.concurrency if level.request_rate is None else None,
         request_rate=level.request_rate,
         requests_per_s=round(len(ok) / duration, 4) or 1e-4,

@@ -16,16 +16,26 @@ with their sources, in the project's benchmark-format notes):
                 distributions (0.2 to 0.8; the model in ``worker.backend_model`` up to 0.3).
 ``vllm-nightly``  vLLM's nightly benchmark summary: a JSON list of rows with renamed columns
                 (``Tput (req/s)``, ``Total input tokens`` ...), or its tables column by column.
+``inferencemax``  InferenceMAX / InferenceX results (SemiAnalysis' public sweeps): a run's ``agg_*.json``, a
+                sweep's collected array of them, a flat or nested agentic (trace replay) result; the
+                setup (GPU, count, precision, engine) stated, latencies in seconds.
+``llmperf``     ray-project/llmperf ``*_summary.json``; ``llmperf-requests``: its
+                ``*_individual_responses.json``, read with the summary beside it.
 ``records``     the calculator's own records (``schema_version`` and ``records``), as Replay and
                 ``bench --out`` write them.
 
 A JSON list of results reads as JSON Lines would.
 
-Latencies become milliseconds whatever unit the file used. Input and output lengths are the
-*measured* means (total tokens over completed requests), never the nominal settings of the run:
-SGLang's ``random_range_ratio`` draws lengths below the nominal ones. What the file does not say
-stays empty: GPU type, GPU count and precision only ever come from the user, so a record imported
-without them is incomplete (``record.missing``) and cannot size GPUs until they are given.
+Latencies become milliseconds whatever unit the file used (the key's suffix, the file's own units, or
+the tool's convention). Input and output lengths are the *measured* means (total tokens over completed
+requests), never the nominal settings of the run: SGLang's ``random_range_ratio`` draws lengths below the
+nominal ones. What the file does not say stays empty: GPU type, GPU count and precision come from the
+user (or from the few files that state them, InferenceMAX's), so a record imported without them is
+incomplete (``record.missing``) and cannot size GPUs until they are given. A latency-like key no reader
+understands is named in the record's warnings and makes it incomplete too. The prefix share comes from the
+run's own settings where the file states them (:mod:`calculator.measure.formats.prefix`), else from the
+user, else it stays unknown (never 0). A model path is reduced to the model's name and kept whole in
+``model_path``.
 
 A broken file fails as a whole, every problem listed as ``file:line: what is wrong``, so that a
 file is never half-imported. Each format's reader is in :mod:`calculator.measure.formats`; this module
@@ -50,6 +60,8 @@ from calculator.errors import InputError
 from calculator.measure.consistency import mismatches
 from calculator.measure.formats.flat import read_flat
 from calculator.measure.formats.guidellm import read_guidellm
+from calculator.measure.formats.inferencemax import is_inferencemax, made_no_request, read_inferencemax
+from calculator.measure.formats.llmperf import is_request, is_summary, read_requests, read_summary
 from calculator.measure.formats.nightly import nightly_kind, read_nightly
 from calculator.measure.formats.perf import read_perf_export
 from calculator.measure.formats.reading import Doc, Fields, Run, finite_positive, kind_of, to_latency
@@ -57,7 +69,18 @@ from calculator.measure.formats.records import own_records
 
 __all__ = ["FORMATS", "TOOLS", "detect_format", "import_file"]
 
-FORMATS = ("vllm", "sglang", "genai-perf", "aiperf", "guidellm", "vllm-nightly", "records")
+FORMATS = (
+    "vllm",
+    "sglang",
+    "genai-perf",
+    "aiperf",
+    "guidellm",
+    "vllm-nightly",
+    "inferencemax",
+    "llmperf",
+    "llmperf-requests",
+    "records",
+)
 """Formats :func:`detect_format` answers with."""
 
 TOOLS = {
@@ -67,6 +90,9 @@ TOOLS = {
     "aiperf": "aiperf",
     "guidellm": "guidellm",
     "vllm-nightly": "vllm nightly benchmarks",
+    "inferencemax": "InferenceMAX",
+    "llmperf": "llmperf",
+    "llmperf-requests": "llmperf",
     "records": "calculator records",
 }
 """The tool that writes each format, as records name it in ``tool``."""
@@ -268,6 +294,12 @@ def _is_metric(value: Any) -> bool:
 
 
 def _detect(data: dict[str, Any]) -> str | None:
+    if is_inferencemax(data):
+        return "inferencemax"
+    if is_summary(data):
+        return "llmperf"
+    if is_request(data):
+        return "llmperf-requests"
     if isinstance(data.get("benchmarks"), list):
         return "guidellm"
     if "schema_version" in data and isinstance(data.get("records"), list):
@@ -305,6 +337,8 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "genai-perf or AIPerf export": ("request_throughput", "input_sequence_length", "output_sequence_length"),
     "GuideLLM report": ("benchmarks",),
     "vLLM nightly summary": ("Test name", "Tput (req/s)", "Total input tokens", "Total output tokens"),
+    "InferenceMAX result": ("hw", "conc", "tput_per_gpu", "output_tput_per_gpu", "infmax_model_prefix"),
+    "llmperf summary": ("num_concurrent_requests", "results_number_output_tokens_mean"),
     "calculator records (Replay, bench --out)": ("schema_version", "records"),
 }
 """The keys each format cannot be read without, to say what an unknown file lacks."""
@@ -410,6 +444,7 @@ def import_file(
     precision: str | None = None,
     engine: str | None = None,
     engine_version: str | None = None,
+    prefix_share: float | None = None,
     text: str | None = None,
     name: str | None = None,
 ) -> list[ThroughputRecord]:
@@ -417,13 +452,22 @@ def import_file(
 
     ``text`` is the file's content when it did not come from disk (an upload); ``name`` is the
     name to show (default: the path). The format is detected from the content.
-    ``model``, ``gpu``, ``gpu_count``, ``precision``, ``engine`` and ``engine_version`` are what
-    the user says about the setup: they override the file. The model may come from the file when
-    it states it; GPU type, GPU count and precision never do, and stay empty (the record is then
-    incomplete) unless given here. Raises DataFileError listing every problem of the file, or
-    InputError for a bad user value.
+    ``model``, ``gpu``, ``gpu_count``, ``precision``, ``engine`` and ``engine_version`` are what the user
+    says about the setup: they override the file. The model may come
+    from the file when it states it; GPU type, GPU count and precision only from the files that state
+    them (InferenceMAX's), and stay empty otherwise (the record is then incomplete) unless given here. The
+    prefix share comes from the run's settings where the file states them, else from ``prefix_share`` (which
+    never replaces what the run states), else it stays unknown. Raises DataFileError listing every problem
+    of the file, or InputError for a bad user value.
     """
     user_gpu, user_precision = _check_user(gpu, gpu_count, precision, model, engine)
+    if prefix_share is not None and (
+        isinstance(prefix_share, bool) or not isinstance(prefix_share, int | float) or not 0 <= prefix_share <= 1
+    ):
+        raise InputError(
+            "measurement.prefix_share",
+            f"must be a share of the input tokens from 0 to 1 (0.8 is 80% repeated); got {prefix_share!r}",
+        )
     file_path = Path(path)
     display = name or str(path)
     source_path: Path | None = file_path if text is None or not name else None
@@ -441,6 +485,7 @@ def import_file(
             "precision": user_precision,
             "engine": engine.strip() if engine else None,
             "engine_version": engine_version,
+            "prefix_share": prefix_share,
         }
         return own_records(docs[0], display, overrides)
 
@@ -455,6 +500,9 @@ def import_file(
 
         for f in read_guidellm(docs[0], run_for):
             runs.append((f, made[f.index]))
+    elif fmt == "llmperf-requests":
+        run = Run(display, docs[0], problems)
+        runs.append((read_requests(docs, display, source_path or (file_path if text is None else None), run), run))
     elif fmt in ("genai-perf", "aiperf"):
         if len(docs) > 1:
             raise DataFileError([f"{display}:{docs[1].line}: a {tool} export holds one JSON object, found more"])
@@ -466,6 +514,16 @@ def import_file(
             detected = _detect(doc.data)
             if detected is not None and detected != fmt:
                 run.problem(None, f"this run looks like {TOOLS[detected]} output, the file's first like {tool}")
+                continue
+            if fmt == "inferencemax":
+                empty = made_no_request(doc.data)
+                if empty is not None:
+                    skipped.append(empty)
+                    continue
+                runs.append((read_inferencemax(doc, i, run), run))
+                continue
+            if fmt == "llmperf":
+                runs.append((read_summary(doc, i, run), run))
                 continue
             if fmt == "vllm-nightly":
                 kind = nightly_kind(doc.data)
@@ -486,15 +544,29 @@ def import_file(
         where = f"{run.where}line {f.line}" if not run.where else f"{run.where.rstrip(': ')} (line {f.line})"
         notes = list(f.notes)
         if skipped:
-            notes.append(f"offline tests in the summary not read (no serving shape): {', '.join(skipped)}")
+            what = "levels of the sweep not read" if fmt == "inferencemax" else "offline tests in the summary not read"
+            why = "" if fmt == "inferencemax" else " (no serving shape)"
+            notes.append(f"{what}{why}: {', '.join(skipped)}")
         if f.engine is None and engine is None:
             notes.append("engine not stated in the file; say which engine ran it")
+        share = f.prefix_share
+        if prefix_share is not None and share is None:
+            share = float(prefix_share)
+            notes.append(f"prefix share {share:.1%} as given (the file does not say)")
+        elif prefix_share is not None and share is not None and abs(share - prefix_share) > 0.0005:
+            notes.append(f"prefix share {prefix_share:.1%} given, not used: the run's own settings say {share:.1%}")
+        elif share is None and not any(n.startswith("prefix share unknown") for n in notes):
+            notes.append("prefix share unknown: the file does not say; give it (--prefix-share) to size from it")
         fields: dict[str, Any] = {
             "id": _record_id(stem, f),
             "model": model.strip() if model else f.model,
-            "precision": user_precision,
-            "gpu": user_gpu,
-            "gpu_count": gpu_count,
+            "model_path": None if model else f.model_path,
+            "precision": user_precision or f.precision,
+            "gpu": user_gpu or f.gpu,
+            "gpu_count": gpu_count or f.gpu_count,
+            "prefix_share": share,
+            "warnings": tuple(f.warnings) or None,
+            "unread_latency": tuple(f.unread_latency) or None,
             "engine": (engine.strip() if engine else None) or f.engine or UNKNOWN_ENGINE,
             "engine_version": engine_version or f.engine_version,
             "tool": tool,

@@ -34,7 +34,7 @@ from calculator.capacity.calibration import Case, CaseResult, estimate_case
 from calculator.capacity.memory import FitResult
 from calculator.capacity.roofline import RooflineAssumptions, decode
 from calculator.capacity.saturation import served_output_tokens_per_s
-from calculator.capacity.sizing import best_under_target, replica_capacity
+from calculator.capacity.sizing import best_under_target, record_prefix_share, replica_capacity
 from calculator.catalog.datafile import DataFileError
 from calculator.catalog.gpus import GpuCatalog, GpuSpec
 from calculator.catalog.measurements import ThroughputRecord, comparable
@@ -275,7 +275,7 @@ def converted_to_context(
         return None
     prompt = context - r.output_tokens
     capacity = replica_capacity(
-        r, gpu, prompt, r.prefix_share, 1.0, r.output_tokens, assumptions=assumptions, model=model
+        r, gpu, prompt, record_prefix_share(r), 1.0, r.output_tokens, assumptions=assumptions, model=model
     )
     return capacity.requests_per_s
 
@@ -406,7 +406,13 @@ USER_FIELDS = {
     "measurement.precision": "Precision",
     "measurement.model": "Model",
 }
-MISSING_NAMES = {"model": "model", "precision": "precision", "gpu": "GPU", "gpu_count": "GPU count"}
+MISSING_NAMES = {
+    "model": "model",
+    "precision": "precision",
+    "gpu": "GPU",
+    "gpu_count": "GPU count",
+    "latency": "latency (figures the importer could not read)",
+}
 NOT_STATED = "not stated"
 """A record's condition its file does not state, in a table cell (never an empty None)."""
 NOT_SET = "not set"
@@ -421,6 +427,9 @@ class FileFacts:
     gpu: str | None = None
     gpu_count: int | None = None
     precision: str | None = None
+    prefix_share: float | None = None
+    """Share of the input the file's prompts repeat, where the file does not say (asked file by file: runs
+    of different traffic differ in it)."""
 
     def over(self, default: FileFacts) -> FileFacts:
         """These facts, each one not said taken from ``default`` (what was said for every file)."""
@@ -429,6 +438,7 @@ class FileFacts:
             gpu=self.gpu or default.gpu,
             gpu_count=self.gpu_count or default.gpu_count,
             precision=self.precision or default.precision,
+            prefix_share=self.prefix_share if self.prefix_share is not None else default.prefix_share,
         )
 
 
@@ -496,6 +506,7 @@ def import_uploads(
                 gpu=facts.gpu,
                 gpu_count=facts.gpu_count,
                 precision=facts.precision,
+                prefix_share=facts.prefix_share,
             )
         except DataFileError as exc:
             out.problems.extend(exc.lines)
@@ -525,12 +536,15 @@ def records_frame(records: Sequence[ThroughputRecord]) -> pd.DataFrame:
                 "GPUs": NOT_STATED if r.gpu_count is None else f"{r.gpu_count:,}",
                 "Precision": r.precision.upper() if r.precision else NOT_STATED,
                 "In / out tokens": f"{r.input_tokens:,.0f} / {r.output_tokens:,.0f}",
+                "Prefix share": r.prefix_share_text,
                 "Concurrency": NOT_SET if r.concurrency is None else f"{r.concurrency:,}",
                 "Request rate": NOT_SET if r.request_rate is None else f"{r.request_rate:g}",
                 "Requests/s": round(r.requests_per_s, 3),
                 "Output tok/s": round(output_tokens_per_s(r), 1),
                 "TTFT held": ", ".join(r.ttft_ms.available) or "none",
                 "File's figures": "; ".join(r.mismatches) if r.mismatches else "agree",
+                "Warnings": "; ".join(r.warnings) if r.warnings else "none",
+                "Published by": r.publisher or "you",
                 "Source": r.source.note or r.source.label,
             }
         )
@@ -552,7 +566,7 @@ class ChartGroup:
         engines = sorted({r.engine for r in self.records})
         return (
             f"{a.model} {(a.precision or '?').upper()} on {a.gpu_count}x {a.gpu}, "
-            f"~{a.input_tokens:,.0f} in / {a.output_tokens:,.0f} out, prefix {a.prefix_share:.0%} "
+            f"~{a.input_tokens:,.0f} in / {a.output_tokens:,.0f} out, prefix {a.prefix_share_text} "
             f"({len(self.records)} runs: {', '.join(engines)})"
         )
 

@@ -470,7 +470,8 @@ class _Search:
             return None
 
     def _measured_levels(self, gpu: GpuSpec, gpus: int, precision: str) -> list[ThroughputRecord]:
-        """Load levels measured with this model, precision, GPU and count (the user's own first)."""
+        """Load levels measured with this model, precision, GPU and count: the user's own when there are any
+        (a record no one published), else the published ones (the bundled library), never the two mixed."""
         found = []
         for record in self.cat.records.records:
             if record.gpu != gpu.id or record.gpu_count != gpus or (record.precision or "").lower() != precision:
@@ -478,7 +479,8 @@ class _Search:
             named = self.cat.models.find(record.model) if record.model else None
             if named is not None and named.id == self.spec.id:
                 found.append(with_model_params(record, self.cat))
-        return found
+        own = [r for r in found if r.publisher is None]
+        return own or found
 
     def _from_measurement(self, gpu: GpuSpec, levels: list[ThroughputRecord]) -> _Sized:
         target = self.target or LatencyTarget()
@@ -504,7 +506,12 @@ class _Search:
             tokens_per_s_per_user=1000 / itl if itl else None,
             ttft_ms=ttft,
             meets_target=ok,
-            evidence=f"measurement {record.id} ({level}; {capacity.method}); {verdict}",
+            evidence=(
+                f"measured (published by {record.publisher}: {record.source.url or record.source.document}) "
+                f"{record.id} ({level}; {capacity.method}); {verdict}"
+                if record.publisher
+                else f"measurement {record.id} (your record; {level}; {capacity.method}); {verdict}"
+            ),
             evidence_kind="measurement",
             latency_note=f"measured {shown} of the load level sized from" if itl or ttft else "not measured",
         )

@@ -330,6 +330,8 @@ def _sized(
         if series is None or series.record.id != record.id:
             series = describe(record, _series(scenario, cat, record), scenario.self_hosting.latency_target)
         note = series.sentence
+        if record.publisher:  # the bundled library: who published it and where, as deploy says it
+            note += f" Measured (published by {record.publisher}: {record.source.url or record.source.document})."
         if series.bound == "at_least":
             # The target utilisation is headroom below a replica's limit, and billing applies it to every
             # option alike (one rule). Below a level that kept up with its load the limit is unknown, so the

@@ -7,7 +7,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from calculator.measure.formats.prefix import read_prefix_share
 from calculator.measure.formats.reading import (
+    LATENCY_WORDS,
     Doc,
     Fields,
     Run,
@@ -16,6 +18,8 @@ from calculator.measure.formats.reading import (
     first_given,
     fmt_number,
     parse_rate,
+    unread_latency_keys,
+    warn_unread,
 )
 
 _FLAT_KNOWN = frozenset(
@@ -78,14 +82,28 @@ _FLAT_KNOWN = frozenset(
 
 
 _FLAT_STAT = re.compile(r"^(mean|median|std|max|min|p[0-9.]+)_[a-z0-9_]+_ms$")
-
+_KNOWN_LATENCY = re.compile(
+    r"^(mean|median|std|max|min|p[0-9.]+)_"
+    r"(ttft|tpot|itl|e2el|e2e_latency|client_queue_time|e2el_including_client_queue|queue_time)(_ms|_s)?$"
+)
+"""The latency statistics vLLM and SGLang write (``_ms``), and the same in seconds: ``_s``, or no unit at all,
+as InferenceMAX writes them after dividing the client's milliseconds by 1,000."""
+_PER_REQUEST_TIMES = frozenset({"latencies", "queue_times", "ttfts", "itls", "e2e_latencies"})
 
 _FLAT_EXTRA_PREFIXES = ("spec_decode_", "diffusion_", "probe_")
+TOOL_NAMES = {"vllm": "vLLM bench serve", "sglang": "SGLang bench_serving"}
 
 
-def _flat_latency(data: Mapping[str, Any], metric: str, run: Run) -> dict[str, float | None]:
+def _flat_latency(data: Mapping[str, Any], metric: str, run: Run, units: set[str]) -> dict[str, float | None]:
+    """A metric's statistics in milliseconds, read in the unit each key states (``_ms``; ``_s`` or none: seconds)."""
+
     def stat(prefix: str) -> float | None:
-        return run.num(data, f"{prefix}_{metric}_ms")
+        for suffix, factor in (("_ms", 1.0), ("_s", 1000.0), ("", 1000.0)):
+            value = run.num(data, f"{prefix}_{metric}{suffix}")
+            if value is not None:
+                units.add(suffix or "none")
+                return value * factor
+        return None
 
     return {
         "mean": stat("mean"),
@@ -94,6 +112,62 @@ def _flat_latency(data: Mapping[str, Any], metric: str, run: Run) -> dict[str, f
         "p95": stat("p95"),
         "p99": stat("p99"),
     }
+
+
+_FRAMEWORK_ENGINES = {
+    "sgl": "sglang",
+    "sglang": "sglang",
+    "vllm": "vllm",
+    "trt": "tensorrt-llm",
+    "trtllm": "tensorrt-llm",
+    "trt-llm": "tensorrt-llm",
+    "tensorrt-llm": "tensorrt-llm",
+    "lmdeploy": "lmdeploy",
+    "tgi": "tgi",
+}
+"""Engines a wrapper's ``framework`` metadata names (``--metadata framework=sgl``, as neuralmagic's
+benchmark-compare scripts pass it to vLLM's client)."""
+
+
+def _framework_engine(d: Mapping[str, Any], f: Fields, client_engine: str | None) -> str | None:
+    """The engine the run's own ``framework`` metadata names, which beats the client's backend: vLLM's client
+    speaks the ``vllm`` API to any OpenAI-compatible server, so its backend does not name the server."""
+    framework = a_string(d.get("framework"))
+    if framework is None:
+        return client_engine
+    engine = _FRAMEWORK_ENGINES.get(framework.lower())
+    if engine is None:
+        f.notes.append(f"framework {framework!r} is not an engine this calculator knows")
+        return client_engine
+    if client_engine is not None and client_engine != engine:
+        f.notes.append(
+            f"engine {engine} from the file's framework={framework} (the client's backend "
+            f"{d.get('backend')!r} is the API it spoke, not the server)"
+        )
+    return engine
+
+
+def _server_info(info: Mapping[str, Any], f: Fields) -> None:
+    """Model, engine and version from SGLang's ``/get_server_info``; a prefill/decode-disaggregated router
+    answers with one list of servers per role (``{"prefill": [...], "decode": [...]}``)."""
+    servers: list[Mapping[str, Any]] = [info]
+    roles = {role: info.get(role) for role in ("prefill", "decode")}
+    if any(isinstance(v, list) for v in roles.values()):
+        lists = {role: [s for s in v if isinstance(s, Mapping)] for role, v in roles.items() if isinstance(v, list)}
+        servers = [s for role in ("decode", "prefill") for s in lists.get(role, [])]
+        f.notes.append(
+            "prefill/decode disaggregated: "
+            + ", ".join(f"{len(v)} {role} server{'s' if len(v) != 1 else ''}" for role, v in lists.items())
+        )
+    for server in servers:
+        if f.model is None:
+            f.set_model(first_given(a_string(server.get("served_model_name")), a_string(server.get("model_path"))))
+            if f.model_path is None and a_string(server.get("model_path")) not in (None, f.model):
+                f.model_path = a_string(server.get("model_path"))
+        if f.engine_version is None:
+            f.engine_version = a_string(server.get("version"))
+    if servers:
+        f.engine = "sglang"
 
 
 def read_flat(doc: Doc, fmt: str, index: int, run: Run) -> Fields:
@@ -148,15 +222,29 @@ def read_flat(doc: Doc, fmt: str, index: int, run: Run) -> Fields:
         f.failed = run.count(d, "failed")
 
     e2e_name = "e2el" if fmt == "vllm" else "e2e_latency"
-    f.ttft = _flat_latency(d, "ttft", run)
-    f.itl = _flat_latency(d, "itl", run)
-    f.e2e = _flat_latency(d, e2e_name, run)
-    tpot = run.num(d, "mean_tpot_ms")
-    if tpot is not None:
-        f.notes.append(f"mean TPOT {tpot:.2f} ms")
+    units: set[str] = set()
+    f.ttft = _flat_latency(d, "ttft", run, units)
+    f.itl = _flat_latency(d, "itl", run, units)
+    f.e2e = _flat_latency(d, e2e_name, run, units)
+    if not any(f.e2e.values()) and e2e_name == "e2e_latency":
+        f.e2e = _flat_latency(d, "e2el", run, units)
+    tpot = _flat_latency(d, "tpot", run, units)
+    if tpot["mean"] is not None or tpot["p50"] is not None:
+        which, value = ("mean", tpot["mean"]) if tpot["mean"] is not None else ("median", tpot["p50"])
+        f.notes.append(f"{which} TPOT {value:.2f} ms")
+    if units - {"_ms"}:
+        f.notes.append(
+            "latencies read in seconds: "
+            + ("keys ending _s" if "_s" in units else "keys without a unit, as InferenceMAX writes them (seconds)")
+        )
+    warn_unread(
+        f,
+        unread_latency_keys(d, lambda k: bool(_KNOWN_LATENCY.match(k)) or k in _PER_REQUEST_TIMES),
+        TOOL_NAMES[fmt],
+    )
 
-    f.model = first_given(a_string(d.get("model_id")), a_string(d.get("model")))
-    f.engine = engine_from_backend(d.get("backend"), f.notes)
+    f.set_model(first_given(a_string(d.get("model_id")), a_string(d.get("model"))))
+    f.engine = _framework_engine(d, f, engine_from_backend(d.get("backend"), f.notes))
     if fmt == "vllm":
         date = d.get("date")
         if isinstance(date, str):
@@ -167,10 +255,7 @@ def read_flat(doc: Doc, fmt: str, index: int, run: Run) -> Fields:
     else:
         info = d.get("server_info")
         if isinstance(info, dict):
-            f.model = first_given(f.model, a_string(info.get("model_path")))
-            f.engine_version = a_string(info.get("version"))
-        if isinstance(d.get("dataset_name"), str):
-            f.notes.append(f"dataset {d['dataset_name']}")
+            _server_info(info, f)
         ratio = run.num(d, "random_range_ratio")
         in_len, out_len = d.get("random_input_len"), d.get("random_output_len")
         if d.get("dataset_name") == "random" and ratio is not None and ratio < 1:
@@ -185,6 +270,7 @@ def read_flat(doc: Doc, fmt: str, index: int, run: Run) -> Fields:
             f.notes.append(f"tag {d['tag']!r}")
     if fmt == "vllm" and d.get("label"):
         f.notes.append(f"label {d['label']!r}")
+    read_prefix_share(d, completed, f)
 
     extras = [
         f"{k}={v}"
@@ -194,7 +280,8 @@ def read_flat(doc: Doc, fmt: str, index: int, run: Run) -> Fields:
         and not k.startswith(_FLAT_EXTRA_PREFIXES)
         and isinstance(v, str | int | float)
         and not isinstance(v, bool)
-        and k != "model"
+        and k not in ("model", "framework")
+        and not LATENCY_WORDS.search(k)
     ]
     if extras:
         f.notes.append("file metadata (not used for GPU, count or precision): " + ", ".join(extras))

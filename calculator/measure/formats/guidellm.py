@@ -7,7 +7,17 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from calculator.measure.formats.reading import Doc, Fields, Run, a_string, dig, first_given, kind_of
+from calculator.measure.formats.reading import (
+    Doc,
+    Fields,
+    Run,
+    a_string,
+    dig,
+    first_given,
+    kind_of,
+    unread_latency_keys,
+    warn_unread,
+)
 
 
 def _distribution(metrics: Any, key: str, status: str = "successful") -> Mapping[str, Any] | None:
@@ -45,6 +55,20 @@ def _guidellm_strategy(bench: Mapping[str, Any], f: Fields, run: Run) -> None:
         f.concurrency = max_concurrency
     if kind:
         f.notes.append(f"GuideLLM strategy {kind}")
+
+
+_KNOWN_TIMES = frozenset(
+    {
+        "time_to_first_token_ms",
+        "inter_token_latency_ms",
+        "request_latency",
+        "time_per_output_token_ms",
+        "time_to_first_output_token_ms",
+        "request_scheduled_latency",
+        "time_to_last_round_trip_ms",
+    }
+)
+"""GuideLLM's latency distributions: the three read into the record and the others it reports, understood."""
 
 
 def read_guidellm(doc: Doc, run_for: Callable[[int, int | None], Run]) -> list[Fields]:
@@ -127,6 +151,8 @@ def read_guidellm(doc: Doc, run_for: Callable[[int, int | None], Run]) -> list[F
         f.ttft = latency("time_to_first_token_ms")
         f.itl = latency("inter_token_latency_ms")
         f.e2e = latency("request_latency", 1000.0)  # GuideLLM reports request latency in seconds
+        if isinstance(metrics, Mapping):
+            warn_unread(f, unread_latency_keys(metrics, lambda k: k in _KNOWN_TIMES), "GuideLLM")
         _guidellm_strategy(bench, f, run)
         f.model = first_given(
             model,

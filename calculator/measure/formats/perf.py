@@ -17,6 +17,8 @@ from calculator.measure.formats.reading import (
     iso_date,
     kind_of,
     parse_rate,
+    unread_latency_keys,
+    warn_unread,
 )
 
 _TIME_TO_MS = {
@@ -52,6 +54,23 @@ def _per_second(unit: str) -> float | None:
         if u.endswith(suffix):
             return factor
     return None
+
+
+_KNOWN_TIMES = frozenset(
+    {
+        "time_to_first_token",
+        "inter_token_latency",
+        "request_latency",
+        "time_to_second_token",
+        "time_to_first_output_token",
+        "inter_chunk_latency",
+        "credit_to_start_latency",
+        "effective_latency",
+        "request_queue_latency",
+    }
+)
+"""The latency metrics genai-perf and AIPerf write: the three read into the record and the others they add
+(second token, first output token after reasoning, chunk gaps, scheduling delays), understood and left out."""
 
 
 class _Metrics:
@@ -178,6 +197,11 @@ def read_perf_export(doc: Doc, fmt: str, run: Run) -> Fields:
     f.ttft = m.time_ms("time_to_first_token")
     f.itl = m.time_ms("inter_token_latency")
     f.e2e = m.time_ms("request_latency")
+    warn_unread(
+        f,
+        unread_latency_keys(m.metrics, lambda k: k in _KNOWN_TIMES or k.endswith(("throughput", "_per_user"))),
+        fmt,
+    )
     errors = m.stat("error_request_count")
     if errors is not None:
         f.failed = int(errors) if errors >= 0 and errors.is_integer() else None

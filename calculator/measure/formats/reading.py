@@ -6,7 +6,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -164,10 +165,29 @@ class Fields:
     duration_s: float | None = None
     """Requests completed and the run's length, as the file states them (for the consistency check)."""
     model: str | None = None
+    model_path: str | None = None
     engine: str | None = None
     engine_version: str | None = None
     measured: dt.date | None = None
+    prefix_share: float | None = None
+    """Read from the run's own settings (its dataset, shared-prefix settings, a trace's messages); None when the
+    file does not say."""
+    precision: str | None = None
+    gpu: str | None = None
+    gpu_count: int | None = None
+    """The setup, for the few formats whose files state it (InferenceMAX results); the user's values win."""
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    unread_latency: list[str] = field(default_factory=list)
+    """Latency-like keys of the run this reader does not understand (the record is then incomplete)."""
+
+    def set_model(self, value: Any) -> None:
+        """The model from the file: a path or provider route reduced to the model's name, kept whole in
+        ``model_path``."""
+        text = a_string(value)
+        if text is None:
+            return
+        self.model, self.model_path = model_name(text)
 
     @property
     def load_label(self) -> str:
@@ -215,6 +235,77 @@ def engine_from_backend(backend: Any, notes: list[str]) -> str | None:
         notes.append(f"client backend {backend!r} does not name the engine")
         return None
     return key
+
+
+_HF_CACHE = re.compile(r"^models--(?P<org>[^/]+?)--(?P<name>[^/]+)$")
+_SNAPSHOT = re.compile(r"^[0-9a-f]{40}$")
+
+
+def model_name(text: str) -> tuple[str, str | None]:
+    """``(name, path)``: the model's name, and the text it came from when that was a path, not a name.
+
+    A Hugging Face id (``org/name``) is a name and stays whole. A local path ends in the model's folder
+    (``/workspace/DeepSeek-V2-Lite``), or in a Hugging Face cache folder ``models--org--name/snapshots/<sha>``,
+    which gives ``org/name``; a provider's route with more parts (``accounts/fireworks/models/llama-v2-7b-chat``,
+    ``together_ai/togethercomputer/llama-2-70b-chat``) ends in the model's name.
+    """
+    text = text.strip()
+    parts = [p for p in re.split(r"[\\/]+", text) if p and p != "."]
+    is_path = text.startswith(("/", "./", "../", "~")) or "\\" in text or re.match(r"^[A-Za-z]:", text) is not None
+    if not parts or (not is_path and len(parts) <= 2):
+        return text, None
+    for part in parts:
+        cache = _HF_CACHE.match(part)
+        if cache:
+            return f"{cache['org']}/{cache['name']}", text
+    kept = [p for p in parts if not _SNAPSHOT.match(p) and p != "snapshots"]
+    return (kept[-1] if kept else parts[-1]), text
+
+
+LATENCY_WORDS = re.compile(
+    r"(ttft|tpot|itl|e2e|ttlt|tbt|latency|time_to_|inter_token|time_per_output|queue_time)", re.IGNORECASE
+)
+"""Words that make a key a latency figure: a key with one that a reader does not understand is named."""
+
+
+def unread_latency_keys(data: Mapping[str, Any], understood: Callable[[str], bool]) -> list[str]:
+    """The numeric keys of ``data`` that look like latency figures and that ``understood`` does not know."""
+    return sorted(
+        k
+        for k, v in data.items()
+        if LATENCY_WORDS.search(k)
+        and not understood(k)
+        and (isinstance(v, int | float) and not isinstance(v, bool) or isinstance(v, Mapping))
+    )
+
+
+def warn_unread(fields: Fields, keys: list[str], tool: str) -> None:
+    """Name latency keys the reader does not understand, in a warning that says what it means for the record."""
+    if not keys:
+        return
+    fields.unread_latency.extend(keys)
+    fields.warnings.append(
+        f"latency figures not read ({', '.join(keys)}): not a {tool} key this calculator knows, so the record's "
+        "latencies may be incomplete; the record is incomplete until they are read"
+    )
+
+
+_TIME_UNITS = {"ms": 1.0, "s": 1000.0, "sec": 1000.0, "us": 1e-3, "ns": 1e-6}
+
+
+def ms_factor(unit: str) -> float:
+    """Milliseconds per ``unit`` (``ms``, ``s`` ...)."""
+    return _TIME_UNITS[unit]
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The ``q``-th percentile (0-100) of ``values``, interpolated linearly between ranks (numpy's and pandas'
+    default), which is how the benchmark tools report theirs."""
+    ordered = sorted(values)
+    rank = (len(ordered) - 1) * q / 100
+    low = math.floor(rank)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
 
 
 def to_latency(values: Mapping[str, float | None], run: Run, key: str) -> Latency:
