@@ -15,6 +15,8 @@ from calculator.catalog.measurements import RecordCatalog, load_records
 from calculator.planning.deployments import find_deployments
 from calculator.scenario.model import load_preset
 
+from .named import named_preset
+
 IMX = "InferenceMAX / InferenceX (SemiAnalysis)"
 NVIDIA, AMD = {"b200", "h100-sxm", "h200-sxm"}, {"mi300x", "mi325x"}
 
@@ -97,7 +99,7 @@ def test_the_users_own_record_of_the_same_setup_comes_before_the_published(tmp_p
 def test_compare_names_the_publisher_of_the_record_it_sizes_from() -> None:
     from calculator.pricing.compare import compare
 
-    option = compare(load_preset("rag-chatbot"), load_catalogs()).option("self_hosted")
+    option = compare(named_preset("rag-chatbot"), load_catalogs()).option("self_hosted")  # sized from the record
     assert option is not None and option.capacity is not None
     assert any(
         "Measured (published by DataCrunch (h200-benchmarks): https://github.com/datacrunch-research/" in note
