@@ -125,6 +125,7 @@ FIELDS: dict[str, str] = {
     "target.tokens_per_s_per_user": "Tokens/s per user at least",
     "measurement.gpu": "GPU",
     "measurement.gpu_count": "GPU count",
+    "measurement.prefix_share": "Prefix share",
     "measurement.precision": "Precision",
     "measurement.model": "Model",
     "measurement.engine": "Engine",

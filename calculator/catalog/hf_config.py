@@ -243,6 +243,13 @@ _NEUTRAL = {
     "qkv_bias": False,
 }
 """Keys understood only at the value that leaves the architecture plain; any other value is warned."""
+_NEUTRAL_EFFECT = {
+    "num_kv_shared_layers": "layers reusing another layer's keys and values cache nothing: the KV figure is too high",
+    "hidden_size_per_layer_input": "the per-layer input embeddings are not counted, so the parameter count is too low",
+    "use_double_wide_mlp": "the wider MLPs are counted at the plain width, so the parameter count is too low",
+    "qkv_bias": "the query, key and value biases are not counted, so the parameter count is slightly too low",
+}
+"""Which way each of those keys moves the figures when it is away from its plain value."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -501,8 +508,8 @@ def _mixers(cfg: _Config, shape: _Shape) -> tuple[list[str | None], list[tuple[s
         unknown = sorted({str(t) for t in types if t not in _LAYER_TYPES})
         if unknown:  # the most such a layer could keep: every token
             cfg.warnings.append(
-                f"layer_types: {', '.join(unknown)} not understood; counted as full attention "
-                f"(known: {', '.join(_LAYER_TYPES)})"
+                f"layer_types: {', '.join(unknown)} not understood; counted as full attention, the most a layer can "
+                f"cache, so the KV figure may be too high (known: {', '.join(_LAYER_TYPES)})"
             )
         mixers = [_LAYER_TYPES.get(t, "full") if isinstance(t, str) else "full" for t in types]
         cfg.get("full_attention_interval")  # Qwen3.5 states both; layer_types names every layer
@@ -1005,7 +1012,10 @@ def _unknown_keys(cfg: _Config) -> list[str]:
         if key in _NEUTRAL:
             if cfg.data[key] in (_NEUTRAL[key], None):
                 continue
-            warnings.append(f"{key} = {cfg.data[key]!r} is not modelled: parameters and cache assume {_NEUTRAL[key]!r}")
+            warnings.append(
+                f"{key} = {cfg.data[key]!r} is not modelled: parameters and cache assume {_NEUTRAL[key]!r}; "
+                f"{_NEUTRAL_EFFECT[key]}"
+            )
         else:
             warnings.append(f"{key}: not understood by the importer and not modelled; {_direction(key)}")
     return warnings

@@ -94,6 +94,7 @@ FLAGS: dict[str, str] = {
     # a benchmark file's missing conditions
     "measurement.gpu": "--gpu",
     "measurement.gpu_count": "--gpu-count",
+    "measurement.prefix_share": "--prefix-share",
     "measurement.precision": "--precision",
     "measurement.model": "--model",
     "measurement.engine": "--engine",

@@ -41,7 +41,7 @@ def mismatches(
     found = []
     if requests_per_s and output_tokens and output_tokens_per_s:
         implied = requests_per_s * output_tokens
-        if _differs(output_tokens_per_s, implied):
+        if implied > 0 and _differs(output_tokens_per_s, implied):  # a product of tiny figures rounds to 0
             found.append(
                 f"output tokens/s: the file states {_g(output_tokens_per_s)}, but its request rate x mean output "
                 f"length is {_g(requests_per_s)} x {_g(output_tokens)} = {_g(implied)} "
@@ -49,7 +49,7 @@ def mismatches(
             )
     if requests_per_s and completed and duration_s:
         implied = completed / duration_s
-        if _differs(requests_per_s, implied):
+        if implied > 0 and _differs(requests_per_s, implied):
             found.append(
                 f"requests/s: the file states {_g(requests_per_s)}, but its completed requests over the duration "
                 f"are {_g(completed)} / {_g(duration_s)} s = {_g(implied)} ({requests_per_s / implied:.2f}x)"

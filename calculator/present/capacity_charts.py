@@ -403,6 +403,7 @@ def calibration_frame(results: Sequence[CaseResult]) -> pd.DataFrame:
 USER_FIELDS = {
     "measurement.gpu": "GPU",
     "measurement.gpu_count": "GPU count",
+    "measurement.prefix_share": "Prefix share",
     "measurement.precision": "Precision",
     "measurement.model": "Model",
 }
