@@ -63,7 +63,6 @@ FIELDS: dict[str, str] = {
     "latency": "Latency target",
     "load": "Load",
     "concurrency": "Requests in flight",
-    "measurement.prefix_share": "Prefix share of the run",
     "max_batch": "Max batch",
     "latency_percentile": "Latency percentile",
     "arrivals": "Arrival times",

@@ -60,7 +60,6 @@ FLAGS: dict[str, str] = {
     "latency": "--ttft-ms/--tpot-ms",
     "load": "--concurrency/--offline/--ttft-ms",
     "concurrency": "--concurrency",
-    "measurement.prefix_share": "--prefix-share",
     "max_batch": "--max-batch",
     "latency_percentile": "--latency-percentile",
     # planning
