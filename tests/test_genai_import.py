@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import re
 import shutil
 import socket
 from decimal import Decimal
@@ -73,7 +74,11 @@ def test_gpt_4_1_matches_our_sheet(catalog: PriceCatalog) -> None:
     assert proposed.batch_discount == Decimal("0.5")
     assert proposed.source.document == f"genai-prices {VERSION} package data"
     assert proposed.source.url is None
-    assert proposed.source.read == TODAY  # genai-prices says no check date for gpt-4.1
+    # the latest date genai-prices' comment on gpt-4.1 says its rates were checked ("verified on ...")
+    comment = next(m for m in load_genai_data().provider("openai").models if m.id == "gpt-4.1").price_comments  # type: ignore[union-attr]
+    assert proposed.source.read == max(
+        dt.date.fromisoformat(d) for d in re.findall(r"verified on (\d{4}-\d{2}-\d{2})", comment or "")
+    )
     assert "Proposal" in (proposed.note or "") and "Proposal" in (proposed.source.note or "")
     assert _entry(report, "openai", "gpt-4.1").old == catalog.serverless("openai", "gpt-4.1")[1].version_at(AS_OF)
 

@@ -410,14 +410,16 @@ def add_catalog_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     sheets.add_argument(
         "--from",
         dest="from_list",
-        metavar="FILE|URL",
-        help="with refresh: genai-prices' data.json or LiteLLM's model_prices_and_context_window.json",
+        metavar="FILE|URL|genai-prices|litellm",
+        help="with refresh: genai-prices' data.json or LiteLLM's model_prices_and_context_window.json, "
+        "or genai-prices / litellm for the list the installed package bundles",
     )
     sheets.add_argument(
         "--read-on",
         type=flags.iso_date,
         metavar="DATE",
-        help="with refresh: the date the list was read (default: the file's modification time, or the HTTP Date)",
+        help="with refresh: the list's date (default: the date the list's data gives, or the HTTP Date; "
+        "never a file's timestamp)",
     )
     sheets.add_argument("--write", action="store_true", help="with import-genai-prices or refresh: write the proposals")
     sheets.add_argument("--model", action="append", help="with import-genai-prices or refresh: only these models")
