@@ -40,13 +40,16 @@ from calculator.errors import InputError
 FIXTURES = Path(__file__).parent / "fixtures" / "price_lists"
 GENAI = FIXTURES / "genai_prices_data.json"
 LITELLM = FIXTURES / "litellm_model_prices.json"
+OPENAI_SHEET = Path(__file__).parent / "fixtures" / "price_sheets" / "openai.yaml"
 READ = dt.date(2026, 11, 30)
 LAUNCH = "        prices:\n          input: 2.00\n          cached_input: 0.50\n          output: 8.00\n"
 
 
 def _copy_sheets(folder: Path, only: tuple[str, ...] = ()) -> Path:
+    """The bundled sheets, with OpenAI's as recorded in tests/fixtures/price_sheets (its figures fixed)."""
     shutil.copytree(DEFAULT_SHEETS_DIR, folder, ignore=None if not only else _keep(only))
     path = folder / "openai.yaml"
+    shutil.copyfile(OPENAI_SHEET, path)
     text = path.read_text()
     assert text.count(LAUNCH) == 1
     path.write_text(text.replace(LAUNCH, LAUNCH.replace("input: 2.00", "input: 2.50")))

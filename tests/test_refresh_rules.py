@@ -121,13 +121,14 @@ def test_a_model_check_date_older_than_ours_proposes_nothing_whatever_the_lists_
 
 
 def test_a_tier_the_list_lacks_is_kept_and_reported(sheets: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Our Sonnet 4.5 input altered to $3.30 so LiteLLM's $3.00 is proposed: the proposal keeps the >200k tier."""
+    """Our Sonnet 4.5 input (its latest version) altered to $3.30 so LiteLLM's $3.00 is proposed: the proposal
+    keeps the >200k tier."""
     path = sheets / "anthropic.yaml"
     text = path.read_text()
     base = "        prices:\n          input: 3.00\n"
-    first = text.index(base)  # claude-sonnet-4-5 is the sheet's first offer
-    assert text.index("claude-sonnet-4-5") < first < text.index("claude-sonnet-4-6")
-    path.write_text(text[:first] + base.replace("3.00", "3.30") + text[first + len(base) :])
+    end = text.index("model: claude-sonnet-4-6")  # claude-sonnet-4-5 is the sheet's first offer
+    last = text.rindex(base, 0, end)
+    path.write_text(text[:last] + base.replace("3.00", "3.30") + text[last + len(base) :])
     code, out, _ = _run(
         capsys,
         "--from",
