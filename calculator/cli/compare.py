@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime as dt
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +90,9 @@ def _scenario_from_args(args: argparse.Namespace) -> Scenario:
         data["gpu_vm"] = GpuVmChoice(provider=args.gpu_vm[0], offer=args.gpu_vm[1])
     if args.as_of:
         data["as_of"] = args.as_of
+    own = _own_prices(args, dict(data.get("own_prices") or {}))
+    if own:
+        data["own_prices"] = own
     rates = dict(data.get("fx") or {})
     if args.usd_per_eur:
         rates["usd_per_eur"] = args.usd_per_eur
@@ -109,6 +113,81 @@ def _scenario_from_args(args: argparse.Namespace) -> Scenario:
         return in_currency(scenario, args.currency) if args.currency else scenario
     except ValidationError as exc:
         raise words.invalid(exc) from None
+
+
+_OWN_FLAGS = {
+    "serverless_discount": "serverless_discount",
+    "dedicated_hour_price": "dedicated_gpu_hour",
+    "gpu_hour_price": "gpu_hour",
+    "own_price_name": "name",
+}
+
+
+def _own_prices(args: argparse.Namespace, own: dict[str, Any]) -> dict[str, Any]:
+    """The scenario's own prices with the flags' on top (a flag replaces what the file gives for it)."""
+    prices = getattr(args, "serverless_price", None)
+    if prices is not None:
+        own.pop("serverless_discount", None)
+        own["serverless"] = prices
+    for flag, field in _OWN_FLAGS.items():
+        value = getattr(args, flag, None)
+        if value is None:
+            continue
+        if field == "serverless_discount" and prices is not None:
+            raise flags.UsageError("compare: --serverless-price and --serverless-discount: give one of them")
+        if field == "serverless_discount":
+            own.pop("serverless", None)
+            own.pop("serverless_long_context", None)
+        own[field] = value
+    return own
+
+
+_PRICE_LIMIT = Decimal("99999999")
+
+
+def _decimal(text: str, what: str) -> Decimal:
+    try:
+        value = Decimal(text.strip().replace(",", "") if what == "a percentage" else text.strip())
+    except InvalidOperation:
+        raise argparse.ArgumentTypeError(f"{flags.echo(text)} is not {what}") from None
+    if not value.is_finite():
+        raise argparse.ArgumentTypeError(f"{flags.echo(text)} is not {what}")
+    return value
+
+
+def own_price(text: str) -> Decimal:
+    """A price of 0 or more, at most 6 decimal places (per million tokens or per hour)."""
+    value = _decimal(text, "a price (a number such as 1.40)")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{flags.echo(text)} is negative; a price is 0 or more")
+    if value > _PRICE_LIMIT:
+        raise argparse.ArgumentTypeError(f"{flags.echo(text)} is larger than any price ({_PRICE_LIMIT:,} at most)")
+    if value != value.quantize(Decimal("0.000001")):
+        raise argparse.ArgumentTypeError(f"{flags.echo(text)} has more than 6 decimal places")
+    return value
+
+
+def own_token_prices(text: str) -> dict[str, Decimal]:
+    """``IN,CACHED,OUT`` per million tokens; CACHED may be ``-`` (no cached-input price: billed as input)."""
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) != 3:
+        raise argparse.ArgumentTypeError(
+            f"{flags.echo(text)} is not IN,CACHED,OUT: give three prices per million tokens, such as 1.40,0.26,4.40"
+        )
+    prices = {"input": own_price(parts[0]), "output": own_price(parts[2])}
+    if parts[1] != "-":
+        prices["cached_input"] = own_price(parts[1])
+    return prices
+
+
+def own_discount(text: str) -> Decimal:
+    """A discount in percent, 0 to 100."""
+    value = _decimal(text.rstrip("% "), "a percentage")
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError(
+            f"{flags.echo(text)} is outside 0-100; a discount is a percentage of the price"
+        )
+    return value
 
 
 def _comparison_json(result: Comparison) -> dict[str, Any]:
@@ -362,6 +441,17 @@ def add_compare_parser(sub: Any, common: argparse.ArgumentParser) -> None:
         help="model id the dedicated and self-hosted options run (see: models); default: the serverless model "
         "when its weights are open",
     )
+    own = cmp_.add_argument_group("own prices", "your negotiated prices, in the scenario's currency")
+    own.add_argument(
+        "--serverless-price",
+        type=own_token_prices,
+        metavar="IN,CACHED,OUT",
+        help="your per-token prices for the serverless offer, per million tokens (CACHED may be -)",
+    )
+    own.add_argument("--serverless-discount", type=own_discount, metavar="PCT", help="percent off its listed prices")
+    own.add_argument("--dedicated-hour-price", type=own_price, metavar="PRICE", help="your dedicated GPU-hour price")
+    own.add_argument("--gpu-hour-price", type=own_price, metavar="PRICE", help="your GPU VM price per GPU-hour")
+    own.add_argument("--own-price-name", metavar="TEXT", help='what your prices are ("ACME negotiated, 2026-12")')
     cmp_.add_argument("--as-of", type=flags.iso_date)
     cmp_.add_argument("--currency", choices=list(CODES), help="show every figure in this currency")
     cmp_.add_argument("--usd-per-eur", type=flags.usd_per_eur, help="US dollars per euro (the same as --fx EUR=RATE)")

@@ -32,6 +32,7 @@ from calculator.catalog.prices import (
     canonical_model,
 )
 from calculator.errors import InputError, Problem
+from calculator.pricing.own_prices import with_own_prices
 from calculator.pricing.same_model import GpuModelChoice, gpu_model_choice, measured_record
 from calculator.scenario.inputs import AUTO_RECORD, LEGACY_RECORD, EstimateSetup, TurnShape
 from calculator.scenario.model import Scenario
@@ -342,6 +343,7 @@ def _same_lookups(res: ResolvedScenario, scenario: Scenario) -> bool:
         and scenario.gpu_vm == old.gpu_vm
         and scenario.token_factors == old.token_factors
         and scenario.evidence.records == old.evidence.records
+        and scenario.own_prices == old.own_prices
     )
     return same and all(getattr(scenario.self_hosting, f) == getattr(old.self_hosting, f) for f in _SIZING)
 
@@ -362,7 +364,7 @@ def resolve(scenario: Scenario, cat: Catalogs, *, drop_unpriceable: bool = False
     hold the model, is an answer about that option, not a reason to refuse the others: it is left out
     and listed in ``dropped``. Otherwise the first such problem is raised.
     """
-    cat = with_own_records(cat, scenario)
+    cat = with_own_prices(with_own_records(cat, scenario), scenario)
     dropped: list[tuple[str, InputError]] = []
     measured: ThroughputRecord | None = None
     sides: dict[str, ServerlessSide | OwnedSide | None] = {}
