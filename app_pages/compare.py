@@ -326,6 +326,38 @@ def advanced_inputs() -> None:
         )
 
 
+def own_price_inputs() -> None:
+    """Each option's own price (a negotiated rate, a contract's GPU price) or a discount off its listed price."""
+    chosen = [ss.get(k, defaults[k]) for k in ("op_sl", "op_ded", "op_vm")]
+    discounts = [ss.get(k, defaults[k]) for k in ("op_sd", "op_dd", "op_vd")]
+    with st.expander("Your own prices", expanded=any(chosen) or any(discounts)):
+        st.caption(
+            "Prices you pay instead of the listed ones, in the scenario's currency: shown as yours wherever they "
+            "are used (the table, the CSV, the PDF, the file), never as a price sheet's version."
+        )
+        st.text_input(
+            "Name of your prices",
+            value=defaults["op_name"],
+            max_chars=_state.OWN_NAME_MAX,
+            key="op_name",
+            bind=BIND,
+            help='What the prices are, with their date ("ACME negotiated, 2026-12"): cited with every figure.',
+        )
+        for toggle, label, prices, discount in (
+            ("op_sl", "Serverless API: my own per-token prices", ("op_in", "op_ca", "op_out"), "op_sd"),
+            ("op_ded", "Dedicated endpoint: my own GPU-hour price", ("op_dh",), "op_dd"),
+            ("op_vm", "GPU virtual machine: my own GPU-hour price", ("op_vh",), "op_vd"),
+        ):
+            st.toggle(label, value=defaults[toggle], key=toggle, bind=BIND, help="Off: the listed price, or a "
+                      "discount off it.")  # fmt: skip
+            if ss.get(toggle):
+                columns = st.columns(len(prices))
+                for key, column in zip(prices, columns, strict=True):
+                    number(key, defaults[key], column)
+            else:
+                number(discount, defaults[discount])
+
+
 def _on_currency_change() -> None:
     old, new = ss.get(CURRENCY_SHOWN, defaults["cur"]), ss["cur"]
     values = {k: ss.get(k, defaults[k]) for k in ("engcost", *_state.FX_KEYS.values())}
@@ -467,6 +499,7 @@ with st.sidebar:
             help="Each price is taken from the sheet version in force on this date (empty: today).",
         )
         picks = st.empty()
+    own_price_inputs()
     with st.expander("One turn", expanded=True):
         c1, c2 = st.columns(2)
         with c1:
