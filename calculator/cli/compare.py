@@ -12,20 +12,23 @@ from typing import Any
 from pydantic import ValidationError
 
 from calculator.catalog.fx import CODES, rate_field
-from calculator.catalog.prices import STALE_AFTER_DAYS, is_stale, price_age_text
+from calculator.catalog.prices import STALE_AFTER_DAYS, canonical_model, is_stale, price_age_text
 from calculator.cli import console, flags, folders, words
 from calculator.cli.scenario_args import scenario_from_args
 from calculator.cli.turn import turn_json
+from calculator.errors import InputError
 from calculator.present.money import format_money, format_small
 from calculator.present.shown_currency import turn_currency
 from calculator.pricing.compare import (
     OPTION_LABELS,
     Comparison,
+    Crossing,
     break_even_by_prefix_share,
     compare,
     crossing_runs,
     load_catalogs,
 )
+from calculator.pricing.option import OptionCost
 from calculator.scenario.inputs import AUTO_RECORD, monthly_turns
 from calculator.scenario.model import (
     DedicatedChoice,
@@ -77,6 +80,14 @@ def _scenario_from_args(args: argparse.Namespace) -> Scenario:
             hosting["record"] = AUTO_RECORD
     if args.autoscale:
         hosting["autoscale"] = True
+    offers = getattr(args, "serverless", None) or []
+    if offers and (args.provider or args.model):
+        raise flags.UsageError(
+            "compare: give the serverless offer as --serverless PROVIDER/MODEL or --provider/--model"
+        )
+    if offers:
+        kept = {k: v for k, v in (data.get("serverless") or {}).items() if k not in ("provider", "model")}
+        data["serverless"] = ServerlessChoice(provider=offers[0][0], model=offers[0][1], **kept)
     if args.provider or args.model:
         current = data.get("serverless") or {}
         provider = args.provider or current.get("provider")
@@ -155,6 +166,16 @@ def _decimal(text: str, what: str) -> Decimal:
     return value
 
 
+def serverless_ref(text: str) -> tuple[str, str]:
+    """``PROVIDER/MODEL`` (the model may hold slashes itself: ``together/meta-llama/Llama-3.3-70B-Instruct-Turbo``)."""
+    provider, sep, model = text.strip().partition("/")
+    if not sep or not provider or not model:
+        raise argparse.ArgumentTypeError(
+            f"{flags.echo(text)} should be PROVIDER/MODEL, for example lyceum/GLM-5.3 (see: sheets --kind serverless)"
+        )
+    return provider, model
+
+
 def own_price(text: str) -> Decimal:
     """A price of 0 or more, at most 6 decimal places (per million tokens or per hour)."""
     value = _decimal(text, "a price (a number such as 1.40)")
@@ -209,32 +230,7 @@ def _comparison_json(result: Comparison) -> dict[str, Any]:
             if turn
             else None
         ),
-        "options": [
-            {
-                "option": o.option,
-                "provider": o.provider,
-                "offer": o.offer,
-                "model": o.model,
-                "monthly": float(o.monthly),
-                "annual": float(o.annual),
-                "monthly_per_user": console.num(o.monthly_per_user(users)),
-                "cost_per_1000_turns": console.num(o.cost_per_1000_turns),
-                "breakdown": {k: float(v) for k, v in o.breakdown.items()},
-                "replicas": o.replicas,
-                "gpus": o.gpus,
-                "instances": o.instances,
-                "gpu_hours": o.gpu_hours,
-                "utilisation": o.utilisation,
-                "capacity_requests_per_s": o.capacity.requests_per_s if o.capacity else None,
-                "capacity_method": o.capacity.method if o.capacity else None,
-                "capacity_bound": o.capacity.bound if o.capacity else None,
-                "price_versions": [
-                    {**p.model_dump(mode="json"), "age_days": p.age_days(result.as_of)} for p in o.prices
-                ],
-                "notes": list(o.notes),
-            }
-            for o in result.options
-        ],
+        "options": [_option_json(o, result) for o in result.options],
         "cheapest": result.cheapest,
         "break_even": [c.model_dump() for c in result.crossings],
         "stays_cheapest_above": (
@@ -246,6 +242,131 @@ def _comparison_json(result: Comparison) -> dict[str, Any]:
         "problems": [dataclasses.asdict(w) for w in result.warnings],
         "estimate_range": _estimate_range_json(result),
     }
+
+
+def _option_json(o: OptionCost, result: Comparison, option: str | None = None) -> dict[str, Any]:
+    users = result.scenario.traffic.users
+    return {
+        "option": option or o.option,
+        "kind": o.option,
+        "provider": o.provider,
+        "offer": o.offer,
+        "model": o.model,
+        "monthly": float(o.monthly),
+        "annual": float(o.annual),
+        "monthly_per_user": console.num(o.monthly_per_user(users)),
+        "cost_per_1000_turns": console.num(o.cost_per_1000_turns),
+        "breakdown": {k: float(v) for k, v in o.breakdown.items()},
+        "replicas": o.replicas,
+        "gpus": o.gpus,
+        "instances": o.instances,
+        "gpu_hours": o.gpu_hours,
+        "utilisation": o.utilisation,
+        "capacity_requests_per_s": o.capacity.requests_per_s if o.capacity else None,
+        "capacity_method": o.capacity.method if o.capacity else None,
+        "capacity_bound": o.capacity.bound if o.capacity else None,
+        "price_versions": [{**p.model_dump(mode="json"), "age_days": p.age_days(result.as_of)} for p in o.prices],
+        "notes": list(o.notes),
+    }
+
+
+# --- several serverless offers side by side ---------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class ServerlessRow:
+    """One serverless offer priced in the scenario: its option, its turn, and where it crosses the owned options."""
+
+    option: str
+    """``serverless`` for the scenario's own choice, ``serverless:PROVIDER/OFFER`` for each other one."""
+    cost: OptionCost
+    result: Comparison
+
+    @property
+    def crossings(self) -> list[Crossing]:
+        return [c for c in self.result.crossings if "serverless" in (c.a, c.b)]
+
+
+def serverless_rows(
+    args: argparse.Namespace, scenario: Scenario, catalogs: Any, result: Comparison
+) -> list[ServerlessRow]:
+    """The scenario's serverless offer and every other ``--serverless`` one, each priced in the same scenario
+    (the GPU options unchanged). Own per-token prices belong to the scenario's own offer: the others are
+    priced as listed."""
+    rows = []
+    first = result.option("serverless")
+    if first is not None:
+        rows.append(ServerlessRow("serverless", first, result))
+    own = scenario.own_prices
+    if own is not None:
+        own = own.model_copy(update={"serverless": None, "serverless_long_context": (), "serverless_discount": None})
+    for provider, model in (getattr(args, "serverless", None) or [])[1:]:
+        assert scenario.serverless is not None
+        choice = scenario.serverless.model_copy(update={"provider": provider, "model": model})
+        other = compare(scenario.model_copy(update={"serverless": choice, "own_prices": own}), catalogs)
+        found = other.option("serverless")
+        if found is not None:
+            rows.append(ServerlessRow(f"serverless:{found.provider}/{found.offer}", found, other))
+    return rows
+
+
+def _turn_costs(result: Comparison) -> dict[str, Any] | None:
+    if result.turn is None:
+        return None
+    return {
+        "no_reuse": float(result.turn.no_reuse.cost_per_turn),
+        "reused": float(result.turn.reused.cost_per_turn),
+        "currency": result.turn.price.currency,
+    }
+
+
+def _side_by_side_json(rows: list[ServerlessRow], data: dict[str, Any]) -> None:
+    """Each other serverless offer as an option (kind ``serverless``), with its turn and break-evens, and the
+    cheapest of all options."""
+    first_model = canonical_model(rows[0].cost.model or "") if rows else ""
+    for row in rows[1:]:
+        entry = _option_json(row.cost, row.result, row.option)
+        data["options"].append(entry)
+    for row, entry in zip(rows, [o for o in data["options"] if o["kind"] == "serverless"], strict=True):
+        entry["turn"] = _turn_costs(row.result)
+        entry["break_even"] = [c.model_dump() for c in row.crossings]
+        entry["same_model"] = canonical_model(row.cost.model or "") == first_model
+    every = [(o["monthly"], o["option"]) for o in data["options"]]
+    data["cheapest"] = min(every)[1] if every else None
+    data["cheapest_serverless"] = min((r.cost.monthly, r.option) for r in rows)[1] if rows else None
+
+
+def _print_side_by_side(rows: list[ServerlessRow], cur: str) -> None:
+    cheapest = min(rows, key=lambda r: r.cost.monthly)
+    first_model = canonical_model(rows[0].cost.model or "")
+    print("\nServerless offers side by side:")
+    table = []
+    for row in rows:
+        turn = row.result.turn
+        tc_turn = turn_currency(turn, row.result.scenario) if turn else None
+        no_reuse = reused = "-"
+        if turn is not None and tc_turn is not None:
+            tc, convert = tc_turn
+            no_reuse = format_small(convert(turn.no_reuse.cost_per_turn), tc)
+            reused = format_small(convert(turn.reused.cost_per_turn), tc)
+        model = row.cost.model or "-"
+        if canonical_model(model) != first_model:
+            model += " (another model)"
+        above = [
+            f"{OPTION_LABELS[c.b if c.a == 'serverless' else c.a]} at {c.turns_per_month:,.0f}" for c in row.crossings
+        ]
+        table.append(
+            [
+                f"{row.cost.provider}/{row.cost.offer}" + (" *" if row is cheapest else ""),
+                model,
+                format_money(row.cost.monthly, cur),
+                no_reuse,
+                reused,
+                "; ".join(above[:2]) + (f" (+{len(above) - 2} more)" if len(above) > 2 else "") or "none",
+            ]
+        )
+    print(console.table(table, ["Offer", "Model", "Per month", "No-reuse turn", "Reused turn", "Break-even with"]))
+    print("* the cheapest serverless offer")
 
 
 def _estimate_range_json(result: Comparison) -> dict[str, Any] | None:
@@ -288,7 +409,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
         console.check_save(args.save, "--save")
     scenario = _scenario_from_args(args)
     catalogs = load_catalogs(args.sheets, args.gpu_specs, args.records, args.models)
+    for provider, model in getattr(args, "serverless", None) or []:
+        try:
+            catalogs.prices.serverless(provider, model)
+        except InputError as exc:  # named as the flag the user typed, not the scenario field
+            raise InputError("--serverless", f"{provider}/{model}: {exc.message}", exc.allowed) from None
     result = compare(scenario, catalogs)
+    several = len(getattr(args, "serverless", None) or []) > 1
+    side = serverless_rows(args, scenario, catalogs, result) if several else []
     by_share = break_even_by_prefix_share(scenario, catalogs) if args.by_prefix_share else None
     repricing = None
     if scenario.prices_used or args.save:
@@ -301,6 +429,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         console.save(Path(args.save), dump_scenario(pin_prices(scenario, catalogs, result)), "--save")
     if args.json:
         data = _comparison_json(result)
+        if side:
+            _side_by_side_json(side, data)
         if repricing is not None:
             data["repricing"] = {
                 "priced_on": repricing.priced_on.isoformat(),
@@ -367,6 +497,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         )
     if users:
         print(f"{users:,} users, {s.traffic.turns_per_user_per_day:,.1f} turns per user a day")
+    if side:
+        _print_side_by_side(side, cur)
     if result.turn:
         t = result.turn
         tc, convert = turn_currency(t, scenario)
@@ -431,6 +563,13 @@ def add_compare_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     folders.add_data_folders(cmp_, *folders.DATA_FOLDERS)
     cmp_.add_argument("--scenario", help="scenario YAML file")
     cmp_.add_argument("--preset", help="a bundled scenario (see: presets)")
+    cmp_.add_argument(
+        "--serverless",
+        action="append",
+        type=serverless_ref,
+        metavar="PROVIDER/MODEL",
+        help="a serverless offer; give it several times to price several side by side (the first is the scenario's)",
+    )
     cmp_.add_argument("--provider", help="serverless provider")
     cmp_.add_argument("--model", help="serverless model")
     cmp_.add_argument("--dedicated", type=flags.offer_ref, help="dedicated offer as PROVIDER:OFFER")
