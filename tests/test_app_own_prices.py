@@ -15,27 +15,13 @@ from streamlit.testing.v1 import AppTest
 
 from calculator.scenario.model import load_scenario_text
 
-from .apptest import APP
+from .test_app import SEED_URL, _app, _rows
 from .test_app_scenario import _saved
 from .test_app_scenario import downloads as downloads  # the fixture that keeps the page's downloads
-
-SEED_URL = {"preset": "coding-agent", "asof": "2026-10-30", "in": "20000", "pfx": "0.9", "hit": "1.0", "out": "500"}
-
-
-def _app(**params: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    for key, value in params.items():
-        at.query_params[key] = value
-    return at.run()
 
 
 def _monthly(at: AppTest) -> str:
     return next(m.value for m in at.metric if m.label.startswith("Serverless API"))
-
-
-def _rows(at: AppTest) -> dict[str, dict[str, str]]:
-    table = at.dataframe[0].value
-    return {str(row["Assumption"]): {str(k): v for k, v in row.items()} for _, row in table.iterrows()}
 
 
 def test_a_link_with_own_prices_prices_them_and_says_whose_they_are() -> None:
