@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from calculator.catalog.fx import CODES, rate_field
-from calculator.catalog.prices import STALE_AFTER_DAYS, canonical_model, is_stale, price_age_text
+from calculator.catalog.prices import STALE_AFTER_DAYS, is_stale, price_age_text
 from calculator.cli import console, flags, folders, words
 from calculator.cli.scenario_args import scenario_from_args
 from calculator.cli.turn import turn_json
@@ -22,13 +22,13 @@ from calculator.present.shown_currency import turn_currency
 from calculator.pricing.compare import (
     OPTION_LABELS,
     Comparison,
-    Crossing,
     break_even_by_prefix_share,
     compare,
     crossing_runs,
     load_catalogs,
 )
 from calculator.pricing.option import OptionCost
+from calculator.pricing.side_by_side import ServerlessRow, serverless_side_by_side
 from calculator.scenario.inputs import AUTO_RECORD, monthly_turns
 from calculator.scenario.model import (
     DedicatedChoice,
@@ -273,43 +273,6 @@ def _option_json(o: OptionCost, result: Comparison, option: str | None = None) -
 # --- several serverless offers side by side ---------------------------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True)
-class ServerlessRow:
-    """One serverless offer priced in the scenario: its option, its turn, and where it crosses the owned options."""
-
-    option: str
-    """``serverless`` for the scenario's own choice, ``serverless:PROVIDER/OFFER`` for each other one."""
-    cost: OptionCost
-    result: Comparison
-
-    @property
-    def crossings(self) -> list[Crossing]:
-        return [c for c in self.result.crossings if "serverless" in (c.a, c.b)]
-
-
-def serverless_rows(
-    args: argparse.Namespace, scenario: Scenario, catalogs: Any, result: Comparison
-) -> list[ServerlessRow]:
-    """The scenario's serverless offer and every other ``--serverless`` one, each priced in the same scenario
-    (the GPU options unchanged). Own per-token prices belong to the scenario's own offer: the others are
-    priced as listed."""
-    rows = []
-    first = result.option("serverless")
-    if first is not None:
-        rows.append(ServerlessRow("serverless", first, result))
-    own = scenario.own_prices
-    if own is not None:
-        own = own.model_copy(update={"serverless": None, "serverless_long_context": (), "serverless_discount": None})
-    for provider, model in (getattr(args, "serverless", None) or [])[1:]:
-        assert scenario.serverless is not None
-        choice = scenario.serverless.model_copy(update={"provider": provider, "model": model})
-        other = compare(scenario.model_copy(update={"serverless": choice, "own_prices": own}), catalogs)
-        found = other.option("serverless")
-        if found is not None:
-            rows.append(ServerlessRow(f"serverless:{found.provider}/{found.offer}", found, other))
-    return rows
-
-
 def _turn_costs(result: Comparison) -> dict[str, Any] | None:
     if result.turn is None:
         return None
@@ -323,14 +286,13 @@ def _turn_costs(result: Comparison) -> dict[str, Any] | None:
 def _side_by_side_json(rows: list[ServerlessRow], data: dict[str, Any]) -> None:
     """Each other serverless offer as an option (kind ``serverless``), with its turn and break-evens, and the
     cheapest of all options."""
-    first_model = canonical_model(rows[0].cost.model or "") if rows else ""
     for row in rows[1:]:
         entry = _option_json(row.cost, row.result, row.option)
         data["options"].append(entry)
     for row, entry in zip(rows, [o for o in data["options"] if o["kind"] == "serverless"], strict=True):
         entry["turn"] = _turn_costs(row.result)
         entry["break_even"] = [c.model_dump() for c in row.crossings]
-        entry["same_model"] = canonical_model(row.cost.model or "") == first_model
+        entry["same_model"] = row.same_model
     every = [(o["monthly"], o["option"]) for o in data["options"]]
     data["cheapest"] = min(every)[1] if every else None
     data["cheapest_serverless"] = min((r.cost.monthly, r.option) for r in rows)[1] if rows else None
@@ -338,7 +300,6 @@ def _side_by_side_json(rows: list[ServerlessRow], data: dict[str, Any]) -> None:
 
 def _print_side_by_side(rows: list[ServerlessRow], cur: str) -> None:
     cheapest = min(rows, key=lambda r: r.cost.monthly)
-    first_model = canonical_model(rows[0].cost.model or "")
     print("\nServerless offers side by side:")
     table = []
     for row in rows:
@@ -350,7 +311,7 @@ def _print_side_by_side(rows: list[ServerlessRow], cur: str) -> None:
             no_reuse = format_small(convert(turn.no_reuse.cost_per_turn), tc)
             reused = format_small(convert(turn.reused.cost_per_turn), tc)
         model = row.cost.model or "-"
-        if canonical_model(model) != first_model:
+        if not row.same_model:
             model += " (another model)"
         above = [
             f"{OPTION_LABELS[c.b if c.a == 'serverless' else c.a]} at {c.turns_per_month:,.0f}" for c in row.crossings
@@ -416,7 +377,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             raise InputError("--serverless", f"{provider}/{model}: {exc.message}", exc.allowed) from None
     result = compare(scenario, catalogs)
     several = len(getattr(args, "serverless", None) or []) > 1
-    side = serverless_rows(args, scenario, catalogs, result) if several else []
+    side = serverless_side_by_side(result, catalogs, args.serverless[1:]) if several else []
     by_share = break_even_by_prefix_share(scenario, catalogs) if args.by_prefix_share else None
     repricing = None
     if scenario.prices_used or args.save:
