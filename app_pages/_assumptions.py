@@ -15,6 +15,7 @@ from calculator.catalog.prices import DedicatedOffer, GpuVmOffer, ServerlessOffe
 from calculator.present.charts import turn_currency
 from calculator.present.money import format_money, format_price, format_small
 from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison
+from calculator.pricing.own_prices import with_own_prices
 from calculator.pricing.resolve import ResolvedScenario
 from calculator.pricing.turn import PriceRef
 from calculator.scenario.inputs import AUTO_RECORD, LatencyTarget
@@ -256,6 +257,7 @@ def _capacity_rows(result: Comparison, cat: Catalogs, resolved: ResolvedScenario
 
 def assumptions_frame(result: Comparison, cat: Catalogs, resolved: ResolvedScenario | None = None) -> pd.DataFrame:
     s = result.scenario
+    cat = with_own_prices(cat, s)  # the prices the comparison used: the user's own where the scenario has them
     w, t = s.workload, s.traffic
     rows = [
         _row("Scenario", "Name", s.name),

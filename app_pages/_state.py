@@ -41,6 +41,7 @@ from calculator.pricing.same_model import serverless_spec
 from calculator.scenario.evidence import Evidence
 from calculator.scenario.inputs import AUTO_RECORD, LEGACY_RECORD, Fx, monthly_turns
 from calculator.scenario.model import CHEAPEST, DedicatedChoice, GpuVmChoice, Scenario, with_evidence_records
+from calculator.scenario.own_prices import OwnPrices
 
 NONE = "none"
 OWN_RECORD = "own-figures"
@@ -57,7 +58,13 @@ EVIDENCE = "evidence"
 """Session key of the scenario's evidence: the user's records, a prefix analysis, a load profile."""
 NAME_MAX, DESC_MAX = limits.NAME_LENGTH, limits.DESCRIPTION_LENGTH
 """Longest scenario name and description (characters)."""
-TEXTS = {"name": ("Scenario name", NAME_MAX), "desc": ("Description", DESC_MAX)}
+OWN_NAME_MAX = 120
+"""Longest name of the user's own prices (``own_prices.name``)."""
+TEXTS = {
+    "name": ("Scenario name", NAME_MAX),
+    "desc": ("Description", DESC_MAX),
+    "op_name": ("Your prices' name", OWN_NAME_MAX),
+}
 SC, EV = "sc", "ev"
 """URL parameters: the whole scenario (pages other than Compare), and its evidence (the Compare page)."""
 LINK_LABELS = {SC: "the scenario", EV: "your evidence"}
@@ -435,6 +442,69 @@ NUMBERS: dict[str, NumberSpec] = {
             "Tensor-parallel GPUs per engine replica in the roofline estimate.",
         ),
         NumberSpec(
+            "op_in",
+            "Your input price (per 1M tokens)",
+            float,
+            0.0,
+            99_999_999.0,
+            0.01,
+            "Your own price per million uncached input tokens, in the scenario's currency.",
+            "%.4f",
+        ),
+        NumberSpec(
+            "op_ca",
+            "Your cached-input price (per 1M tokens)",
+            float,
+            0.0,
+            99_999_999.0,
+            0.01,
+            "Your own price per million input tokens read from the cache.",
+            "%.4f",
+        ),
+        NumberSpec(
+            "op_out",
+            "Your output price (per 1M tokens)",
+            float,
+            0.0,
+            99_999_999.0,
+            0.01,
+            "Your own price per million output tokens (reasoning tokens included).",
+            "%.4f",
+        ),
+        NumberSpec(
+            "op_dh",
+            "Your dedicated price (per GPU-hour)",
+            float,
+            0.0,
+            99_999_999.0,
+            0.1,
+            "Your own price per GPU-hour for the dedicated endpoint, in the scenario's currency.",
+            "%.4f",
+        ),
+        NumberSpec(
+            "op_vh",
+            "Your GPU VM price (per GPU-hour)",
+            float,
+            0.0,
+            99_999_999.0,
+            0.1,
+            "Your own price per GPU-hour for the GPU virtual machines, from your own cloud contract.",
+            "%.4f",
+        ),
+        *(
+            NumberSpec(
+                key,
+                f"Discount on the listed {what} (%)",
+                float,
+                0.0,
+                100.0,
+                1.0,
+                f"Percent off the {what}'s listed price (a committed-use or volume discount); 0: none.",
+                "%.1f",
+            )
+            for key, what in (("op_sd", "serverless offer"), ("op_dd", "dedicated endpoint"), ("op_vd", "GPU VM"))
+        ),
+        NumberSpec(
             "e_batch",
             "Max batch (estimate; 0 = as many as fit)",
             int,
@@ -446,7 +516,7 @@ NUMBERS: dict[str, NumberSpec] = {
         ),
     )
 }
-TOGGLES = ("auto", "own", "batch", "est")
+TOGGLES = ("auto", "own", "batch", "est", "op_sl", "op_ded", "op_vm")
 DATE_MIN, DATE_MAX = dt.date(2020, 1, 1), dt.date(2035, 12, 31)
 """The price dates the Compare page takes (the sheets' versions start in 2026)."""
 QUANTITIES = ("in", "out", "vol", "users")
@@ -740,7 +810,89 @@ def scenario_to_state(s: Scenario, cat: Catalogs) -> dict[str, Any]:
         "engcost": int(s.self_hosting.engineer_monthly_cost),
         "auto": bool(s.self_hosting.autoscale),
         **_advanced_state(s, cat),
+        **own_price_state(s, cat),
     }
+
+
+def own_price_state(s: Scenario, cat: Catalogs) -> dict[str, Any]:
+    """The "your own price" inputs for a scenario's ``own_prices`` (all off without any); a price not set
+    starts at the chosen offer's listed one, in the scenario's currency, so switching it on changes nothing
+    until a figure is typed."""
+    own = s.own_prices or OwnPrices()
+    shown: dict[str, float] = {"input": 0.0, "cached_input": 0.0, "output": 0.0}
+    if own.serverless is not None:
+        shown.update({k: float(v) for k, v in own.serverless.model_dump(include=set(shown)).items() if v is not None})
+    elif s.serverless is not None and (listed := serverless_prices(cat, serverless_key(s, cat), s.price_date)):
+        currency = cat.prices.sheet(split_key(serverless_key(s, cat))[0]).currency
+        for k, v in listed[0].model_dump(include=set(shown)).items():
+            if v is not None:
+                shown[k] = float(s.fx.convert(v, currency, s.currency))
+    ded_hour = own.dedicated_gpu_hour
+    vm_hour = own.gpu_hour
+    return {
+        "op_name": own.name,
+        "op_sl": own.serverless is not None,
+        "op_in": shown["input"],
+        "op_ca": shown["cached_input"],
+        "op_out": shown["output"],
+        "op_sd": float(own.serverless_discount or 0),
+        "op_ded": ded_hour is not None,
+        "op_dh": float(ded_hour if ded_hour is not None else _listed_gpu_hour(s, cat, "dedicated") or 0),
+        "op_dd": float(own.dedicated_discount or 0),
+        "op_vm": vm_hour is not None,
+        "op_vh": float(vm_hour if vm_hour is not None else _listed_gpu_hour(s, cat, "gpu_vm") or 0),
+        "op_vd": float(own.gpu_vm_discount or 0),
+    }
+
+
+def _listed_gpu_hour(s: Scenario, cat: Catalogs, kind: str) -> Decimal | None:
+    """The chosen dedicated or GPU VM offer's listed price per GPU-hour, in the scenario's currency."""
+    choice = s.dedicated if kind == "dedicated" else s.gpu_vm
+    if choice is None:
+        return None
+    try:
+        sheet, offer = cat.prices.offer(choice.provider, choice.offer, kind)
+        version = offer.version_at(s.price_date)
+    except InputError:
+        return None
+    per_gpu: Decimal | None = getattr(version, "per_gpu_hour", None)
+    per_replica: Decimal | None = getattr(version, "per_replica_hour", None)
+    if per_gpu is None and isinstance(offer, DedicatedOffer) and per_replica is not None:
+        per_gpu = per_replica / offer.gpus_per_replica
+    return None if per_gpu is None else s.fx.convert(per_gpu, sheet.currency, s.currency)
+
+
+def _own_prices(base: Scenario, v: Mapping[str, Any]) -> dict[str, Any] | None:
+    """``own_prices`` from the page's inputs, over what the base scenario holds that the page does not show
+    (a replica-hour price, a minimum, long-context tiers stay while their option's inputs are untouched)."""
+    own = (base.own_prices or OwnPrices()).model_dump(exclude_none=True)
+    own["name"] = str(v.get("op_name") or "").strip()[:OWN_NAME_MAX] or OwnPrices().name
+    if v.get("op_sl"):
+        kept = own.get("serverless") or {}
+        own["serverless"] = {
+            **{k: val for k, val in kept.items() if k not in ("input", "cached_input", "output")},
+            "input": _price(v["op_in"]),
+            "output": _price(v["op_out"]),
+            **({"cached_input": _price(v["op_ca"])} if v.get("op_ca") or kept.get("cached_input") is not None else {}),
+        }
+        own.pop("serverless_discount", None)
+    else:
+        own.pop("serverless", None)
+        own.pop("serverless_long_context", None)
+        own["serverless_discount"] = _dec(v.get("op_sd") or 0) or None
+    if v.get("op_ded"):
+        own.pop("dedicated_replica_hour", None)
+        own.update(dedicated_gpu_hour=_price(v["op_dh"]), dedicated_discount=None)
+    else:
+        own.pop("dedicated_gpu_hour", None)
+        own["dedicated_discount"] = _dec(v.get("op_dd") or 0) or None
+    if v.get("op_vm"):
+        own.update(gpu_hour=_price(v["op_vh"]), gpu_vm_discount=None)
+    else:
+        own.pop("gpu_hour", None)
+        own["gpu_vm_discount"] = _dec(v.get("op_vd") or 0) or None
+    built = OwnPrices.model_validate({k: val for k, val in own.items() if val is not None})
+    return None if built.empty else built.model_dump(exclude_none=True)
 
 
 def _advanced_state(s: Scenario, cat: Catalogs) -> dict[str, Any]:
@@ -788,6 +940,11 @@ def serverless_key(s: Scenario, cat: Catalogs) -> str:
 
 def _dec(x: float) -> Decimal:
     return Decimal(repr(round(float(x), 9)))
+
+
+def _price(x: float) -> Decimal:
+    """A typed price to the 6 decimal places a price holds."""
+    return Decimal(repr(round(float(x), 6)))
 
 
 def page_monthly_turns(v: Mapping[str, Any]) -> int:
@@ -850,6 +1007,8 @@ def state_to_scenario(base: Scenario, v: dict[str, Any], today: dt.date, cat: Ca
             provider, offer_id = split_key(v[key])
             data[field] = {"provider": provider, "offer": offer_id}
     _apply_advanced(data, v, today, cat)
+    if v.get("op_sl") is not None:  # the page's own-price inputs (absent for values that predate them)
+        data["own_prices"] = _own_prices(base, v)
     return Scenario.model_validate(data)
 
 

@@ -31,11 +31,13 @@ from calculator.present.report import (
     stale_price_warnings,
     summary_pdf,
 )
+from calculator.present.shown_currency import turn_currency
 from calculator.pricing.billing import DAYS_PER_MONTH
 from calculator.pricing.cheapest import OfferPick
 from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison, compare, curves
 from calculator.pricing.pinning import Repricing, pin_prices, reprice
 from calculator.pricing.resolve import resolve, with_own_records
+from calculator.pricing.side_by_side import serverless_side_by_side
 from calculator.scenario.evidence import Evidence
 from calculator.scenario.inputs import AUTO_RECORD, monthly_turns
 from calculator.scenario.model import CHEAPEST, Scenario, dump_scenario, load_scenario_text
@@ -330,6 +332,38 @@ def advanced_inputs() -> None:
         )
 
 
+def own_price_inputs() -> None:
+    """Each option's own price (a negotiated rate, a contract's GPU price) or a discount off its listed price."""
+    chosen = [ss.get(k, defaults[k]) for k in ("op_sl", "op_ded", "op_vm")]
+    discounts = [ss.get(k, defaults[k]) for k in ("op_sd", "op_dd", "op_vd")]
+    with st.expander("Your own prices", expanded=any(chosen) or any(discounts)):
+        st.caption(
+            "Prices you pay instead of the listed ones, in the scenario's currency: shown as yours wherever they "
+            "are used (the table, the CSV, the PDF, the file), never as a price sheet's version."
+        )
+        st.text_input(
+            "Name of your prices",
+            value=defaults["op_name"],
+            max_chars=_state.OWN_NAME_MAX,
+            key="op_name",
+            bind=BIND,
+            help='What the prices are, with their date ("ACME negotiated, 2026-12"): cited with every figure.',
+        )
+        for toggle, label, prices, discount in (
+            ("op_sl", "Serverless API: my own per-token prices", ("op_in", "op_ca", "op_out"), "op_sd"),
+            ("op_ded", "Dedicated endpoint: my own GPU-hour price", ("op_dh",), "op_dd"),
+            ("op_vm", "GPU virtual machine: my own GPU-hour price", ("op_vh",), "op_vd"),
+        ):
+            st.toggle(label, value=defaults[toggle], key=toggle, bind=BIND, help="Off: the listed price, or a "
+                      "discount off it.")  # fmt: skip
+            if ss.get(toggle):
+                columns = st.columns(len(prices))
+                for key, column in zip(prices, columns, strict=True):
+                    number(key, defaults[key], column)
+            else:
+                number(discount, defaults[discount])
+
+
 def _on_currency_change() -> None:
     old, new = ss.get(CURRENCY_SHOWN, defaults["cur"]), ss["cur"]
     values = {k: ss.get(k, defaults[k]) for k in ("engcost", *_state.FX_KEYS.values())}
@@ -444,6 +478,15 @@ with st.sidebar:
             "Provider and model billed per token. Type to search.",
             describe=True,
         )
+        st.multiselect(
+            "Also compare these APIs",
+            [k for k in offer_filter("sl") if k != _state.NONE],
+            key="sl_more",
+            bind=BIND,
+            placeholder="Other serverless offers",
+            help="Each is priced for the same turns beside the API above: its month, its turns and where it "
+            "crosses the GPU options. Offers of another model are marked as such.",
+        )
         select(
             "Dedicated endpoint",
             "ded",
@@ -471,6 +514,7 @@ with st.sidebar:
             help="Each price is taken from the sheet version in force on this date (empty: today).",
         )
         picks = st.empty()
+    own_price_inputs()
     with st.expander("One turn", expanded=True):
         c1, c2 = st.columns(2)
         with c1:
@@ -666,6 +710,34 @@ for chosen in offer_picks:  # what 'cheapest' became, and why: the same configur
 from app_pages import _assumptions  # noqa: E402
 from app_pages._chart import kept_chart  # noqa: E402
 from calculator.present import charts  # noqa: E402
+
+if ss.get("sl_more") and result.option("serverless") is not None:
+    side_rows = serverless_side_by_side(result, work_cat, [_state.split_key(k) for k in ss["sl_more"]])
+    cheapest_api = min(side_rows, key=lambda r: r.cost.monthly)
+    st.subheader("Serverless APIs side by side")
+    api_rows = []
+    for api in side_rows:
+        api_turn, api_no_reuse, api_reused = api.result.turn, "-", "-"
+        if api_turn is not None:
+            tc, convert = turn_currency(api_turn, scenario)
+            api_no_reuse = format_small(convert(api_turn.no_reuse.cost_per_turn), tc)
+            api_reused = format_small(convert(api_turn.reused.cost_per_turn), tc)
+        crossings = ", ".join(
+            f"{OPTION_LABELS[c.b if c.a == 'serverless' else c.a]} at {c.turns_per_month:,.0f}"
+            for c in api.crossings[:2]
+        )
+        api_rows.append(
+            {
+                "API": f"{api.cost.provider}/{api.cost.offer}" + (" (cheapest)" if api is cheapest_api else ""),
+                "Model": (api.cost.model or "-") + ("" if api.same_model else " (another model)"),
+                "Per month": format_money(api.cost.monthly, cur),
+                "No-reuse turn": api_no_reuse,
+                "Reused-prefix turn": api_reused,
+                "Break-even with the GPU options (turns a month)": crossings or "none",
+                "Price": api.cost.prices[0].source if api.cost.prices else "-",
+            }
+        )
+    st.dataframe(api_rows, hide_index=True)
 
 owned_side = resolved.self_hosted or resolved.dedicated
 if owned_side is not None:

@@ -40,13 +40,16 @@ from calculator.errors import InputError
 FIXTURES = Path(__file__).parent / "fixtures" / "price_lists"
 GENAI = FIXTURES / "genai_prices_data.json"
 LITELLM = FIXTURES / "litellm_model_prices.json"
+OPENAI_SHEET = Path(__file__).parent / "fixtures" / "price_sheets" / "openai.yaml"
 READ = dt.date(2026, 11, 30)
 LAUNCH = "        prices:\n          input: 2.00\n          cached_input: 0.50\n          output: 8.00\n"
 
 
 def _copy_sheets(folder: Path, only: tuple[str, ...] = ()) -> Path:
+    """The bundled sheets, with OpenAI's as recorded in tests/fixtures/price_sheets (its figures fixed)."""
     shutil.copytree(DEFAULT_SHEETS_DIR, folder, ignore=None if not only else _keep(only))
     path = folder / "openai.yaml"
+    shutil.copyfile(OPENAI_SHEET, path)
     text = path.read_text()
     assert text.count(LAUNCH) == 1
     path.write_text(text.replace(LAUNCH, LAUNCH.replace("input: 2.00", "input: 2.50")))
@@ -67,7 +70,8 @@ def sheets(tmp_path: Path) -> Path:
 
 
 def _list_copy(tmp_path: Path, source: Path, day: dt.date = READ) -> Path:
-    """The fixture with its modification time set to noon UTC on ``day`` (a checkout's mtime is arbitrary)."""
+    """The fixture with its modification time set to noon UTC on ``day``: a file's timestamp is never the
+    list's date, so every test that reads it gives the date (``--read-on``)."""
     path = tmp_path / source.name
     shutil.copyfile(source, path)
     noon = dt.datetime.combine(day, dt.time(12), tzinfo=dt.UTC).timestamp()
@@ -130,8 +134,8 @@ def test_genai_data_json_is_told_from_litellm_by_its_content(tmp_path: Path) -> 
 def test_a_changed_price_is_proposed_as_a_dated_version_citing_the_list(
     sheets: Path, tmp_path: Path, fixture: Path, document: str
 ) -> None:
-    price_list = parse_list(read_list(str(_list_copy(tmp_path, fixture))))
-    assert (price_list.text.read, price_list.text.read_basis) == (READ, "file modification time")
+    price_list = parse_list(read_list(str(_list_copy(tmp_path, fixture)), READ))
+    assert (price_list.text.read, price_list.text.read_basis) == (READ, "given")
     result = refresh(load_price_sheets(sheets), price_list, providers=["openai"])
     (entry,) = [e for e in result.proposals if e.offer_id == "gpt-4.1"]
     assert [(c.field, c.old, c.new) for c in entry.changes] == [("input", Decimal("2.50"), Decimal(2))]
@@ -185,7 +189,16 @@ def test_read_on_wins_over_the_file_modification_time(tmp_path: Path) -> None:
 def test_list_models_no_offer_matches_are_summarised_not_proposed(
     sheets: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, _ = _run(capsys, "--from", str(_list_copy(tmp_path, LITELLM)), "--sheets", str(sheets), "--json")
+    code, out, _ = _run(
+        capsys,
+        "--from",
+        str(_list_copy(tmp_path, LITELLM)),
+        "--sheets",
+        str(sheets),
+        "--json",
+        "--read-on",
+        "2026-11-30",
+    )
     assert code == 0
     data = json.loads(out)
     assert data["unmatched"]["our_providers"]["openai"] == 1  # gpt-4.1-mini (embeddings and images are not chat)
@@ -196,12 +209,27 @@ def test_list_models_no_offer_matches_are_summarised_not_proposed(
 
 
 def test_json_keys_are_stable(sheets: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = _run(capsys, "--from", str(_list_copy(tmp_path, GENAI)), "--sheets", str(sheets), "--json")
+    code, out, _ = _run(
+        capsys, "--from", str(_list_copy(tmp_path, GENAI)), "--sheets", str(sheets), "--json", "--read-on", "2026-11-30"
+    )
     assert code == 0
     data = json.loads(out)
-    assert set(data) == {"list", "sheets", "as_of", "counts", "proposals", "same", "missing", "unmatched", "written"}
+    assert set(data) == {
+        "list",
+        "sheets",
+        "as_of",
+        "counts",
+        "proposals",
+        "same",
+        "missing",
+        "unmatched",
+        "written",
+        "retired",
+        "older",
+        "tiers_kept",
+    }
     assert set(data["list"]) == {"format", "name", "location", "url", "read", "read_basis", "last_modified"}
-    assert set(data["counts"]) == {"changed", "same", "missing", "unmatched"}
+    assert set(data["counts"]) == {"changed", "same", "missing", "unmatched", "retired", "older"}
     assert data["list"]["read"] == data["as_of"] == READ.isoformat()
     assert data["unmatched"]["providers_without_sheet"] == {"mistral": 2}  # the two models the fixture keeps
     assert data["written"] is None
@@ -218,6 +246,7 @@ def test_json_keys_are_stable(sheets: Path, tmp_path: Path, capsys: pytest.Captu
         "kept_from_ours",
         "list_deprecated",
         "source",
+        "old_source",
         "note",
         "writable",
         "reason",
@@ -230,13 +259,16 @@ def test_the_text_diff_shows_old_and_new_per_field_and_the_source(
     sheets: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = _list_copy(tmp_path, LITELLM)
-    code, out, _ = _run(capsys, "--from", str(path), "--sheets", str(sheets), "--provider", "openai")
+    code, out, _ = _run(
+        capsys, "--from", str(path), "--sheets", str(sheets), "--provider", "openai", "--read-on", "2026-11-30"
+    )
     assert code == 0
     block = out[out.index("openai gpt-4.1 ") :]
     assert "new version effective 2026-11-30" in block.splitlines()[0]
     assert block.splitlines()[1].split() == ["input", "2.50", "->", "2.00"]
     assert "source: LiteLLM model cost map (file litellm_model_prices.json), read 2026-11-30" in block
-    assert "read 2026-11-30 (file modification time)" in out
+    assert "ours:   https://developers.openai.com/api/docs/pricing, read 2025-07-04" in block
+    assert "dated 2026-11-30 (given with --read-on)" in out
     assert "Nothing written. --write would add" in out
 
 
@@ -248,7 +280,9 @@ def test_write_appends_the_versions_and_keeps_every_line(
 ) -> None:
     before = {p.name: p.read_text() for p in sheets.glob("*.yaml")}
     path = _list_copy(tmp_path, LITELLM)
-    code, out, _ = _run(capsys, "--from", str(path), "--sheets", str(sheets), "--model", "gpt-4.1", "--write")
+    code, out, _ = _run(
+        capsys, "--from", str(path), "--sheets", str(sheets), "--model", "gpt-4.1", "--write", "--read-on", "2026-11-30"
+    )
     assert code == 0 and "Wrote" in out
     after = {p.name: p.read_text() for p in sheets.glob("*.yaml")}
     assert {n for n in after if after[n] != before[n]} == {"openai.yaml"}
@@ -265,19 +299,37 @@ def test_write_appends_the_versions_and_keeps_every_line(
     assert latest.source.document == "LiteLLM model cost map (file litellm_model_prices.json)"
     assert latest.source.read == READ
     # refreshed once, the same list proposes nothing more for gpt-4.1
-    code, out, _ = _run(capsys, "--from", str(path), "--sheets", str(sheets), "--model", "gpt-4.1", "--json")
+    code, out, _ = _run(
+        capsys, "--from", str(path), "--sheets", str(sheets), "--model", "gpt-4.1", "--json", "--read-on", "2026-11-30"
+    )
     assert json.loads(out)["counts"]["changed"] == 0 and json.loads(out)["counts"]["same"] == 1
 
 
 def test_a_list_read_before_our_latest_version_is_not_written(
     sheets: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """A list dated gpt-4.1's launch day (2025-04-14) is older than our reading of OpenAI's page (2025-07-04):
+    nothing proposed, nothing written."""
     before = _digest(sheets)
-    path = _list_copy(tmp_path, LITELLM, dt.date(2025, 4, 14))  # gpt-4.1's launch day
-    code, out, _ = _run(capsys, "--from", str(path), "--sheets", str(sheets), "--model", "gpt-4.1", "--write", "--json")
+    path = _list_copy(tmp_path, LITELLM)
+    code, out, _ = _run(
+        capsys,
+        "--from",
+        str(path),
+        "--sheets",
+        str(sheets),
+        "--model",
+        "gpt-4.1",
+        "--write",
+        "--json",
+        "--read-on",
+        "2025-04-14",
+    )
     assert code == 0
-    (proposal,) = json.loads(out)["proposals"]
-    assert proposal["writable"] is False and "later date" in proposal["reason"]
+    data = json.loads(out)
+    assert data["proposals"] == []
+    (older,) = data["older"]
+    assert older["offer_id"] == "gpt-4.1" and "not after our newest reading (2025-07-04)" in older["reason"]
     assert _digest(sheets) == before
 
 
@@ -294,7 +346,16 @@ def test_a_sheet_failing_its_check_leaves_every_sheet_unwritten(
 
     monkeypatch.setattr(genai_import, "_check_sheet", fails_for_together)
     before = _digest(sheets)
-    code, out, err = _run(capsys, "--from", str(_list_copy(tmp_path, LITELLM)), "--sheets", str(sheets), "--write")
+    code, out, err = _run(
+        capsys,
+        "--from",
+        str(_list_copy(tmp_path, LITELLM)),
+        "--sheets",
+        str(sheets),
+        "--write",
+        "--read-on",
+        "2026-11-30",
+    )
     assert code == 2 and "together.yaml: refused by the test" in err
     assert _digest(sheets) == before
     dry = refresh(load_price_sheets(sheets), parse_list(read_list(str(LITELLM), READ)))

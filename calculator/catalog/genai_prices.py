@@ -9,13 +9,18 @@ snapshot, so the result depends only on the installed package version (no networ
 For each provider we have a sheet for, every serverless offer is matched to a genai-prices model
 (its own matching rules on our model name, id and base model, then the canonical name) and the price
 in force on the as-of date is turned into a proposed :class:`~calculator.catalog.prices.ServerlessPriceVersion`
-(source: document ``genai-prices <version> package data``, read on the date the data says it was
-checked, else today). The diff says, per model:
+(source: document ``genai-prices <version> package data``, read on the date the list's comments say the
+model's price was checked, else the list's own date). The diff says, per model:
 
     same       every price genai-prices gives equals the version of ours in force
     changed    some price differs: each field with our value and theirs
-    new        genai-prices has a token-priced, non-deprecated model our sheet lacks
+    new        genai-prices has a current, token-priced model our sheet lacks (see :func:`is_current`)
     missing    we have the offer; genai-prices has no such model (or no such provider)
+    retired    we retired the offer; the list still prices it (reported, never proposed)
+    older      the list prices it differently, but its date is not after our newest reading (nothing proposed)
+
+A refresh never makes a sheet worse: a retired offer gets no version, a list no newer than our own reading
+proposes nothing, and a long-context tier of ours the list does not give is kept, not deleted.
 
 Fields genai-prices does not describe (cache storage, a batch discount when it has no batch prices,
 a cached-input price it leaves out) are kept from our version and named in ``kept``; they never
@@ -27,6 +32,7 @@ whole sheet with :func:`~calculator.catalog.prices.load_price_sheet` and replace
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import functools
 import re
@@ -59,19 +65,23 @@ if TYPE_CHECKING:
     from genai_prices.types import ModelInfo, ModelPrice, Provider
 
 __all__ = [
+    "CURRENT_WITHIN_DAYS",
     "DiffEntry",
     "FieldChange",
     "GenaiData",
     "ImportReport",
     "Proposal",
+    "Status",
     "WriteResult",
     "diff_sheets",
+    "is_current",
+    "latest_check",
     "load_genai_data",
     "propose",
     "write_proposals",
 ]
 
-Status = Literal["same", "changed", "new", "missing"]
+Status = Literal["same", "changed", "new", "missing", "retired", "older"]
 PROVIDER_ALIASES: dict[str, str] = {}
 """Our sheet's provider slug -> genai-prices provider id, where they differ (none today)."""
 TOKEN_KEYS = ("input_mtok", "cache_read_mtok", "cache_write_mtok", "cache_write_1h_mtok", "output_mtok")
@@ -82,7 +92,11 @@ _PART_OF_KEY = {
     "cache_write_1h_mtok": "cache_write",
     "output_mtok": "output",
 }
-_CHECKED = re.compile(r"\bchecked\b.{0,80}?(\d{4}-\d{2}-\d{2})", re.IGNORECASE | re.DOTALL)
+_CHECKED = re.compile(
+    r"\b(?:checked|verified|as of|last updated)\b.{0,80}?(\d{4}-\d{2}-\d{2})", re.IGNORECASE | re.DOTALL
+)
+CURRENT_WITHIN_DAYS = 365
+"""A model the list dates (a price start or a check) within this many days of the as-of date counts as sold now."""
 _QUANTUM = Decimal("0.000001")
 BATCH_ROUNDING = Decimal("0.025")
 """A part's batch share may differ this much from the input's and still count as the same discount
@@ -106,7 +120,8 @@ class GenaiData:
     """The document each proposal cites; default: the installed package's data."""
     source_url: str | None = None
     read: dt.date | None = None
-    """When the list was read; default: the date genai-prices' comments say a price was checked, else today."""
+    """The list's own date: given with ``--read-on``, the day a server sent it, or the latest day its data
+    says a price was checked. A model's own check date, when earlier, dates that model's proposal."""
     batch_prices_partial: bool = False
     """A batch price the list leaves out is unknown, not the standard price: its part keeps ours (LiteLLM)."""
 
@@ -131,7 +146,25 @@ def load_genai_data() -> GenaiData:
             "the genai-prices package is not installed; install it with "
             "pip install 'inference-cost-calculator[genai-prices]' (or pip install genai-prices)",
         ) from None
-    return GenaiData(version=version("genai-prices"), providers=tuple(providers))
+    return GenaiData(
+        version=version("genai-prices"),
+        providers=tuple(providers),
+        read=latest_check(providers),
+    )
+
+
+def latest_check(providers: Iterable[Provider]) -> dt.date | None:
+    """The latest day a list's comments say a price was checked: the list is at least that new.
+
+    The installed package's release date is not recorded inside it (its files carry no real dates), so
+    this is the package data's own date, a lower bound of its release."""
+    found = [
+        d
+        for p in providers
+        for text in (p.price_comments, *(m.price_comments for m in p.models))
+        if (d := _checked_date(text)) is not None
+    ]
+    return max(found) if found else None
 
 
 # --- one model -> one proposed version ---------------------------------------------------------------
@@ -185,7 +218,8 @@ def _at(tiers: tuple[Decimal, list[tuple[int, Decimal]]], threshold: int | None)
 
 
 def _checked_date(*texts: str | None) -> dt.date | None:
-    """The latest 'checked ... YYYY-MM-DD' date in genai-prices' comments (model first, then provider)."""
+    """The latest 'checked (verified, as of) ... YYYY-MM-DD' date in the list's comments (model first, then
+    provider)."""
     for text in texts:
         if not text:
             continue
@@ -298,6 +332,25 @@ def _by_ttl(prices: dict[str, Decimal]) -> dict[str, Decimal]:
     return dict(sorted(prices.items(), key=lambda kv: ttl_minutes(kv[0])))
 
 
+def _merge_tiers(ours: ServerlessPriceVersion, theirs: list[dict[str, Any]], kept: list[str]) -> list[dict[str, Any]]:
+    """The list's long-context tiers, filled in from ours where it leaves a price out, plus every tier of ours
+    at a threshold the list does not give: a list without tiers does not prove the provider dropped one."""
+    given = {t["above_tokens"]: t for t in theirs}
+    for mine in ours.long_context:
+        tier = given.get(mine.above_tokens)
+        if tier is None:
+            given[mine.above_tokens] = {"above_tokens": mine.above_tokens, **mine.model_dump(exclude_none=True)}
+            kept.append(f"long_context[>{mine.above_tokens}]")
+            continue
+        if "cached_input" not in tier and mine.cached_input is not None:
+            tier["cached_input"] = mine.cached_input
+        if mine.cache_write:
+            tier["cache_write"] = _by_ttl({**mine.cache_write, **tier.get("cache_write", {})})
+        if mine.cache_storage_per_hour is not None:
+            tier["cache_storage_per_hour"] = mine.cache_storage_per_hour
+    return [given[t] for t in sorted(given)]
+
+
 def propose(
     provider_id: str,
     model: ModelInfo,
@@ -366,14 +419,8 @@ def propose(
         if our_prices.cache_storage_per_hour is not None:
             base["cache_storage_per_hour"] = our_prices.cache_storage_per_hour
             kept.append("cache_storage_per_hour")
-        if ours is not None and [t.above_tokens for t in ours.long_context] == thresholds and thresholds:
-            for mine, theirs in zip(ours.long_context, long_context, strict=True):
-                if "cached_input" not in theirs and mine.cached_input is not None:
-                    theirs["cached_input"] = mine.cached_input
-                if mine.cache_write:
-                    theirs["cache_write"] = _by_ttl({**mine.cache_write, **theirs.get("cache_write", {})})
-                if mine.cache_storage_per_hour is not None:
-                    theirs["cache_storage_per_hour"] = mine.cache_storage_per_hour
+        if ours is not None:
+            long_context = _merge_tiers(ours, long_context, kept)
 
     version: dict[str, Any] = {"prices": base}
     if long_context:
@@ -399,7 +446,9 @@ def propose(
         kept.append("batch_discount")
 
     checked = _checked_date(model.price_comments, provider_comments)
-    read = data.read or checked or today
+    if checked is not None and data.read is not None and checked > data.read:
+        checked = None  # a date past the list's own is a scheduled change, not a check
+    read = checked or data.read or today
     where = f" (checked {checked.isoformat()} per its comments)" if checked else ""
     effective = start or as_of
     lines = [f"Proposal imported from {data.document}, model {model.id!r}{where}; not checked by hand."]
@@ -458,6 +507,10 @@ class DiffEntry:
     reason: str | None = None
     """Why the entry cannot be written (or why it is missing)."""
     write_effective: dt.date | None = None
+    ours_read: dt.date | None = None
+    """The newest day any version of our offer was read from its source (what a list must be newer than)."""
+    ours_source: str | None = None
+    """The source of our version in force, as the sheet cites it."""
 
 
 @dataclass
@@ -468,6 +521,9 @@ class ImportReport:
     entries: list[DiffEntry]
     providers_without_sheet: list[str]
     """genai-prices providers we have no sheet for (not compared, cannot be written)."""
+    not_current: dict[str, list[str]] = field(default_factory=dict)
+    """List models of our providers that no offer matches and that the list gives no sign of being sold
+    now (see :func:`is_current`), by provider: counted, not listed as new."""
 
     def by_status(self, status: Status) -> list[DiffEntry]:
         return [e for e in self.entries if e.status == status]
@@ -533,6 +589,8 @@ def diff_sheets(
     wanted = [catalog.sheet(p).provider for p in providers] if providers else catalog.providers
     only = {m.lower() for m in models} if models else None
     entries: list[DiffEntry] = []
+    not_current: dict[str, list[str]] = {}
+    sold_elsewhere = _known_models(catalog)
     for provider_id in wanted:
         sheet = catalog.sheet(provider_id)
         ours = [o for o in sheet.offers if isinstance(o, ServerlessOffer)]
@@ -571,9 +629,10 @@ def diff_sheets(
                 continue
             matched.add(model.id)
             try:
-                current = offer.version_at(as_of)
+                listed = offer.listed_version(as_of)  # a retired offer is compared as listed, never proposed
             except InputError:
-                current = None
+                listed = None
+            current = listed if isinstance(listed, ServerlessPriceVersion) else None
             proposal = propose(
                 provider_id,
                 model,
@@ -598,6 +657,7 @@ def diff_sheets(
                 continue
             changes = _changes(current, proposal.version) if current else []
             status: Status = "changed" if current is None or changes else "same"
+            newest = max(v.source.read for v in offer.versions)
             entry = DiffEntry(
                 provider_id,
                 status,
@@ -607,8 +667,24 @@ def diff_sheets(
                 old=current,
                 proposal=proposal,
                 changes=changes,
+                ours_read=newest,
+                ours_source=(current or offer.versions[-1]).source.url
+                or (current or offer.versions[-1]).source.document,
             )
-            if status == "changed":
+            listed_on = proposal.version.source.read
+            if offer.retired is not None:  # a price for a model no longer sold here is never an improvement
+                entry.status = "retired"
+                entry.reason = (
+                    f"retired here on {offer.retired.date.isoformat()}, still listed there "
+                    f"({data.list_name} {model.id!r}); no version proposed"
+                )
+            elif status == "changed" and listed_on <= newest:
+                entry.status = "older"
+                entry.reason = (
+                    f"{data.list_name} dates this price {listed_on.isoformat()}, not after our newest reading "
+                    f"({newest.isoformat()}); nothing proposed"
+                )
+            elif status == "changed":
                 latest = offer.versions[-1].effective
                 effective = proposal.version.effective if proposal.version.effective > latest else as_of
                 if effective > latest:
@@ -624,6 +700,9 @@ def diff_sheets(
             if model.id in matched or model.deprecated:
                 continue
             if only is not None and model.id.lower() not in only:
+                continue
+            if not is_current(model, as_of, gp.price_comments, sold_elsewhere):
+                not_current.setdefault(provider_id, []).append(model.id)
                 continue
             proposal = propose(
                 provider_id,
@@ -650,7 +729,34 @@ def diff_sheets(
         as_of=as_of,
         entries=entries,
         providers_without_sheet=sorted(p.id for p in data.providers if p.id not in ours_ids),
+        not_current=not_current,
     )
+
+
+def _known_models(catalog: PriceCatalog) -> set[str]:
+    """Canonical names of the models some sheet of ours sells or the calculator has a spec for."""
+    names = {o.canonical_model for _, o in catalog.offers("serverless") if isinstance(o, ServerlessOffer)}
+    with contextlib.suppress(DataFileError):  # without specs, only the sheets' models count
+        names |= {canonical_model(n) for m in _model_specs().models for n in (m.id, *m.aliases)}
+    return names
+
+
+def is_current(model: ModelInfo, as_of: dt.date, provider_comments: str | None, known: set[str]) -> bool:
+    """Whether a list model our sheet lacks is worth listing as new: a model another offer of ours sells or
+    the calculator has a spec for; one the list gives batch prices for on ``as_of`` (genai-prices keeps
+    batch variants for the models in the providers' current batch tables only); or one it dates within
+    :data:`CURRENT_WITHIN_DAYS` (a price start or a checked date). Lists keep long-retired models undated
+    and unflagged (OpenAI's ada and davinci in genai-prices), so such a model is counted, not listed."""
+    if {canonical_model(model.id), canonical_model(model.name or model.id)} & known:
+        return True
+    if _batch_keys(model, as_of):
+        return True
+    dates = [d for d in (_checked_date(model.price_comments),) if d is not None]
+    if isinstance(model.prices, list):
+        from genai_prices.types import StartDateConstraint
+
+        dates += [c.constraint.start_date for c in model.prices if isinstance(c.constraint, StartDateConstraint)]
+    return any(0 <= (as_of - d).days <= CURRENT_WITHIN_DAYS for d in dates)
 
 
 def _slug(model: str) -> str:

@@ -14,10 +14,16 @@ price a list gives is checked before anything is compared (a number, not negativ
 lists become a :class:`~calculator.catalog.genai_prices.GenaiData`, so one diff and one writer
 (:mod:`calculator.catalog.genai_prices`) serve ``sheets import-genai-prices`` and ``sheets refresh``.
 
-A list never invents its source: each proposal cites the list (its URL, or its file name) and the date it
-was read, and :attr:`ListText.read_basis` says where that date came from: given by the user, the file's
-modification time, or the HTTP ``Date`` header of the response (its ``Last-Modified`` when the server
-sends no ``Date``). A URL without either needs the date given.
+A list never invents its source or its date: each proposal cites the list (its URL, its file name, or the
+installed package and its version) and the list's own date, and :attr:`ListText.read_basis` says where
+that date came from: given by the user (``--read-on``), the HTTP ``Date`` header of the response (its
+``Last-Modified`` when the server sends no ``Date``), or the latest day the list's data says a price was
+checked (genai-prices writes "checked"/"verified on" dates in its comments). A file's timestamp is never
+a list's date (a file unpacked from a wheel is dated 1980-01-01 or 2020-02-02): a list that dates nothing
+itself is refused unless the date is given.
+
+``--from genai-prices`` and ``--from litellm`` name the installed packages' bundled lists
+(:func:`installed_list`): genai-prices' Python data, and the cost map the litellm package ships.
 """
 
 from __future__ import annotations
@@ -36,7 +42,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from calculator.catalog.datafile import DataFileError
 from calculator.catalog.download import download, shown_url
-from calculator.catalog.genai_prices import DiffEntry, GenaiData, ImportReport, diff_sheets
+from calculator.catalog.genai_prices import (
+    DiffEntry,
+    GenaiData,
+    ImportReport,
+    diff_sheets,
+    latest_check,
+    load_genai_data,
+)
 from calculator.catalog.limits import TOKENS
 from calculator.catalog.prices import PriceCatalog
 from calculator.errors import InputError
@@ -52,6 +65,7 @@ __all__ = [
     "ListText",
     "PriceList",
     "Refresh",
+    "installed_list",
     "parse_list",
     "read_list",
     "refresh",
@@ -63,8 +77,12 @@ FETCH_TIMEOUT_S = 30.0
 """Seconds to wait for a server to connect or send more of the list."""
 MAX_PRICE_PER_MTOK = Decimal("99999999")
 """The largest price a sheet can hold (8 digits before the point); a larger one is a broken list."""
-ReadBasis = Literal["given", "file modification time", "HTTP Date header", "HTTP Last-Modified header"]
+ReadBasis = Literal["given", "HTTP Date header", "HTTP Last-Modified header", "not dated", "the list's data"]
 Format = Literal["genai-prices", "litellm"]
+INSTALLED: tuple[Format, ...] = ("genai-prices", "litellm")
+"""``--from`` names that read an installed package's bundled list rather than a file."""
+LITELLM_MAP = "model_prices_and_context_window_backup.json"
+"""The cost map inside the litellm package (the copy it falls back to without the network)."""
 
 LITELLM_PROVIDERS: dict[str, str] = {
     "openai": "openai",
@@ -108,7 +126,8 @@ class ListText:
     """The path or URL as given."""
     url: str | None
     body: bytes
-    read: dt.date
+    read: dt.date | None
+    """The list's date so far; None for a file read without ``--read-on`` (the content may date itself)."""
     read_basis: ReadBasis
     last_modified: dt.date | None = None
     """The server's ``Last-Modified`` date, when it sent one (shown, never used as the read date
@@ -145,8 +164,7 @@ def read_list(
         raise InputError("price_list.source", f"{source}: cannot read: {exc.strerror or exc}") from None
     if read_on is not None:
         return ListText(source, None, body, read_on, "given")
-    modified = dt.datetime.fromtimestamp(info.st_mtime, tz=dt.UTC).date()
-    return ListText(source, None, body, modified, "file modification time")
+    return ListText(source, None, body, None, "not dated")  # never the file's timestamp
 
 
 def _header_date(value: str | None) -> dt.date | None:
@@ -263,6 +281,84 @@ def parse_list(text: ListText) -> PriceList:
     return _litellm_list(text, raw)
 
 
+def _undated(text: ListText, what: str) -> InputError:
+    return InputError(
+        "price_list.read_on",
+        f"{text.location}: {what} gives no date of its own, and a file's timestamp is not the list's date; "
+        "give --read-on DATE (the day the list was published or downloaded)",
+    )
+
+
+def _dated(text: ListText, providers: Iterable[Any], what: str) -> ListText:
+    """``text`` with the list's own date: the one given or sent, else the latest check its data names."""
+    if text.read is not None:
+        return text
+    checked = latest_check(providers)
+    if checked is None:
+        raise _undated(text, what)
+    return dataclasses.replace(text, read=checked, read_basis="the list's data")
+
+
+def installed_list(name: str, read_on: dt.date | None = None) -> PriceList:
+    """The list an installed package bundles: ``genai-prices`` (its Python data) or ``litellm`` (its cost map).
+
+    genai-prices dates its data by the checks its comments name; LiteLLM's map names no date, and no package
+    records its release date, so ``litellm`` needs ``read_on``."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    if name == "genai-prices":
+        data = load_genai_data()
+        text = ListText(
+            f"genai-prices {data.version} (installed package)",
+            None,
+            b"",
+            read_on or data.read,
+            "given" if read_on else "the list's data",
+        )
+        if text.read is None:
+            raise _undated(text, "its data")
+        dated = dataclasses.replace(data, read=text.read)
+        return PriceList("genai-prices", f"genai-prices {data.version} package data", text, dated)
+    if name != "litellm":
+        raise InputError("price_list.source", f"{name!r} is no installed list; give genai-prices, litellm or a file")
+    folder = _litellm_folder()
+    try:
+        release = version("litellm")
+    except PackageNotFoundError:
+        folder = None
+    if folder is None or not (folder / LITELLM_MAP).is_file():
+        raise InputError(
+            "price_list.source",
+            "--from litellm reads the cost map the litellm package ships, and litellm is not installed here "
+            "(pip install litellm); or download model_prices_and_context_window.json from BerriAI/litellm and "
+            "give it: --from FILE --read-on DATE",
+        )
+    path = folder / LITELLM_MAP
+    if read_on is None:
+        raise InputError(
+            "price_list.read_on",
+            f"litellm {release}'s cost map ({path}) gives no date of its own and the package records no release "
+            f"date; give --read-on DATE, the day litellm {release} was released (its PyPI page)",
+        )
+    parsed = parse_list(read_list(str(path), read_on))
+    document = f"LiteLLM model cost map (litellm {release} package)"
+    text = dataclasses.replace(parsed.text, location=f"litellm {release} (installed package, {LITELLM_MAP})")
+    data = dataclasses.replace(parsed.data, source_document=document)
+    return dataclasses.replace(parsed, name=f"LiteLLM model cost map (litellm {release})", text=text, data=data)
+
+
+def _litellm_folder() -> Path | None:
+    """Where the litellm package is installed, found without importing it (an import takes seconds)."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("litellm")
+    except (ImportError, ValueError):
+        return None
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    return Path(locations[0]) if locations else None
+
+
 def _where(text: ListText) -> tuple[str | None, str]:
     """(url, document) a proposal cites: the URL, or the file's name."""
     return (text.url, "") if text.url else (None, f" (file {Path(text.location).name})")
@@ -342,6 +438,7 @@ def _genai_list(text: ListText, raw: list[Any]) -> PriceList:
             place = ".".join(str(p) for p in first.get("loc", ())) or "data"
             raise _problem(text, place, str(first.get("msg", exc))) from None
         raise DataFileError([f"{text.location}: not a genai-prices data.json this calculator reads ({exc})"]) from None
+    text = _dated(text, providers, "this genai-prices data.json")
     url, in_file = _where(text)
     data = GenaiData(
         version="data.json",
@@ -432,6 +529,9 @@ def _litellm_list(text: ListText, raw: dict[str, Any]) -> PriceList:
     models: dict[str, dict[str, ModelInfo]] = {}
     other: Counter[str] = Counter()
     not_token_priced = duplicates = 0
+    read = text.read
+    if read is None:
+        raise _undated(text, "LiteLLM's cost map")
     for name, entry in raw.items():
         if name == "sample_spec":  # LiteLLM's description of the fields, not a model
             continue
@@ -455,7 +555,7 @@ def _litellm_list(text: ListText, raw: dict[str, Any]) -> PriceList:
         if model_id.lower() in models.setdefault(ours, {}):
             duplicates += 1
             continue
-        models[ours][model_id.lower()] = _litellm_model(model_id, name, entry, (standard, batch), text.read)
+        models[ours][model_id.lower()] = _litellm_model(model_id, name, entry, (standard, batch), read)
     url, in_file = _where(text)
     data = GenaiData(
         version="model cost map",
@@ -465,7 +565,7 @@ def _litellm_list(text: ListText, raw: dict[str, Any]) -> PriceList:
         list_name="LiteLLM",
         source_document=f"LiteLLM model cost map{in_file}",
         source_url=url,
-        read=text.read,
+        read=read,
         batch_prices_partial=True,
     )
     return PriceList(
@@ -500,9 +600,32 @@ class Refresh:
         return self._of("missing")
 
     @property
+    def retired(self) -> list[DiffEntry]:
+        """Offers retired here that the list still prices: reported, never proposed."""
+        return self._of("retired")
+
+    @property
+    def older(self) -> list[DiffEntry]:
+        """Offers the list prices differently but dates no later than our newest reading: nothing proposed."""
+        return self._of("older")
+
+    @property
+    def tiers_kept(self) -> dict[str, list[str]]:
+        """Long-context tiers of ours the list does not give, by ``provider offer``: kept, not deleted."""
+        kept = {}
+        for e in [*self.proposals, *self.same]:
+            tiers = [k for k in (e.proposal.kept if e.proposal else ()) if k.startswith("long_context[")]
+            if tiers:
+                kept[f"{e.provider} {e.offer_id}"] = tiers
+        return kept
+
+    @property
     def unmatched(self) -> dict[str, int]:
         """List models of our providers that no offer of ours matches, by provider (summarised, not proposed)."""
-        return dict(sorted(Counter(e.provider for e in self._of("new")).items()))
+        counts = Counter(e.provider for e in self._of("new"))
+        for provider, names in self.report.not_current.items():
+            counts[provider] += len(names)
+        return dict(sorted(counts.items()))
 
     @property
     def other_providers(self) -> dict[str, int]:
@@ -529,13 +652,16 @@ def refresh(
     providers: Iterable[str] | None = None,
     models: Iterable[str] | None = None,
 ) -> Refresh:
-    """Compare ``price_list`` with our serverless offers in force on ``as_of`` (default: the date it was read)."""
+    """Compare ``price_list`` with our serverless offers in force on ``as_of`` (default: the list's date)."""
+    read = price_list.data.read or price_list.text.read
+    if read is None:  # parse_list and installed_list date every list; a hand-made one must too
+        raise _undated(price_list.text, "this list")
     report = diff_sheets(
         catalog,
-        as_of or price_list.text.read,
+        as_of or read,
         providers=providers,
         models=models,
         data=price_list.data,
-        today=price_list.text.read,
+        today=read,
     )
     return Refresh(price_list, report)

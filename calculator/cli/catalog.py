@@ -137,6 +137,8 @@ def _offer_json(sheet: PriceSheet, offer: Any, as_of: dt.date, history: bool) ->
         )
     if history:
         data["history"] = _with_age(data["history"], as_of)
+    newest = offer.latest.source.read
+    data.update(newest_read=newest.isoformat(), newest_age_days=price_age_days(newest, as_of))
     return data
 
 
@@ -185,10 +187,12 @@ def cmd_sheets(args: argparse.Namespace) -> int:
     as_of = args.as_of or dt.date.today()
     if args.provider:
         catalog.sheet(args.provider)  # an unknown provider is an error, not an empty list
+    older_than: int | None = getattr(args, "older_than", None)
     rows = [
         _offer_json(sheet, offer, as_of, args.history)
         for sheet, offer in catalog.offers(args.kind)
-        if not args.provider or sheet.provider == args.provider.lower()
+        if (not args.provider or sheet.provider == args.provider.lower())
+        and (older_than is None or price_age_days(offer.latest.source.read, as_of) > older_than)
     ]
     if args.json:
         console.emit(rows)
@@ -215,7 +219,8 @@ def cmd_sheets(args: argparse.Namespace) -> int:
                 )
     headers = ["Kind", "Provider", "Offer", "Model/GPU", "Cur", "Prices", "Effective", "Read ago"]
     print(console.table(table, headers))
-    print(f"\n{len(rows)} offers, prices in force on {as_of.isoformat()}. Sources: --json.")
+    older = f" whose newest version was read more than {older_than} days before then" if older_than is not None else ""
+    print(f"\n{len(rows)} offers, prices in force on {as_of.isoformat()}{older}. Sources: --json.")
     for r in rows:
         if (r.get("retired") or {}).get("in_force"):
             print(f"{r['provider']}/{r['id']}: {_retired_text(r['retired'])}; listed, not priced.")
@@ -427,14 +432,16 @@ def add_catalog_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     sheets.add_argument(
         "--from",
         dest="from_list",
-        metavar="FILE|URL",
-        help="with refresh: genai-prices' data.json or LiteLLM's model_prices_and_context_window.json",
+        metavar="FILE|URL|genai-prices|litellm",
+        help="with refresh: genai-prices' data.json or LiteLLM's model_prices_and_context_window.json, "
+        "or genai-prices / litellm for the list the installed package bundles",
     )
     sheets.add_argument(
         "--read-on",
         type=flags.iso_date,
         metavar="DATE",
-        help="with refresh: the date the list was read (default: the file's modification time, or the HTTP Date)",
+        help="with refresh: the list's date (default: the date the list's data gives, or the HTTP Date; "
+        "never a file's timestamp)",
     )
     sheets.add_argument("--write", action="store_true", help="with import-genai-prices or refresh: write the proposals")
     sheets.add_argument("--model", action="append", help="with import-genai-prices or refresh: only these models")
@@ -442,6 +449,12 @@ def add_catalog_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     sheets.add_argument("--provider")
     sheets.add_argument("--as-of", type=flags.iso_date, help="show prices in force on this date (default today)")
     sheets.add_argument("--history", action="store_true", help="every price version, with sources")
+    sheets.add_argument(
+        "--older-than",
+        type=flags.count,
+        metavar="DAYS",
+        help="only the offers whose newest version was read more than DAYS days before the as-of date",
+    )
     sheets.set_defaults(func=cmd_sheets)
 
     gpus = sub.add_parser("gpus", parents=[common], help="list GPU specs")

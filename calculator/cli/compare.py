@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime as dt
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from calculator.catalog.prices import STALE_AFTER_DAYS, is_stale, price_age_text
 from calculator.cli import console, flags, folders, words
 from calculator.cli.scenario_args import scenario_from_args, with_cheapest
 from calculator.cli.turn import turn_json
+from calculator.errors import InputError
 from calculator.present.money import format_money, format_small
 from calculator.present.shown_currency import turn_currency
 from calculator.pricing.compare import (
@@ -25,6 +27,8 @@ from calculator.pricing.compare import (
     crossing_runs,
     load_catalogs,
 )
+from calculator.pricing.option import OptionCost
+from calculator.pricing.side_by_side import ServerlessRow, serverless_side_by_side
 from calculator.scenario.inputs import AUTO_RECORD, monthly_turns
 from calculator.scenario.model import (
     DedicatedChoice,
@@ -76,6 +80,14 @@ def _scenario_from_args(args: argparse.Namespace) -> Scenario:
             hosting["record"] = AUTO_RECORD
     if args.autoscale:
         hosting["autoscale"] = True
+    offers = getattr(args, "serverless", None) or []
+    if offers and (args.provider or args.model):
+        raise flags.UsageError(
+            "compare: give the serverless offer as --serverless PROVIDER/MODEL or --provider/--model"
+        )
+    if offers:
+        kept = {k: v for k, v in (data.get("serverless") or {}).items() if k not in ("provider", "model")}
+        data["serverless"] = ServerlessChoice(provider=offers[0][0], model=offers[0][1], **kept)
     if args.provider or args.model:
         current = data.get("serverless") or {}
         provider = args.provider or current.get("provider")
@@ -89,6 +101,9 @@ def _scenario_from_args(args: argparse.Namespace) -> Scenario:
         data["gpu_vm"] = GpuVmChoice(provider=args.gpu_vm[0], offer=args.gpu_vm[1])
     if args.as_of:
         data["as_of"] = args.as_of
+    own = _own_prices(args, dict(data.get("own_prices") or {}))
+    if own:
+        data["own_prices"] = own
     rates = dict(data.get("fx") or {})
     if args.usd_per_eur:
         rates["usd_per_eur"] = args.usd_per_eur
@@ -111,6 +126,91 @@ def _scenario_from_args(args: argparse.Namespace) -> Scenario:
         raise words.invalid(exc) from None
 
 
+_OWN_FLAGS = {
+    "serverless_discount": "serverless_discount",
+    "dedicated_hour_price": "dedicated_gpu_hour",
+    "gpu_hour_price": "gpu_hour",
+    "own_price_name": "name",
+}
+
+
+def _own_prices(args: argparse.Namespace, own: dict[str, Any]) -> dict[str, Any]:
+    """The scenario's own prices with the flags' on top (a flag replaces what the file gives for it)."""
+    prices = getattr(args, "serverless_price", None)
+    if prices is not None:
+        own.pop("serverless_discount", None)
+        own["serverless"] = prices
+    for flag, field in _OWN_FLAGS.items():
+        value = getattr(args, flag, None)
+        if value is None:
+            continue
+        if field == "serverless_discount" and prices is not None:
+            raise flags.UsageError("compare: --serverless-price and --serverless-discount: give one of them")
+        if field == "serverless_discount":
+            own.pop("serverless", None)
+            own.pop("serverless_long_context", None)
+        own[field] = value
+    return own
+
+
+_PRICE_LIMIT = Decimal("99999999")
+
+
+def _decimal(text: str, what: str) -> Decimal:
+    try:
+        value = Decimal(text.strip().replace(",", "") if what == "a percentage" else text.strip())
+    except InvalidOperation:
+        raise argparse.ArgumentTypeError(f"{flags.echo(text)} is not {what}") from None
+    if not value.is_finite():
+        raise argparse.ArgumentTypeError(f"{flags.echo(text)} is not {what}")
+    return value
+
+
+def serverless_ref(text: str) -> tuple[str, str]:
+    """``PROVIDER/MODEL`` (the model may hold slashes itself: ``together/meta-llama/Llama-3.3-70B-Instruct-Turbo``)."""
+    provider, sep, model = text.strip().partition("/")
+    if not sep or not provider or not model:
+        raise argparse.ArgumentTypeError(
+            f"{flags.echo(text)} should be PROVIDER/MODEL, for example lyceum/GLM-5.3 (see: sheets --kind serverless)"
+        )
+    return provider, model
+
+
+def own_price(text: str) -> Decimal:
+    """A price of 0 or more, at most 6 decimal places (per million tokens or per hour)."""
+    value = _decimal(text, "a price (a number such as 1.40)")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{flags.echo(text)} is negative; a price is 0 or more")
+    if value > _PRICE_LIMIT:
+        raise argparse.ArgumentTypeError(f"{flags.echo(text)} is larger than any price ({_PRICE_LIMIT:,} at most)")
+    if value != value.quantize(Decimal("0.000001")):
+        raise argparse.ArgumentTypeError(f"{flags.echo(text)} has more than 6 decimal places")
+    return value
+
+
+def own_token_prices(text: str) -> dict[str, Decimal]:
+    """``IN,CACHED,OUT`` per million tokens; CACHED may be ``-`` (no cached-input price: billed as input)."""
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) != 3:
+        raise argparse.ArgumentTypeError(
+            f"{flags.echo(text)} is not IN,CACHED,OUT: give three prices per million tokens, such as 1.40,0.26,4.40"
+        )
+    prices = {"input": own_price(parts[0]), "output": own_price(parts[2])}
+    if parts[1] != "-":
+        prices["cached_input"] = own_price(parts[1])
+    return prices
+
+
+def own_discount(text: str) -> Decimal:
+    """A discount in percent, 0 to 100."""
+    value = _decimal(text.rstrip("% "), "a percentage")
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError(
+            f"{flags.echo(text)} is outside 0-100; a discount is a percentage of the price"
+        )
+    return value
+
+
 def _comparison_json(result: Comparison) -> dict[str, Any]:
     turn = result.turn
     users = result.scenario.traffic.users
@@ -130,32 +230,7 @@ def _comparison_json(result: Comparison) -> dict[str, Any]:
             if turn
             else None
         ),
-        "options": [
-            {
-                "option": o.option,
-                "provider": o.provider,
-                "offer": o.offer,
-                "model": o.model,
-                "monthly": float(o.monthly),
-                "annual": float(o.annual),
-                "monthly_per_user": console.num(o.monthly_per_user(users)),
-                "cost_per_1000_turns": console.num(o.cost_per_1000_turns),
-                "breakdown": {k: float(v) for k, v in o.breakdown.items()},
-                "replicas": o.replicas,
-                "gpus": o.gpus,
-                "instances": o.instances,
-                "gpu_hours": o.gpu_hours,
-                "utilisation": o.utilisation,
-                "capacity_requests_per_s": o.capacity.requests_per_s if o.capacity else None,
-                "capacity_method": o.capacity.method if o.capacity else None,
-                "capacity_bound": o.capacity.bound if o.capacity else None,
-                "price_versions": [
-                    {**p.model_dump(mode="json"), "age_days": p.age_days(result.as_of)} for p in o.prices
-                ],
-                "notes": list(o.notes),
-            }
-            for o in result.options
-        ],
+        "options": [_option_json(o, result) for o in result.options],
         "cheapest": result.cheapest,
         "break_even": [c.model_dump() for c in result.crossings],
         "stays_cheapest_above": (
@@ -167,6 +242,92 @@ def _comparison_json(result: Comparison) -> dict[str, Any]:
         "problems": [dataclasses.asdict(w) for w in result.warnings],
         "estimate_range": _estimate_range_json(result),
     }
+
+
+def _option_json(o: OptionCost, result: Comparison, option: str | None = None) -> dict[str, Any]:
+    users = result.scenario.traffic.users
+    return {
+        "option": option or o.option,
+        "kind": o.option,
+        "provider": o.provider,
+        "offer": o.offer,
+        "model": o.model,
+        "monthly": float(o.monthly),
+        "annual": float(o.annual),
+        "monthly_per_user": console.num(o.monthly_per_user(users)),
+        "cost_per_1000_turns": console.num(o.cost_per_1000_turns),
+        "breakdown": {k: float(v) for k, v in o.breakdown.items()},
+        "replicas": o.replicas,
+        "gpus": o.gpus,
+        "instances": o.instances,
+        "gpu_hours": o.gpu_hours,
+        "utilisation": o.utilisation,
+        "capacity_requests_per_s": o.capacity.requests_per_s if o.capacity else None,
+        "capacity_method": o.capacity.method if o.capacity else None,
+        "capacity_bound": o.capacity.bound if o.capacity else None,
+        "price_versions": [{**p.model_dump(mode="json"), "age_days": p.age_days(result.as_of)} for p in o.prices],
+        "notes": list(o.notes),
+    }
+
+
+# --- several serverless offers side by side ---------------------------------------------------------------
+
+
+def _turn_costs(result: Comparison) -> dict[str, Any] | None:
+    if result.turn is None:
+        return None
+    return {
+        "no_reuse": float(result.turn.no_reuse.cost_per_turn),
+        "reused": float(result.turn.reused.cost_per_turn),
+        "currency": result.turn.price.currency,
+    }
+
+
+def _side_by_side_json(rows: list[ServerlessRow], data: dict[str, Any]) -> None:
+    """Each other serverless offer as an option (kind ``serverless``), with its turn and break-evens, and the
+    cheapest of all options."""
+    for row in rows[1:]:
+        entry = _option_json(row.cost, row.result, row.option)
+        data["options"].append(entry)
+    for row, entry in zip(rows, [o for o in data["options"] if o["kind"] == "serverless"], strict=True):
+        entry["turn"] = _turn_costs(row.result)
+        entry["break_even"] = [c.model_dump() for c in row.crossings]
+        entry["same_model"] = row.same_model
+    every = [(o["monthly"], o["option"]) for o in data["options"]]
+    data["cheapest"] = min(every)[1] if every else None
+    data["cheapest_serverless"] = min((r.cost.monthly, r.option) for r in rows)[1] if rows else None
+
+
+def _print_side_by_side(rows: list[ServerlessRow], cur: str) -> None:
+    cheapest = min(rows, key=lambda r: r.cost.monthly)
+    print("\nServerless offers side by side:")
+    table = []
+    for row in rows:
+        turn = row.result.turn
+        tc_turn = turn_currency(turn, row.result.scenario) if turn else None
+        no_reuse = reused = "-"
+        if turn is not None and tc_turn is not None:
+            tc, convert = tc_turn
+            no_reuse = format_small(convert(turn.no_reuse.cost_per_turn), tc)
+            reused = format_small(convert(turn.reused.cost_per_turn), tc)
+        model = row.cost.model or "-"
+        if not row.same_model:
+            model += " (another model)"
+        above = [
+            f"{OPTION_LABELS[c.b if c.a == 'serverless' else c.a]} at {c.turns_per_month:,.0f}" for c in row.crossings
+        ]
+        table.append(
+            [
+                f"{row.cost.provider}/{row.cost.offer}" + (" *" if row is cheapest else ""),
+                model,
+                format_money(row.cost.monthly, cur),
+                no_reuse,
+                reused,
+                "; ".join(above[:2]) + (f" (+{len(above) - 2} more)" if len(above) > 2 else "") or "none",
+            ]
+        )
+    print(console.table(table, ["Offer", "Model", "Per month", "No-reuse turn", "Reused turn", "Break-even with"]))
+    print("* the cheapest serverless offer")
 
 
 def _estimate_range_json(result: Comparison) -> dict[str, Any] | None:
@@ -228,8 +389,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
         console.check_save(args.save, "--save")
     asked = _scenario_from_args(args)
     catalogs = load_catalogs(args.sheets, args.gpu_specs, args.records, args.models)
+    for provider, model in getattr(args, "serverless", None) or []:
+        try:
+            catalogs.prices.serverless(provider, model)
+        except InputError as exc:  # named as the flag the user typed, not the scenario field
+            raise InputError("--serverless", f"{provider}/{model}: {exc.message}", exc.allowed) from None
     scenario, picks = with_cheapest(asked, catalogs)
     result = compare(scenario, catalogs)
+    several = len(getattr(args, "serverless", None) or []) > 1
+    side = serverless_side_by_side(result, catalogs, args.serverless[1:]) if several else []
     by_share = break_even_by_prefix_share(scenario, catalogs) if args.by_prefix_share else None
     repricing = None
     if scenario.prices_used or args.save:
@@ -244,6 +412,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.json:
         data = _comparison_json(result)
         data["offers_chosen"] = [_pick_json(p) for p in picks]
+        if side:
+            _side_by_side_json(side, data)
         if repricing is not None:
             data["repricing"] = {
                 "priced_on": repricing.priced_on.isoformat(),
@@ -312,6 +482,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         )
     if users:
         print(f"{users:,} users, {s.traffic.turns_per_user_per_day:,.1f} turns per user a day")
+    if side:
+        _print_side_by_side(side, cur)
     if result.turn:
         t = result.turn
         tc, convert = turn_currency(t, scenario)
@@ -376,6 +548,13 @@ def add_compare_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     folders.add_data_folders(cmp_, *folders.DATA_FOLDERS)
     cmp_.add_argument("--scenario", help="scenario YAML file")
     cmp_.add_argument("--preset", help="a bundled scenario (see: presets)")
+    cmp_.add_argument(
+        "--serverless",
+        action="append",
+        type=serverless_ref,
+        metavar="PROVIDER/MODEL",
+        help="a serverless offer; give it several times to price several side by side (the first is the scenario's)",
+    )
     cmp_.add_argument("--provider", help="serverless provider")
     cmp_.add_argument("--model", help="serverless model")
     cmp_.add_argument("--dedicated", type=flags.offer_ref, help="dedicated offer as PROVIDER:OFFER")
@@ -386,6 +565,17 @@ def add_compare_parser(sub: Any, common: argparse.ArgumentParser) -> None:
         help="model id the dedicated and self-hosted options run (see: models); default: the serverless model "
         "when its weights are open",
     )
+    own = cmp_.add_argument_group("own prices", "your negotiated prices, in the scenario's currency")
+    own.add_argument(
+        "--serverless-price",
+        type=own_token_prices,
+        metavar="IN,CACHED,OUT",
+        help="your per-token prices for the serverless offer, per million tokens (CACHED may be -)",
+    )
+    own.add_argument("--serverless-discount", type=own_discount, metavar="PCT", help="percent off its listed prices")
+    own.add_argument("--dedicated-hour-price", type=own_price, metavar="PRICE", help="your dedicated GPU-hour price")
+    own.add_argument("--gpu-hour-price", type=own_price, metavar="PRICE", help="your GPU VM price per GPU-hour")
+    own.add_argument("--own-price-name", metavar="TEXT", help='what your prices are ("ACME negotiated, 2026-12")')
     cmp_.add_argument("--as-of", type=flags.iso_date)
     cmp_.add_argument("--currency", choices=list(CODES), help="show every figure in this currency")
     cmp_.add_argument("--usd-per-eur", type=flags.usd_per_eur, help="US dollars per euro (the same as --fx EUR=RATE)")

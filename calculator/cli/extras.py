@@ -13,7 +13,14 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from calculator.catalog.genai_prices import DiffEntry, ImportReport, WriteResult, diff_sheets, write_proposals
+from calculator.catalog.genai_prices import (
+    DiffEntry,
+    ImportReport,
+    Status,
+    WriteResult,
+    diff_sheets,
+    write_proposals,
+)
 from calculator.catalog.prices import DEFAULT_SHEETS_DIR, ServerlessPriceVersion, load_price_sheets
 from calculator.cli import console, flags, folders
 from calculator.errors import InputError
@@ -32,6 +39,11 @@ from calculator.pricing.ttl import (
 )
 
 __all__ = ["add_ttl_parser", "cmd_ttl", "run_genai_import"]
+
+STATUSES: tuple[Status, ...] = ("same", "changed", "new", "missing", "retired", "older")
+"""Every status of the diff, in the order the counts are printed."""
+ROW_ORDER: tuple[Status, ...] = ("changed", "older", "retired", "same", "missing", "new")
+"""The order of the rows: what needs a decision first."""
 
 
 # --- ttl -------------------------------------------------------------------------------------------------
@@ -287,13 +299,15 @@ def _entry_json(e: DiffEntry) -> dict[str, Any]:
 
 
 def report_json(report: ImportReport, written: list[WriteResult] | None) -> dict[str, Any]:
-    counts = {s: len(report.by_status(s)) for s in ("same", "changed", "new", "missing")}
+    counts: dict[str, int] = {s: len(report.by_status(s)) for s in STATUSES}
+    counts["not_current"] = sum(len(v) for v in report.not_current.values())
     return {
         "package": {"name": "genai-prices", "version": report.package_version, "document": report.document},
         "as_of": report.as_of.isoformat(),
         "counts": counts,
         "entries": [_entry_json(e) for e in report.entries],
         "providers_without_sheet": report.providers_without_sheet,
+        "not_current": report.not_current,
         "written": None
         if written is None
         else [
@@ -317,6 +331,8 @@ def _change_text(e: DiffEntry) -> str:
         if p.cache_write:
             text += " / write " + ", ".join(f"{k} {_short(v)}" for k, v in p.cache_write.items())
     else:
+        text = e.reason or ""
+    if e.status in ("retired", "older"):
         text = e.reason or ""
     if e.reason and e.status in ("changed", "new"):
         text += f" (not writable: {e.reason})"
@@ -349,12 +365,20 @@ def run_genai_import(args: argparse.Namespace) -> int:
     print(f"{report.document} against the sheets in {sheets_dir}, prices in force on {as_of.isoformat()}")
     rows = [
         [e.status, e.provider, e.model, e.genai_id or "-", _change_text(e)]
-        for status in ("changed", "same", "missing", "new")
+        for status in ROW_ORDER
         for e in report.by_status(status)
     ]
     print(console.table(rows, ["Status", "Provider", "Model (ours / new)", "genai-prices id", "Differences"]))
-    counts = ", ".join(f"{len(report.by_status(s))} {s}" for s in ("same", "changed", "new", "missing"))
+    counts = ", ".join(f"{len(report.by_status(s))} {s}" for s in STATUSES)
     print(f"\n{counts}.")
+    if report.not_current:
+        undated = sum(len(v) for v in report.not_current.values())
+        print(
+            f"Not listed: {undated} models no offer here matches that genai-prices gives no sign of selling now "
+            "(no batch price, no price start or check date within a year, no model spec here), such as "
+            + ", ".join(f"{p} {names[0]}" for p, names in sorted(report.not_current.items()))
+            + "."
+        )
     if report.providers_without_sheet and not provider:
         print(
             f"genai-prices providers without a sheet here (not compared): {', '.join(report.providers_without_sheet)}"

@@ -1,10 +1,12 @@
-"""``python -m calculator sheets refresh --from FILE|URL [--read-on DATE] [--json] [--write]``.
+"""``python -m calculator sheets refresh --from FILE|URL|genai-prices|litellm [--read-on DATE] [--json] [--write]``.
 
-Reads genai-prices' data.json or LiteLLM's model cost map (:mod:`calculator.catalog.price_lists`) and
-prints, per offer of ours whose prices differ, the proposed new version as old -> new per field, with the
-list and the date it was read as the version's source; ``--write`` appends those versions to the sheets.
-A refresh never adds offers: list models no offer of ours matches are counted, not proposed (``sheets
-import-genai-prices`` proposes new offers from the installed package).
+Reads genai-prices' data.json or LiteLLM's model cost map (:mod:`calculator.catalog.price_lists`), or the
+list an installed package bundles, and prints, per offer of ours whose prices differ, the proposed new
+version as old -> new per field, with our version's source and date beside the list's; ``--write`` appends
+exactly the versions shown. A refresh never adds offers (list models no offer of ours matches are counted,
+not proposed: ``sheets import-genai-prices`` proposes new offers) and never makes a sheet worse: offers
+retired here, and offers the list dates no later than our newest reading, are reported with nothing
+proposed, and a long-context tier of ours the list lacks is kept and named.
 """
 
 from __future__ import annotations
@@ -16,14 +18,17 @@ from pathlib import Path
 from typing import Any
 
 from calculator.catalog.genai_prices import DiffEntry, WriteResult, write_proposals
-from calculator.catalog.price_lists import Refresh, parse_list, read_list, refresh
+from calculator.catalog.price_lists import INSTALLED, Refresh, installed_list, parse_list, read_list, refresh
 from calculator.catalog.prices import DEFAULT_SHEETS_DIR, load_price_sheets
 from calculator.cli import console
 from calculator.cli.extras import _short, _value_json, _version_prices
 
 __all__ = ["refresh_json", "run_refresh"]
 
-_BASIS_SHOWN = {"given": "given with --read-on"}
+_BASIS_SHOWN = {
+    "given": "given with --read-on",
+    "the list's data": "the latest date its data says a price was checked",
+}
 
 
 def _proposal_json(e: DiffEntry) -> dict[str, Any]:
@@ -46,8 +51,35 @@ def _proposal_json(e: DiffEntry) -> dict[str, Any]:
             "read": source.read.isoformat(),
             "note": source.note,
         },
+        "old_source": _old_source(e),
         "note": e.proposal.version.note,
         "writable": e.writable,
+        "reason": e.reason,
+    }
+
+
+def _old_source(e: DiffEntry) -> dict[str, Any] | None:
+    """Our version's source, and the newest day any version of the offer was read."""
+    if e.old is None:
+        return None
+    return {
+        "url": e.old.source.url,
+        "document": e.old.source.document,
+        "read": e.old.source.read.isoformat(),
+        "newest_read": e.ours_read.isoformat() if e.ours_read else None,
+    }
+
+
+def _held_json(e: DiffEntry) -> dict[str, Any]:
+    """An offer the refresh reports and proposes nothing for (retired here, or the list is not newer)."""
+    return {
+        "provider": e.provider,
+        "offer_id": e.offer_id,
+        "model": e.model,
+        "list_model": e.genai_id,
+        "changes": [{"field": c.field, "old": _value_json(c.old), "new": _value_json(c.new)} for c in e.changes],
+        "list_read": e.proposal.version.source.read.isoformat() if e.proposal else None,
+        "old_source": _old_source(e),
         "reason": e.reason,
     }
 
@@ -60,7 +92,7 @@ def refresh_json(result: Refresh, sheets_dir: Path, written: list[WriteResult] |
             "name": price_list.name,
             "location": text.location,
             "url": text.url,
-            "read": text.read.isoformat(),
+            "read": text.read.isoformat() if text.read else None,
             "read_basis": text.read_basis,
             "last_modified": text.last_modified.isoformat() if text.last_modified else None,
         },
@@ -71,8 +103,13 @@ def refresh_json(result: Refresh, sheets_dir: Path, written: list[WriteResult] |
             "same": len(result.same),
             "missing": len(result.missing),
             "unmatched": sum(result.unmatched.values()),
+            "retired": len(result.retired),
+            "older": len(result.older),
         },
         "proposals": [_proposal_json(e) for e in result.proposals],
+        "tiers_kept": result.tiers_kept,
+        "retired": [_held_json(e) for e in result.retired],
+        "older": [_held_json(e) for e in result.older],
         "same": [
             {"provider": e.provider, "offer_id": e.offer_id, "model": e.model, "list_model": e.genai_id}
             for e in result.same
@@ -101,6 +138,10 @@ def _shown(value: Any) -> str:
     return f"{whole}.{cents.ljust(2, '0')}"
 
 
+def _cite(url: str | None, document: str | None) -> str:
+    return f"{document} ({url})" if url and document else (url or document or "-")
+
+
 def _counted(counts: dict[str, int]) -> str:
     return ", ".join(f"{name} {n}" for name, n in counts.items())
 
@@ -108,7 +149,8 @@ def _counted(counts: dict[str, int]) -> str:
 def _print_text(result: Refresh, sheets_dir: Path, written: list[WriteResult] | None) -> None:
     price_list, text = result.price_list, result.price_list.text
     basis = _BASIS_SHOWN.get(text.read_basis, text.read_basis)
-    print(f"{price_list.name}: {text.location}, read {text.read.isoformat()} ({basis})")
+    dated = text.read.isoformat() if text.read else "undated"
+    print(f"{price_list.name}: {text.location}, dated {dated} ({basis})")
     if text.last_modified and text.read_basis != "HTTP Last-Modified header":
         print(f"The server says it was last modified on {text.last_modified.isoformat()}.")
     print(f"Compared with the sheets in {sheets_dir}, prices in force on {result.report.as_of.isoformat()}.")
@@ -128,12 +170,25 @@ def _print_text(result: Refresh, sheets_dir: Path, written: list[WriteResult] | 
         source = version.source
         cited = f"{source.document} ({source.url})" if source.url else source.document
         print(f"    source: {cited}, read {source.read.isoformat()}")
+        if e.old is not None:
+            print(f"    ours:   {_cite(e.old.source.url, e.old.source.document)}, read {e.old.source.read.isoformat()}")
         if e.proposal.kept:
             print(f"    kept from ours ({name} does not give them): {', '.join(e.proposal.kept)}")
         if e.proposal.deprecated:
             print(f"    {name} marks this model deprecated")
         if e.reason:
             print(f"    not writable: {e.reason}")
+    for e in result.retired:
+        print(f"\n{e.provider} {e.offer_id}: {e.reason}.")
+    if result.older:
+        print(f"\nNot newer than our reading, nothing proposed: {len(result.older)}.")
+        for e in result.older:
+            fields = ", ".join(f"{c.field} {_shown(c.old)} -> {_shown(c.new)}" for c in e.changes)
+            said = f"the list says {fields}" if fields else "we have no price in force on the list's date"
+            print(f"    {e.provider} {e.offer_id}: {e.reason} ({said})")
+    if result.tiers_kept:
+        kept = "; ".join(f"{offer} {', '.join(tiers)}" for offer, tiers in result.tiers_kept.items())
+        print(f"\nLong-context tiers kept from ours ({name} gives none there): {kept}.")
     print()
     if result.same:
         print(f"Same prices: {len(result.same)} ({', '.join(f'{e.provider} {e.offer_id}' for e in result.same)}).")
@@ -167,7 +222,11 @@ def _print_text(result: Refresh, sheets_dir: Path, written: list[WriteResult] | 
 def run_refresh(args: argparse.Namespace) -> int:
     """``sheets refresh --from FILE|URL``: the list read and checked before any sheet is compared or written."""
     sheets_dir: Path = getattr(args, "sheets", None) or DEFAULT_SHEETS_DIR
-    price_list = parse_list(read_list(args.from_list, getattr(args, "read_on", None)))
+    read_on = getattr(args, "read_on", None)
+    if args.from_list in INSTALLED:  # a file of that name is read as ./genai-prices
+        price_list = installed_list(args.from_list, read_on)
+    else:
+        price_list = parse_list(read_list(args.from_list, read_on))
     catalog = load_price_sheets(sheets_dir)
     provider = getattr(args, "provider", None)
     as_of: dt.date | None = getattr(args, "as_of", None)

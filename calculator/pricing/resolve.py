@@ -32,6 +32,7 @@ from calculator.catalog.prices import (
     canonical_model,
 )
 from calculator.errors import InputError, Problem
+from calculator.pricing.own_prices import with_own_prices
 from calculator.pricing.same_model import GpuModelChoice, gpu_model_choice, measured_record, model_names
 from calculator.scenario.inputs import AUTO_RECORD, LEGACY_RECORD, EstimateSetup, TurnShape
 from calculator.scenario.model import Scenario
@@ -366,6 +367,7 @@ def _same_lookups(res: ResolvedScenario, scenario: Scenario) -> bool:
         and scenario.gpu_vm == old.gpu_vm
         and scenario.token_factors == old.token_factors
         and scenario.evidence.records == old.evidence.records
+        and scenario.own_prices == old.own_prices
     )
     return same and all(getattr(scenario.self_hosting, f) == getattr(old.self_hosting, f) for f in _SIZING)
 
@@ -399,7 +401,7 @@ def resolve(scenario: Scenario, cat: Catalogs, *, drop_unpriceable: bool = False
             asked = [f for f in ("dedicated", "gpu_vm") if (c := getattr(scenario, f)) is not None and c.cheapest]
             dropped += [(field, exc) for field in asked]
             scenario = scenario.model_copy(update=dict.fromkeys(asked))
-    cat = with_own_records(cat, scenario)
+    cat = with_own_prices(with_own_records(cat, scenario), scenario)
     measured: ThroughputRecord | None = None
     sides: dict[str, ServerlessSide | OwnedSide | None] = {}
     for option in ("serverless", "dedicated", "self_hosted"):

@@ -43,6 +43,7 @@ from calculator.catalog.prices import (
 )
 from calculator.errors import InputError
 from calculator.scenario.inputs import TurnShape
+from calculator.scenario.own_prices import is_own
 
 __all__ = [
     "CostParts",
@@ -95,6 +96,8 @@ class PriceRef(BaseModel):
     source: str
     read: dt.date
     note: str | None = None
+    price_source: Literal["sheet", "own"] = "sheet"
+    """``own``: the user's own price (entered, or a listed price less their discount), not a sheet version."""
 
     def age_days(self, on: dt.date) -> int:
         """How old the price is on ``on`` (today or the price date): days since its source was read."""
@@ -149,6 +152,7 @@ def price_ref(
         source=version.source.url or version.source.document or "",
         read=version.source.read,
         note=version.note,
+        price_source="own" if is_own(version.source) else "sheet",
     )
 
 

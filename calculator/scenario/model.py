@@ -26,6 +26,7 @@ from calculator.errors import InputError
 from calculator.scenario.evidence import Evidence, PrefixEvidence
 from calculator.scenario.inputs import EstimateSetup, Fx, SelfHosting, Traffic, TurnShape
 from calculator.scenario.load import LoadProfile, profile_from_traffic
+from calculator.scenario.own_prices import OwnPrices
 
 __all__ = [
     "CHEAPEST",
@@ -140,6 +141,8 @@ class Scenario(_Frozen):
     """The price versions this scenario was priced with when it was saved (see ``pinning.py``)."""
     evidence: Evidence = Evidence()
     """The user's own measurements, prefix analysis and load profile (see ``evidence.py``)."""
+    own_prices: OwnPrices | None = None
+    """The user's own prices for the options chosen, or discounts off their listed prices (see ``own_prices.py``)."""
 
     @field_validator("token_factors")
     @classmethod
