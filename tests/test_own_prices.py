@@ -66,8 +66,9 @@ def test_without_own_prices_every_version_is_a_sheets(capsys: pytest.CaptureFixt
 
 
 def test_own_gpu_hour_prices_bill_every_gpu_hour(capsys: pytest.CaptureFixture[str]) -> None:
-    listed = _compare(capsys)
-    own = _compare(capsys, "--dedicated-hour-price", "5.00", "--gpu-hour-price", "3.50")
+    named = ("--dedicated", "fireworks:on-demand-h200-141gb", "--gpu-vm", "nebius:b200-8x")  # offers named by hand
+    listed = _compare(capsys, *named)
+    own = _compare(capsys, *named, "--dedicated-hour-price", "5.00", "--gpu-hour-price", "3.50")
     dedicated = _option(own, "dedicated")
     assert dedicated["gpus"] == _option(listed, "dedicated")["gpus"] == 24  # 3 replicas of 8, as listed
     assert dedicated["monthly"] == 24 * HOURS * 5.00

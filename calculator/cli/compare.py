@@ -137,6 +137,8 @@ _OWN_FLAGS = {
 def _own_prices(args: argparse.Namespace, own: dict[str, Any]) -> dict[str, Any]:
     """The scenario's own prices with the flags' on top (a flag replaces what the file gives for it)."""
     prices = getattr(args, "serverless_price", None)
+    if prices is not None and not isinstance(prices, dict):  # argparse drops a bare '--' value unconverted
+        raise flags.UsageError("--serverless-price: give IN,CACHED,OUT per million tokens, such as 1.40,0.26,4.40")
     if prices is not None:
         own.pop("serverless_discount", None)
         own["serverless"] = prices
