@@ -5,14 +5,16 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import streamlit as st
 
 from calculator.catalog.datafile import DATA_DIR, DataFileError
-from calculator.pricing.cheapest import OfferPick, with_cheapest_offers
 from calculator.pricing.compare import Catalogs, load_catalogs
 from calculator.scenario.model import Scenario, list_presets, load_preset
+
+if TYPE_CHECKING:  # the search is imported when a scenario asks for it, not before the first costs show
+    from calculator.pricing.cheapest import OfferPick
 
 T = TypeVar("T")
 
@@ -111,6 +113,8 @@ def cheapest_picked(
     asked = [k for k in ("dedicated", "gpu_vm") if (c := getattr(scenario, k)) is not None and c.cheapest]
     if not asked:
         return scenario, ()
+    from calculator.pricing.cheapest import with_cheapest_offers
+
     base = key if key is not None else priced_key(scenario, work_cat, today)
     if base is None:
         return with_cheapest_offers(scenario, work_cat)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-from typing import Literal
+from typing import Any, Literal
 
 import streamlit as st
 from pydantic import ValidationError
@@ -33,7 +33,6 @@ from calculator.present.report import (
 )
 from calculator.present.shown_currency import turn_currency
 from calculator.pricing.billing import DAYS_PER_MONTH
-from calculator.pricing.cheapest import OfferPick
 from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison, compare, curves
 from calculator.pricing.pinning import Repricing, pin_prices, reprice
 from calculator.pricing.resolve import resolve, with_own_records
@@ -648,7 +647,7 @@ if too_large:
     st.warning(too_large)
 
 # 'cheapest' GPU options: the deployment search's picks (Deploy's ranking), kept for the next reruns
-offer_picks: tuple[OfferPick, ...] = ()
+offer_picks: tuple[Any, ...] = ()  # calculator.pricing.cheapest.OfferPick
 # a search that finds nothing leaves 'cheapest' to the resolution below, which leaves the option out and says why
 with contextlib.suppress(InputError):
     scenario, offer_picks = cheapest_picked(scenario, work_cat, today, priced)
