@@ -52,6 +52,8 @@ flags, benchmark method), not the engine family. :attr:`RooflineAssumptions.engi
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from calculator.capacity.memory import KV_DTYPE_BYTES, Attention, bytes_per_weight, default_kv_dtype, kv_split
@@ -63,16 +65,23 @@ __all__ = [
     "DEFAULT_ASSUMPTIONS",
     "AttentionLayout",
     "DecodePoint",
+    "PrefillTerms",
     "ReplicaSpeed",
     "RooflineAssumptions",
+    "StepTerms",
     "decode",
     "decode_step",
+    "decode_terms",
     "expert_share_read",
     "kv_read_ways",
     "params_only_speed",
+    "prefill_point",
     "prefill_rate",
+    "prefill_terms",
     "prefill_tokens_per_s",
     "replica_speed",
+    "step_point",
+    "step_seconds",
     "weights_read_bytes",
 ]
 
@@ -185,16 +194,6 @@ def _expert_read_bytes(model: ModelSpec, precision: str, batch: float) -> float:
     return routed * expert_share_read(model, batch) * 1e9 * bytes_per_weight(precision)
 
 
-def _matmul_flops_per_token(model: ModelSpec, expert_efficiency: float) -> float:
-    """Weight FLOPs of one token (2 a parameter) at the dense roof's efficiency: the routed experts' share
-    counts 1 / ``expert_efficiency`` times, as their grouped GEMMs reach only that share of the dense roof."""
-    if not model.is_moe or model.experts is None:
-        return 2 * model.params_active_b * 1e9
-    routed_active = model.routed_expert_params_b * model.experts.active / model.experts.total
-    shared_active = max(model.params_active_b - routed_active, 0.0)
-    return 2 * (shared_active + routed_active / expert_efficiency) * 1e9
-
-
 def _attention_cost(gpu: GpuSpec, precision: str) -> float:
     """How many FLOPs at ``precision``'s rate one attention FLOP costs: attention multiplies queries by the
     cached keys and values in BF16 whatever the weights' precision (engines keep FP8 or FP4 for the weight
@@ -230,6 +229,80 @@ def _tp_factor(gpus: int, a: RooflineAssumptions) -> float:
     return 1 + (a.tp_overhead if gpus > 1 else 0)
 
 
+@dataclass(frozen=True, slots=True)
+class StepTerms:
+    """What one decode step reads and computes, before any efficiency: the roofline's inputs, worked out
+    once per setup and batch so that many sets of efficiencies can be tried on them (the calibration's fit).
+    Bytes are per GPU; FLOPs are per sequence of the batch, over the whole replica."""
+
+    gpu: GpuSpec
+    precision: str
+    gpus: int
+    batch: int
+    shared_bytes: float
+    """Weights every step reads whatever the batch (all of a dense model)."""
+    expert_bytes: float
+    """Routed experts the batch touches, at the roof (the expert efficiency applies to these)."""
+    kv_bytes: float
+    shared_flops: float
+    """Weight FLOPs a token spends outside the routed experts."""
+    routed_flops: float
+    attention_flops: float
+    """Attention FLOPs a token spends, in FLOPs at the weights' precision rate (:func:`_attention_cost`)."""
+    floor_s: float = 0.0
+    """Fixed time a step costs outside the roofs, when given as a time (:func:`decode_step`)."""
+    layers: int = 0
+    """Layers that each cost :attr:`RooflineAssumptions.layer_overhead_us` a step."""
+    sequences: int = 0
+    """Sequences that each cost :attr:`RooflineAssumptions.sequence_overhead_us` a step (the batch, when the
+    step is a model's)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PrefillTerms:
+    """What one prompt token of a prefill computes, before any efficiency (as :class:`StepTerms`)."""
+
+    gpu: GpuSpec
+    precision: str
+    gpus: int
+    shared_flops: float
+    routed_flops: float
+    attention_flops: float
+
+
+def step_seconds(t: StepTerms, a: RooflineAssumptions) -> tuple[float, bool]:
+    """One decode step's time from its terms, and whether the memory roof bound it: the slower of the memory
+    and the compute roof, plus the fixed cost per layer and per sequence; the routed experts' bytes and FLOPs
+    count 1 / ``moe_efficiency`` times."""
+    moved = t.shared_bytes + t.expert_bytes / a.moe_efficiency + t.kv_bytes
+    memory_s = moved / (t.gpu.memory_bandwidth_tbs * 1e12 * a.bandwidth_efficiency)
+    flops = t.shared_flops + t.routed_flops / a.moe_efficiency + t.attention_flops
+    compute_s = flops * t.batch / (t.gpu.dense_tflops(t.precision) * 1e12 * t.gpus * a.decode_flops_efficiency)
+    roof = max(memory_s, compute_s) * _tp_factor(t.gpus, a)
+    floor_s = t.floor_s + (t.layers * a.layer_overhead_us + t.sequences * a.sequence_overhead_us) * 1e-6
+    return (roof + floor_s) / (a.speculative_speedup * a.engine_speed), memory_s >= compute_s
+
+
+def step_point(t: StepTerms, a: RooflineAssumptions) -> DecodePoint:
+    """One decode step from its terms (:func:`step_seconds`), as the point the pages show."""
+    step, memory_bound = step_seconds(t, a)
+    return DecodePoint(
+        batch=t.batch,
+        step_ms=step * 1000,
+        tokens_per_s_per_user=1 / step,
+        tokens_per_s_total=t.batch / step,
+        bound="memory" if memory_bound else "compute",
+    )
+
+
+def prefill_point(t: PrefillTerms, a: RooflineAssumptions) -> float:
+    """Prompt tokens per second from a prefill's terms: compute bound, the routed experts at
+    ``moe_prefill_efficiency`` of the prefill roof."""
+    per_token = t.shared_flops + t.routed_flops / a.moe_prefill_efficiency + t.attention_flops
+    rate = t.gpu.dense_tflops(t.precision) * 1e12 * t.gpus * a.prefill_flops_efficiency * a.engine_speed / per_token
+    return rate / _tp_factor(t.gpus, a)
+
+
 def decode_step(
     gpu: GpuSpec,
     precision: str,
@@ -243,19 +316,21 @@ def decode_step(
 ) -> DecodePoint:
     """One decode step that reads ``bytes_per_gpu`` on each GPU and computes ``flops_per_token`` for each
     of ``batch`` sequences: the slower of the memory and the compute roof, plus ``floor_s`` (the model's
-    fixed cost per step)."""
-    a = assumptions or DEFAULT_ASSUMPTIONS
-    memory_s = bytes_per_gpu / (gpu.memory_bandwidth_tbs * 1e12 * a.bandwidth_efficiency)
-    compute_s = flops_per_token * batch / (gpu.dense_tflops(precision) * 1e12 * gpus * a.decode_flops_efficiency)
-    roof = max(memory_s, compute_s) * _tp_factor(gpus, a)
-    step = (roof + floor_s) / (a.speculative_speedup * a.engine_speed)
-    return DecodePoint(
+    fixed cost per step) and the per-sequence cost."""
+    terms = StepTerms(
+        gpu=gpu,
+        precision=precision,
+        gpus=gpus,
         batch=batch,
-        step_ms=step * 1000,
-        tokens_per_s_per_user=1 / step,
-        tokens_per_s_total=batch / step,
-        bound="memory" if memory_s >= compute_s else "compute",
+        shared_bytes=bytes_per_gpu,
+        expert_bytes=0.0,
+        kv_bytes=0.0,
+        shared_flops=flops_per_token,
+        routed_flops=0.0,
+        attention_flops=0.0,
+        floor_s=floor_s,
     )
+    return step_point(terms, assumptions or DEFAULT_ASSUMPTIONS)
 
 
 def prefill_rate(
@@ -266,9 +341,51 @@ def prefill_rate(
     assumptions: RooflineAssumptions | None = None,
 ) -> float:
     """Prompt tokens per second when each costs ``flops_per_token``: prefill is compute bound."""
-    a = assumptions or DEFAULT_ASSUMPTIONS
-    rate = gpu.dense_tflops(precision) * 1e12 * gpus * a.prefill_flops_efficiency * a.engine_speed / flops_per_token
-    return rate / _tp_factor(gpus, a)
+    terms = PrefillTerms(
+        gpu=gpu, precision=precision, gpus=gpus, shared_flops=flops_per_token, routed_flops=0.0, attention_flops=0.0
+    )
+    return prefill_point(terms, assumptions or DEFAULT_ASSUMPTIONS)
+
+
+def _weight_flops_per_token(model: ModelSpec) -> tuple[float, float]:
+    """Weight FLOPs of one token (2 a parameter): outside the routed experts, and in them."""
+    if not model.is_moe or model.experts is None:
+        return 2 * model.params_active_b * 1e9, 0.0
+    routed_active = model.routed_expert_params_b * model.experts.active / model.experts.total
+    shared_active = max(model.params_active_b - routed_active, 0.0)
+    return 2 * shared_active * 1e9, 2 * routed_active * 1e9
+
+
+def decode_terms(
+    model: ModelSpec,
+    gpu: GpuSpec,
+    precision: str,
+    batch: int,
+    context: float,
+    gpus: int = 1,
+    kv_dtype: str = "bf16",
+    *,
+    attention: AttentionLayout = "tp",
+) -> StepTerms:
+    """The terms of one decode step for ``batch`` sequences at a mean context of ``context`` tokens
+    (:func:`decode` says what is read)."""
+    kv = model.kv_bytes_read_per_step(KV_DTYPE_BYTES[kv_dtype.lower()], context)
+    ways = kv_read_ways(model, gpus, attention)
+    shared_flops, routed_flops = _weight_flops_per_token(model)
+    return StepTerms(
+        gpu=gpu,
+        precision=precision,
+        gpus=gpus,
+        batch=batch,
+        shared_bytes=_shared_read_bytes(model, precision) / gpus,
+        expert_bytes=_expert_read_bytes(model, precision, batch) / gpus,
+        kv_bytes=batch * kv / ways,
+        shared_flops=shared_flops,
+        routed_flops=routed_flops,
+        attention_flops=attention_flops_per_token(model, context, decode=True) * _attention_cost(gpu, precision),
+        layers=model.layers,
+        sequences=batch,
+    )
 
 
 def decode(
@@ -290,24 +407,26 @@ def decode(
     by every GPU; under data-parallel attention each GPU reads the cache of its own sequences only. Sparse
     attention (DeepSeek-V3.2, GLM-5) reads the indexer keys of the whole context but the cache of only
     the ``top_k`` tokens it picked (:meth:`ModelSpec.kv_bytes_read_per_step`). Not counted: the attention
-    weights each GPU holds whole under data-parallel attention (about 11B of DeepSeek-V3's 671B)."""
-    a = assumptions or DEFAULT_ASSUMPTIONS
-    kv = model.kv_bytes_read_per_step(KV_DTYPE_BYTES[kv_dtype.lower()], context)
-    ways = kv_read_ways(model, gpus, attention)
-    # the experts' bytes count 1 / moe_efficiency times: their kernels reach that share of the bandwidth
-    weights = _shared_read_bytes(model, precision) + _expert_read_bytes(model, precision, batch) / a.moe_efficiency
-    per_gpu = weights / gpus + batch * kv / ways
-    flops = _matmul_flops_per_token(model, a.moe_efficiency) + attention_flops_per_token(
-        model, context, decode=True
-    ) * _attention_cost(gpu, precision)
-    return decode_step(gpu, precision, batch, per_gpu, flops, gpus, a, floor_s=_floor_s(model, a, batch))
+    weights each GPU holds whole under data-parallel attention (about 11B of DeepSeek-V3's 671B). A step
+    also costs a fixed time per layer (launches, synchronisation) and per sequence (host-side scheduling
+    and sampling); a separate cost per MoE layer (routing, token permutation) and per tensor-parallel layer
+    (all-reduce latency) was tried on 2026-11-30: the fit set both to zero."""
+    terms = decode_terms(model, gpu, precision, batch, context, gpus, kv_dtype, attention=attention)
+    return step_point(terms, assumptions or DEFAULT_ASSUMPTIONS)
 
 
-def _floor_s(model: ModelSpec, a: RooflineAssumptions, batch: int) -> float:
-    """The fixed part of a decode step: per layer (launches, synchronisation) and per sequence (host-side
-    scheduling and sampling). A separate cost per MoE layer (routing, token permutation) and per
-    tensor-parallel layer (all-reduce latency) was tried on 2026-11-30: the fit set both to zero."""
-    return (model.layers * a.layer_overhead_us + batch * a.sequence_overhead_us) * 1e-6
+def prefill_terms(model: ModelSpec, gpu: GpuSpec, precision: str, prompt_tokens: float, gpus: int = 1) -> PrefillTerms:
+    """The terms of one prompt token's prefill; a causal prompt's tokens see half its length on average."""
+    shared_flops, routed_flops = _weight_flops_per_token(model)
+    attention = attention_flops_per_token(model, prompt_tokens / 2) * _attention_cost(gpu, precision)
+    return PrefillTerms(
+        gpu=gpu,
+        precision=precision,
+        gpus=gpus,
+        shared_flops=shared_flops,
+        routed_flops=routed_flops,
+        attention_flops=attention,
+    )
 
 
 def prefill_tokens_per_s(
@@ -319,11 +438,8 @@ def prefill_tokens_per_s(
     assumptions: RooflineAssumptions | None = None,
 ) -> float:
     """Prompt tokens per second; a causal prompt's tokens see half its length on average."""
-    a = assumptions or DEFAULT_ASSUMPTIONS
-    per_token = _matmul_flops_per_token(model, a.moe_prefill_efficiency) + attention_flops_per_token(
-        model, prompt_tokens / 2
-    ) * _attention_cost(gpu, precision)
-    return prefill_rate(gpu, precision, per_token, gpus, a)
+    terms = prefill_terms(model, gpu, precision, prompt_tokens, gpus)
+    return prefill_point(terms, assumptions or DEFAULT_ASSUMPTIONS)
 
 
 class ReplicaSpeed(BaseModel):
