@@ -14,6 +14,11 @@ Every case is ``fit`` or ``holdout`` by its source (never point by point from on
 :func:`fit_assumptions` sees only the ``fit`` cases, and :func:`estimate_error` states the accuracy from
 the ``holdout`` cases alone. That error band travels into money (``calculator.pricing.compare``): an
 estimated option's monthly cost is a range, not a point.
+
+The stricter check holds out whole publishers (:func:`source_of`) instead: :func:`loso_residuals` predicts
+each publisher's cases with the fit run on every other publisher's, both splits, and labels every signed
+error by estimator, dense or mixture of experts, GPU architecture (:func:`gpu_architecture`), run kind
+(:func:`run_kind`: offline, fixed concurrency, latency-limited) and engine family, for the error by family.
 """
 
 from __future__ import annotations
@@ -348,6 +353,7 @@ FIT_GRID: dict[str, tuple[float, ...]] = {
     "moe_prefill_efficiency": tuple(round(0.10 + 0.05 * i, 2) for i in range(19)),
     "layer_overhead_us": tuple(float(10 * i) for i in range(31)),
     "sequence_overhead_us": tuple(float(5 * i) for i in range(21)),
+    "moe_layer_overhead_us": (0.0, 25.0, 50.0, 100.0, 150.0, 200.0, 300.0, 400.0, 600.0, 800.0),
 }
 """The values each efficiency may take in the fit: steps of 5 points, within what engines report."""
 
@@ -370,6 +376,7 @@ FIT_START = RooflineAssumptions(
     moe_prefill_efficiency=1.0,
     layer_overhead_us=0.0,
     sequence_overhead_us=0.0,
+    moe_layer_overhead_us=0.0,
 )
 """Where the fit starts: the hand-set efficiencies used before any fit (so the fit does not depend on the
 defaults it produces)."""
