@@ -8,6 +8,7 @@ import pytest
 from calculator.capacity.calibration import (
     FIT_GRID,
     Case,
+    LosoResiduals,
     Residual,
     family_error,
     gpu_architecture,
@@ -18,6 +19,7 @@ from calculator.capacity.calibration import (
 )
 from calculator.catalog.gpus import load_gpu_specs
 from calculator.catalog.models import load_model_specs
+from calculator.errors import InputError
 
 MODELS = load_model_specs()
 GPUS = load_gpu_specs()
@@ -111,3 +113,27 @@ def test_family_errors_are_the_median_p90_and_worst_of_the_residuals() -> None:
     assert e.median == pytest.approx(0.0)
     # p90 of |e| over 0, 0.1, 0.2, 0.5, 1.0 (inclusive quantiles): 0.5 + 0.6 x 0.5 = 0.8
     assert e.p90_abs == pytest.approx(0.8)
+
+
+def test_a_family_s_band_is_the_central_80_percent_of_its_residuals_in_the_estimate_error_shape() -> None:
+    def residual(i: int, estimate: float, moe: bool) -> Residual:
+        return Residual(
+            case_id=f"c{i}", source=f"s{i % 2}", estimator="roofline", measured=100.0, estimate=estimate, moe=moe,
+            architecture="cdna3" if moe else "hopper", run="offline", engine="vllm",
+        )  # fmt: skip
+
+    # MoE errors +10% .. +100% (all too fast): the band runs from no error up to the 90th percentile, +91%
+    moe = [residual(i, 110.0 + 10 * i, True) for i in range(10)]
+    dense = [residual(10 + i, 80.0, False) for i in range(3)]
+    result = LosoResiduals(fit_set="test", residuals=(*moe, *dense), set_aside=(), folds={})
+    band = result.error_band("moe", "moe")
+    assert band.low_factor == 1.0
+    assert band.high_factor == pytest.approx(1.91)
+    assert (band.points, band.moe_points) == (10, 10)
+    assert band.median_abs == pytest.approx(0.55) and band.worst_abs == pytest.approx(1.0)
+    assert "leave one source out (moe moe): 10 published measurements from 2 sources" in band.provenance
+    # every dense error is -20%: the band is 0.8x to no error
+    assert result.error_band("moe", "dense").low_factor == pytest.approx(0.8)
+    assert result.error_band("moe", "dense").high_factor == 1.0
+    with pytest.raises(InputError, match="no leave-one-source-out residual for architecture 'blackwell'"):
+        result.error_band("architecture", "blackwell")

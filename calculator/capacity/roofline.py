@@ -34,19 +34,20 @@ cost per mixture-of-experts layer in the grid (the fit split sets it to 0, so th
 ``benchmarks/roofline_check.py --refit`` refits and says whether they still agree.
 
 The error stated to users is the one on the ``holdout`` cases the fit never saw
-(:func:`calculator.capacity.calibration.estimate_error`): on 2026-12-02, 237 points (214 mixture-of-experts;
-TensorRT-LLM's later perf overview and dstack's DeepSeek-R1 runs on 8x MI300X and 8x H200 joined GPUStack's
-other pages, Vultr's, Lambda's and the GLM-5 gist), a median |error| of 37% and a worst of 342%, 10th-90th
-percentile -20% to +121% (19% and 243% on the 63 points before). The stricter figure is leave one source out
-(:func:`calculator.capacity.calibration.loso_residuals`, ``benchmarks/roofline_check.py --loso``): each of
-9 publishers predicted by the same fit run on every other publisher's cases, both splits. On 317 points
-(239 mixture-of-experts): median |error| 47%, p90 107%, worst 275%, far from the 12% / 30% / 60% target. The
-sources disagree by more than any one set of efficiencies can absorb: held out, TensorRT-LLM's tuned offline
-runs come out 39% too slow from the others' fit (most dense cases are TensorRT-LLM's, so that fold has few to
-learn dense efficiencies from), and dstack's early-2025 vLLM and SGLang runs of DeepSeek-R1 80% too fast from
-theirs (MI300X +103%: no other source has a CDNA 3 case). Even fitted on every case at once the estimate is
-off by a median 23% (p90 64%), and 18% (p90 58%) after one scale factor per source: the model's form, not only
-its level, misses by more than 12% within a source.
+(:func:`calculator.capacity.calibration.estimate_error`): on 2026-12-02, 245 points (214 mixture-of-experts;
+TensorRT-LLM's later perf overview, dstack's DeepSeek-R1 runs on 8x MI300X and 8x H200 and NIM's Llama 3.3
+70B sweep joined GPUStack's other pages, Vultr's, Lambda's and the GLM-5 gist), a median |error| of 33% and a
+worst of 342%, 10th-90th percentile -23% to +119% (19% and 243% on the 63 points before). The stricter figure
+is leave one source out (:func:`calculator.capacity.calibration.loso_residuals`,
+``benchmarks/roofline_check.py --loso``): each of 10 publishers predicted by the same fit run on every other
+publisher's cases, both splits. On 325 points (239 mixture-of-experts): median |error| 42%, p90 105%, worst
+312%, far from the 12% / 30% / 60% target (dense 39% / 60% / 145%; Blackwell 28% / 53% / 106%; CDNA 3
+100% / 187% / 273%). The sources disagree by more than any one set of efficiencies can absorb: held out,
+TensorRT-LLM's tuned offline runs come out 31% too slow from the others' fit (most dense cases are
+TensorRT-LLM's, so that fold has few to learn dense efficiencies from), and dstack's early-2025 vLLM and
+SGLang runs of DeepSeek-R1 77% too fast from theirs (MI300X +100%: no other source has a CDNA 3 case). Even
+fitted on every case at once the estimate is off by a median 21% (p90 65%), and 17% (p90 57%) after one
+scale factor per source: the model's form, not only its level, misses by more than 12% within a source.
 
 Tried on the leave-one-source-out error (2026-12-02), each against the figures without it on the same cases:
   - a fixed cost per layer of a mixture of experts (``moe_layer_overhead_us``: routing, permutation,
@@ -59,9 +60,9 @@ Tried on the leave-one-source-out error (2026-12-02), each against the figures w
   - a fixed cost per layer when a replica spans GPUs (collective latency): 47.1%, 107%, 275% against 47.0%,
     107%, 275%. Dropped.
   - efficiencies bounded to what a tuned engine plausibly reaches
-    (:data:`calculator.capacity.calibration.PLAUSIBLE_GRID`): 41%, 108%, 267% against 47%, 107%, 275%. A
-    candidate, not shipped: on the fit split it moves the defaults (bandwidth 0.75, prefill 0.55, 40 µs a
-    layer) and every figure pinned on them.
+    (:data:`calculator.capacity.calibration.PLAUSIBLE_GRID`): 41%, 108%, 267% against 47%, 107%, 275%; with
+    NIM's sweep in, 38%, 106%, 312% against 42%, 105%, 312%. A candidate, not shipped: on the fit split it
+    moves the defaults (bandwidth 0.75, prefill 0.55, 40 µs a layer) and every figure pinned on them.
   - every source weighted equally in the fit's loss instead of every point: 38%, 112%, 521% against 45%,
     98%, 264%; bounded as above, 36%, 109%, 372%. Not shipped: the median improves, p90 and the worst (one
     GLM-5 stream on 8x B200, 20 ms a token measured) do not.
