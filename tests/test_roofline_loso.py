@@ -47,7 +47,10 @@ def test_the_bundled_cases_meet_the_issue_s_breadth() -> None:
     assert len({source_of(c) for c in cases}) >= 8
     assert sum(MODELS.get(c.model).is_moe for c in cases) >= 60
     assert {"hopper", "blackwell", "cdna3"} <= {gpu_architecture(c.gpu) for c in cases}
-    # every case states its KV dtype or runs the engine default, and its run kind
+    # every case states its KV dtype (TensorRT-LLM's ran FP8 where the page or checkpoint says so) and its source
+    assert all(c.kv_dtype is not None for c in cases)
+    assert all(c.source.url and c.source.read for c in cases)
+    assert {c.kv_dtype for c in cases if c.id.startswith("trtllm-")} == {"fp8"}
     assert {run_kind(c) for c in cases} >= {"offline", "concurrency"}
 
 
