@@ -14,9 +14,11 @@ from calculator.capacity.calibration import (
     gpu_architecture,
     load_cases,
     loso_residuals,
+    prepare_case,
     run_kind,
     source_of,
 )
+from calculator.capacity.roofline import DEFAULT_ASSUMPTIONS, prefill_point, step_seconds
 from calculator.catalog.gpus import load_gpu_specs
 from calculator.catalog.models import load_model_specs
 from calculator.errors import InputError
@@ -51,7 +53,7 @@ def test_the_bundled_cases_meet_the_issue_s_breadth() -> None:
     assert all(c.kv_dtype is not None for c in cases)
     assert all(c.source.url and c.source.read for c in cases)
     assert {c.kv_dtype for c in cases if c.id.startswith("trtllm-")} == {"fp8"}
-    assert {run_kind(c) for c in cases} >= {"offline", "concurrency"}
+    assert {run_kind(c) for c in cases} == {"offline", "concurrency", "latency"}
 
 
 @pytest.mark.parametrize(
@@ -140,3 +142,23 @@ def test_a_family_s_band_is_the_central_80_percent_of_its_residuals_in_the_estim
     assert result.error_band("moe", "dense").high_factor == 1.0
     with pytest.raises(InputError, match="no leave-one-source-out residual for architecture 'blackwell'"):
         result.error_band("architecture", "blackwell")
+
+
+def test_a_latency_limited_case_runs_the_largest_batch_whose_time_per_token_meets_its_limit() -> None:
+    # MLPerf v5.1's Llama-2-70B Interactive run on one H200 of eight (p99 TPOT 40 ms, batch up to 512)
+    case = _case("mlperf51-llama2-70b-99-h200-sxm-interactive")
+    assert run_kind(case) == "latency" and case.tpot_ms == 40
+    prepared = prepare_case(case, MODELS, GPUS)
+    estimate, batch, _ = prepared.estimate(DEFAULT_ASSUMPTIONS)
+    prefill = prefill_point(prepared.prefill, DEFAULT_ASSUMPTIONS)
+
+    def tpot(b: int) -> float:
+        step = step_seconds(prepared.step_terms(b), DEFAULT_ASSUMPTIONS)[0]
+        return step + b * case.input_tokens / (case.output_tokens * prefill)
+
+    assert 1 < batch < prepared.batch
+    assert tpot(batch) <= 0.040 < tpot(batch + 1)
+    assert estimate == pytest.approx(batch / tpot(batch))
+    # without the limit the same case runs the whole batch that fits, faster than the limit allows
+    unlimited = case.model_copy(update={"run": "concurrency", "tpot_ms": None, "ttft_ms": None})
+    assert prepare_case(unlimited, MODELS, GPUS).estimate(DEFAULT_ASSUMPTIONS)[0] > estimate

@@ -135,6 +135,12 @@ class Case(_Frozen):
     the run is read as a steady state."""
     run: RunKind | None = None
     """How the load was offered (:data:`RUN_KINDS`); absent, read from the case (:func:`run_kind`)."""
+    ttft_ms: float | None = Field(default=None, gt=0)
+    """The 99th-percentile time to first token a latency-limited run (``run: latency``) met."""
+    tpot_ms: float | None = Field(default=None, gt=0)
+    """The 99th-percentile time per output token a latency-limited run met; its ``concurrency`` is the most
+    the engine was configured to batch, and the estimate the highest load whose mean time per output token
+    is within this (:meth:`PreparedCase.estimate`)."""
     measured: float = Field(gt=0)
     """Tokens/s per user (decode_per_user) or output tokens/s of the replica (throughput)."""
     split: Split = "fit"
@@ -236,8 +242,27 @@ class PreparedCase:
 
             seconds = burst_seconds(requests, batch, c.input_tokens, c.output_tokens, prefill, step_s)
             return requests * c.output_tokens / seconds, batch, bound
+        if c.run == "latency" and c.tpot_ms is not None:
+            return self._latency_limited(a, prefill, c.tpot_ms / 1000)
         # a throughput benchmark sends unique prompts: every input token is prefilled, ``U / prefill + O x step / B``
         return c.output_tokens / (c.input_tokens / prefill + c.output_tokens * step / batch), batch, bound
+
+    def _latency_limited(self, a: RooflineAssumptions, prefill: float, tpot_s: float) -> tuple[float, int, str]:
+        """The output tokens/s of the largest batch whose mean time per output token, a decode step plus the
+        prefills of the requests that replace the finished ones (``step + B x I / (O x prefill)``), is within
+        ``tpot_s``: the limit is a 99th percentile, read as the mean (an ASSUMPTION that overstates the load
+        such a limit allows; the percentile simulation in ``calculator.capacity.simulation`` does it right)."""
+        c = self.case
+
+        def tpot(b: int) -> float:
+            return step_seconds(self.step_terms(b), a)[0] + b * c.input_tokens / (c.output_tokens * prefill)
+
+        low, high = 1, self.batch
+        while low < high:  # the time per output token grows with the batch
+            mid = (low + high + 1) // 2
+            low, high = (mid, high) if tpot(mid) <= tpot_s else (low, mid - 1)
+        _, memory_bound = step_seconds(self.step_terms(low), a)
+        return low / tpot(low), low, "memory" if memory_bound else "compute"
 
 
 def prepare_case(case: Case, models: ModelCatalog, gpus: GpuCatalog, *, ceiling: bool = False) -> PreparedCase:
@@ -356,6 +381,7 @@ FIT_GRID: dict[str, tuple[float, ...]] = {
     "layer_overhead_us": tuple(float(10 * i) for i in range(31)),
     "sequence_overhead_us": tuple(float(5 * i) for i in range(21)),
     "moe_layer_overhead_us": (0.0, 25.0, 50.0, 100.0, 150.0, 200.0, 300.0, 400.0, 600.0, 800.0),
+    "amd_speed": tuple(round(0.5 + 0.05 * i, 2) for i in range(21)),
 }
 """The values each efficiency may take in the fit: steps of 5 points, within what engines report."""
 
@@ -666,6 +692,8 @@ def run_kind(case: Case) -> RunKind:
     at a fixed concurrency."""
     if case.run is not None:
         return case.run
+    if case.tpot_ms is not None or case.ttft_ms is not None:
+        return "latency"
     if case.kind == "throughput" and (case.output_lengths == "sharegpt" or case.concurrency >= OFFLINE_CONCURRENCY):
         return "offline"
     return "concurrency"
