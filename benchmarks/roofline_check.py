@@ -1,25 +1,33 @@
 """Print the roofline estimate against each published measurement: in-sample (fit) and hold-out separately.
 
-Run with ``.venv/bin/python benchmarks/roofline_check.py [--refit] [--per-engine]``. The cases, their sources and their
-split are in ``calculator/data/roofline_cases.yaml``. The efficiencies are the one default
-:class:`RooflineAssumptions` (fitted to the ``fit`` cases); ``--refit`` fits them again (about 80 s) and says
-whether the defaults still agree. ``--per-engine`` runs the engine-as-input experiment (about 60 s): per engine
+Run with ``.venv/bin/python benchmarks/roofline_check.py [--refit] [--per-engine] [--loso]``. The cases, their
+sources and their split are in ``calculator/data/roofline_cases.yaml``. The efficiencies are the one default
+:class:`RooflineAssumptions` (fitted to the ``fit`` cases); ``--refit`` fits them again (a few seconds) and says
+whether the defaults still agree. ``--per-engine`` runs the engine-as-input experiment: per engine
 family (vLLM, SGLang, TensorRT-LLM) factors fitted on that family's ``fit`` cases only, in two forms (one speed
 factor; every efficiency refitted), and prints the hold-out error before and after, overall and per family.
 The hold-out summary is the accuracy the estimate claims
-(``calculator.capacity.calibration.estimate_error``, the band compare shows in money).
+(``calculator.capacity.calibration.estimate_error``, the band compare shows in money). ``--loso`` prints the
+leave-one-source-out error (one to two minutes; ``--plausible`` fits each fold over the bounded candidate grid
+``calibration.PLAUSIBLE_GRID`` instead): every source (a publisher, ``calibration.source_of``) predicted
+by efficiencies fitted on all the other sources' cases, both splits, by estimator, dense/MoE, GPU
+architecture, run kind, engine family and source, beside the issue's targets (median <= 12%, p90 <= 30%,
+worst <= 60% on >= 150 points, >= 60 MoE).
 """
 
 from __future__ import annotations
 
 import statistics
 import sys
+import time
 from collections.abc import Mapping
 
 from calculator.capacity.calibration import (
     ENGINE_FAMILIES,
+    FIT_GRID,
     MIN_ENGINE_FIT_CASES,
     MIN_ENGINE_FIT_SOURCES,
+    PLAUSIBLE_GRID,
     CaseResult,
     EngineFamily,
     ErrorSummary,
@@ -28,6 +36,7 @@ from calculator.capacity.calibration import (
     engine_family,
     fit_assumptions,
     fit_engine_assumptions,
+    loso_residuals,
     same_inputs,
     summarise,
 )
@@ -91,6 +100,51 @@ def main(argv: list[str] | None = None) -> None:
         print(f"\nrefit on the fit split: {fitted!r}\ndefaults {'agree' if same else 'DIFFER: update roofline.py'}")
     if "--per-engine" in argv:
         per_engine(models, gpus)
+    if "--loso" in argv:
+        loso(models, gpus, PLAUSIBLE_GRID if "--plausible" in argv else FIT_GRID)
+
+
+LOSO_TARGET = {"median": 0.12, "p90": 0.30, "worst": 0.60, "points": 150, "moe": 60}
+
+
+def loso(models: ModelCatalog, gpus: GpuCatalog, grid: Mapping[str, tuple[float, ...]]) -> None:
+    """The leave-one-source-out error, by every family label, each fold fitted over ``grid``."""
+    started = time.perf_counter()
+    result = loso_residuals(models, gpus, grid=grid)
+    seconds = time.perf_counter() - started
+    name = "PLAUSIBLE_GRID" if grid is PLAUSIBLE_GRID else "FIT_GRID"
+    print(f"\nLEAVE ONE SOURCE OUT ({seconds:.0f} s, over {name}): {result.fit_set}")
+    if result.set_aside:
+        print(f"  set aside (measured beats the 100% ceiling): {', '.join(result.set_aside)}")
+    head = f"  {'family':44} {'points':>6} {'sources':>7} {'median':>7} {'p90':>6} {'worst':>7} {'signed':>7}"
+    for label, families in result.summary().items():
+        print(f"\nby {label}\n{head}")
+        for name, e in families.items():
+            print(
+                f"  {name:44} {e.points:6d} {e.sources:7d} {e.median_abs:7.0%} {e.p90_abs:6.0%} {e.worst_abs:7.0%}"
+                f" {e.median:+7.0%}"
+            )
+    every = result.by("all")["all"]
+    moe = result.by("moe").get("moe")
+    met = (
+        every.median_abs <= LOSO_TARGET["median"]
+        and every.p90_abs <= LOSO_TARGET["p90"]
+        and every.worst_abs <= LOSO_TARGET["worst"]
+        and every.points >= LOSO_TARGET["points"]
+        and moe is not None
+        and moe.points >= LOSO_TARGET["moe"]
+    )
+    print(
+        f"\nleave-one-source-out: {every.points} points ({moe.points if moe else 0} mixture-of-experts) from "
+        f"{every.sources} sources: median |error| {every.median_abs:.0%}, p90 {every.p90_abs:.0%}, worst "
+        f"{every.worst_abs:.0%}"
+    )
+    print(
+        "target (median <= 12%, p90 <= 30%, worst <= 60%, >= 150 points, >= 60 MoE): " + ("met" if met else "NOT met")
+    )
+    for source, a in result.folds.items():
+        changed = {k: v for k, v in a.model_dump().items() if v != getattr(DEFAULT_ASSUMPTIONS, k)}
+        print(f"  fold without {source}: {changed or 'the shipped defaults'}")
 
 
 def _row(label: str, s: ErrorSummary) -> str:

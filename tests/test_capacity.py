@@ -94,13 +94,15 @@ def test_decode_is_memory_bound_at_batch_one_and_compute_bound_at_large_batch() 
 
 def test_the_roofline_is_as_accurate_on_held_out_measurements_as_it_states() -> None:
     # the accuracy stated in calculator/capacity/roofline.py and printed by benchmarks/roofline_check.py:
-    # on 63 held-out points (52 mixture-of-experts) a median |error| of 19% and a worst of 243% (43% and 261%
-    # before ShareGPT bursts were modelled and the experts given their own efficiencies, 2026-11-30). It
-    # misses the issue's 10% / 25% target; this pins the stated figure so a change that worsens it is seen.
+    # on 265 held-out points (222 mixture-of-experts) a median |error| of 36% and a worst of 362% once
+    # TensorRT-LLM's later perf overview, dstack's DeepSeek-R1 MI300X / H200 runs, NIM's sweep and MLPerf v5.1's
+    # MI300X, MI325X, H200 and B200 runs joined the hold-out
+    # (2026-12-02; 19% and 243% on the 63 points before). It misses the issue's targets; this pins the stated
+    # figure so a change that worsens it is seen.
     held = summarise(check_cases(MODELS, GPUS), "holdout")
     assert held.points >= 40 and held.moe_points >= 10
-    assert held.median_abs <= 0.20
-    assert held.worst_abs <= 2.45
+    assert held.median_abs <= 0.36
+    assert held.worst_abs <= 3.65
     error = estimate_error()
     assert error.points == held.points and error.median_abs == held.median_abs
     assert error.low_factor <= 1 <= error.high_factor

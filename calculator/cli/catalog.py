@@ -397,6 +397,7 @@ def schema_files() -> dict[Path, str]:
 
 
 def _schema_texts() -> dict[Path, str]:
+    from calculator.capacity.calibration import CASES_PATH, CaseFile
     from calculator.catalog.gpus import DEFAULT_GPU_DIR, GpuFile
     from calculator.catalog.measurements import DEFAULT_MEASUREMENTS_DIR, MeasurementFile
     from calculator.catalog.models import DEFAULT_MODELS_DIR, ModelFile
@@ -410,7 +411,9 @@ def _schema_texts() -> dict[Path, str]:
         DEFAULT_MODELS_DIR: ModelFile,
         DEFAULT_PRESETS_DIR: Scenario,
     }
-    return {d / ".schema.json": json.dumps(m.model_json_schema(), indent=2) + "\n" for d, m in models.items()}
+    texts = {d / ".schema.json": json.dumps(m.model_json_schema(), indent=2) + "\n" for d, m in models.items()}
+    cases = CASES_PATH.with_name("roofline_cases.schema.json")
+    return texts | {cases: json.dumps(CaseFile.model_json_schema(), indent=2) + "\n"}
 
 
 def cmd_schemas(args: argparse.Namespace) -> int:
