@@ -63,6 +63,7 @@ FIELDS: dict[str, str] = {
     "latency": "Latency target",
     "load": "Load",
     "concurrency": "Requests in flight",
+    "family": "Estimate family",
     "max_batch": "Max batch",
     "latency_percentile": "Latency percentile",
     "arrivals": "Arrival times",

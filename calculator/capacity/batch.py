@@ -21,11 +21,14 @@ MEMORY_ENGINE: dict[str, str] = {"vllm": "vllm", "sglang": "sglang", "tensorrt-l
 default) is closest to vLLM's, which has a calibrated profile."""
 
 
-def batch_cap(gpu: GpuSpec, room: FitResult, engine: Engine, max_batch: int | None) -> tuple[int, str]:
-    """The most sequences one replica holds at once, and which limit sets it."""
+def batch_cap(
+    gpu: GpuSpec, room: FitResult, engine: Engine, max_batch: int | None, *, ranks: int = 1
+) -> tuple[int, str]:
+    """The most sequences one replica holds at once, and which limit sets it. ``ranks``: schedulers in the
+    replica (its GPUs under data-parallel attention, each scheduling its own sequences), else 1."""
     limits = [(room.max_sequences, f"the KV cache holds {room.max_sequences:,} sequences of the context")]
     profile = ENGINES[MEMORY_ENGINE[engine]]
-    scheduler = profile.default_max_num_seqs(gpu) if profile.max_num_seqs else 0
+    scheduler = profile.default_max_num_seqs(gpu) * ranks if profile.max_num_seqs else 0
     if scheduler and engine == "vllm":
         limits.append((scheduler, f"vLLM schedules at most {scheduler:,} sequences by default (max_num_seqs)"))
     if max_batch is not None:

@@ -136,7 +136,7 @@ def estimate_setup(
             f"{context:,} tokens of context (short by {room.shortfall_gb:.1f} GB per GPU); would fit: "
             f"{'; or '.join(room.suggestions)}",
         )
-    cap, why = batch_cap(gpu, room, engine, max_batch)
+    cap, why = batch_cap(gpu, room, engine, max_batch, ranks=gpus if attention == "dp" else 1)
     uncached = input_tokens * (1 - cached_share)
     out = max(output_tokens, 1.0)
     notes: list[str] = []

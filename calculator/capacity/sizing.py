@@ -427,7 +427,8 @@ def estimate_record(
             f"{model.id} at {precision.upper()} does not fit on {setup.gpus_per_replica}x {gpu.id} at "
             f"{context:,} tokens; would fit: {'; or '.join(room.suggestions)}",
         )
-    batch, _ = batch_cap(gpu, room, "vllm", setup.max_batch)
+    ranks = setup.gpus_per_replica if attention == "dp" else 1  # each data-parallel rank schedules its own
+    batch, _ = batch_cap(gpu, room, "vllm", setup.max_batch, ranks=ranks)
     speed = replica_speed(
         model,
         gpu,
