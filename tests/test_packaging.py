@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from .test_cli import SEED_TURN
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "calculator" / "data"
 
@@ -104,22 +106,7 @@ sys.exit(main(sys.argv[1:]))
 @pytest.mark.parametrize(
     "argv",
     [
-        [
-            "turn",
-            "--provider",
-            "lyceum",
-            "--model",
-            "GLM-5.3",
-            "--as-of",
-            "2026-10-30",
-            "--input-tokens",
-            "20000",
-            "--prefix-share",
-            "0.9",
-            "--output-tokens",
-            "500",
-            "--json",
-        ],
+        [*SEED_TURN, "--json"],
         ["compare", "--preset", "coding-agent", "--json"],
         ["deploy", "--preset", "rag-chatbot", "--json"],
         [
