@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test test-fast bench bench-app lint
+.PHONY: run test test-fast bench bench-app lint data
 # The app needs the core and the `app` extra; the tests add the developer tools (`dev` includes `app`).
 # pip's own notices about this machine's package index settings are not the project's: -qq keeps errors only.
 PIP := $(BIN)/python -m pip install -qq
@@ -32,7 +32,7 @@ run: $(BIN)/.installed-app
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy calculator app_pages app.py tests benchmarks
+	$(BIN)/mypy calculator app_pages app.py tests benchmarks scripts
 	$(BIN)/lint-imports
 
 # Both cores (pytest-xdist); a file's tests stay on one worker, so its servers and fixtures start once.
@@ -43,6 +43,11 @@ test: lint
 # The core and the command line in about a minute: no pages, no browser, no fuzz campaign.
 test-fast: $(BIN)/.installed
 	$(PYTEST) -m "not app and not e2e and not fuzz"
+
+# Derived data the package reads at run time (every estimator's published-measurement error): run after changing
+# the cases, the model or GPU catalogues or the estimators; the tests fail while it is stale. Minutes.
+data: $(BIN)/.installed
+	$(BIN)/python scripts/make_data.py
 
 bench: $(BIN)/.installed
 	$(BIN)/python benchmarks/sweep.py

@@ -22,6 +22,7 @@ from app_pages._params import NumberParam, check_params
 from app_pages._uploads import shown_name
 from app_pages._widgets import bound_number, bound_quantity, stop_if_unread
 from calculator.capacity.calibration import check_cases
+from calculator.capacity.estimate import SetupEstimate, estimate_setup
 from calculator.capacity.memory import ENGINES, KV_DTYPE_BYTES, WEIGHT_BYTES, fit
 from calculator.capacity.roofline import DEFAULT_ASSUMPTIONS, RooflineAssumptions, prefill_tokens_per_s
 from calculator.catalog import limits
@@ -51,7 +52,10 @@ NUMBERS = {
     "c_pf": NumberParam("Prefill FLOP/s efficiency", float, 0.05, 1.0),
     "c_tp": NumberParam("Tensor-parallel overhead", float, 0.0, 1.0),
     "c_spec": NumberParam("Speculative decoding speed-up (what-if)", float, 1.0, 5.0),
+    "c_out": NumberParam("Output tokens per request", int, 1, limits.CONTEXT.high),
+    "c_conc": NumberParam("Requests in flight", int, 1, 100_000),
 }
+ENGINE_CHOICES = ["vllm", "sglang", "tensorrt-llm"]
 
 cat: Catalogs = catalogs()
 ss = st.session_state
@@ -61,6 +65,19 @@ ss = st.session_state
 def _calibration(_cat: Catalogs, assumptions_json: str) -> pd.DataFrame:
     assumptions = RooflineAssumptions.model_validate_json(assumptions_json)
     return cc.calibration_frame(check_cases(_cat.models, _cat.gpus, assumptions))
+
+
+@st.cache_data(show_spinner="Estimating (the profiled tables load once, a few seconds)...", max_entries=64)
+def _setup_estimate(
+    _model: ModelSpec, _cat: Catalogs, key: str, gpu_id: str, gpus: int, precision: str, kv: str | None,
+    engine: Literal["vllm", "sglang", "tensorrt-llm"], input_tokens: int, output_tokens: int, concurrency: int,
+    assumptions_json: str,
+) -> SetupEstimate:  # fmt: skip
+    """``key`` names the model (its id and spec): the spec itself is not hashed."""
+    return estimate_setup(
+        _model, _cat.gpus.get(gpu_id), gpus, precision, input_tokens, output_tokens, kv_dtype=kv, engine=engine,
+        concurrency=concurrency, assumptions=RooflineAssumptions.model_validate_json(assumptions_json),
+    )  # fmt: skip
 
 
 def _uploaded() -> ModelSpec | None:
@@ -113,7 +130,7 @@ def _import_config() -> None:
 uploaded = _uploaded()
 model_ids = [*cat.models.ids, *([uploaded.id] if uploaded else [])]
 gpu_ids = cat.gpus.ids
-choices = {"c_model": model_ids, "c_gpu": gpu_ids, "c_prec": PRECISIONS, "c_kv": KV_DTYPES}
+choices = {"c_model": model_ids, "c_gpu": gpu_ids, "c_prec": PRECISIONS, "c_kv": KV_DTYPES, "c_eng": ENGINE_CHOICES}
 url_problems = _scenario_ui.read_links()  # a link's scenario first: the defaults below follow it
 url_problems += check_params({k: st.query_params[k] for k in st.query_params}, NUMBERS, choices)
 session = _scenario_ui.session_scenario()
@@ -351,6 +368,71 @@ st.caption(
     f"Every sequence at {context:,} tokens of context. Prefill of a {context:,}-token prompt: about "
     f"{prefill:,.0f} tokens/s. Assumptions: " + "; ".join(assumptions.notes()) + "."
 )
+
+# --- one setup at one load ---------------------------------------------------------------------------
+st.subheader("One setup at one load: throughput and latency percentiles")
+if result.fits:
+    c1, c2, c3 = st.columns(3)
+    with c1:
+        engine = select(
+            "Engine",
+            "c_eng",
+            ENGINE_CHOICES,
+            str(follow.get("c_eng", "vllm")),
+            "The engine the estimate is for: it decides the scheduler's batch limit, and whether "
+            "AIConfigurator's profiled tables answer (TensorRT-LLM on NVIDIA Hopper and Blackwell).",
+        )
+    with c2:
+        out_tokens = int(
+            number(
+                "c_out",
+                float(min(1000, max(context // 2, 1))),
+                100,
+                "Tokens each request generates; the prompt is the rest of the context.",
+                "%d",
+            )
+        )
+    with c3:
+        in_flight = int(number("c_conc", 32.0, 8, "Requests always in flight (a benchmark's --max-concurrency).", "%d"))
+    prompt = max(context - out_tokens, 1)
+    key = f"{model.id}:{hash(model.model_dump_json())}"
+    try:
+        est = _setup_estimate(model, cat, key, gpu.id, gpus, precision, kv_dtype, engine,  # type: ignore[arg-type]
+                              prompt, out_tokens, in_flight, assumptions.model_dump_json())  # fmt: skip
+    except InputError as exc:
+        st.error(_words.say(exc))
+    else:
+        band = est.error_band
+        with st.container(horizontal=True):
+            st.metric("Output tokens/s", f"{est.output_tokens_per_s:,.0f}",
+                      help=f"8 in 10 published cases of this family: {band.low:,.0f} to {band.high:,.0f}.",
+                      border=True)  # fmt: skip
+            st.metric("Tokens/s per user", f"{est.tokens_per_s_per_user:,.1f}", border=True)
+            st.metric("Batch", f"{est.batch:,}", help=f"Limit {est.batch_limit:,}: {est.batch_limit_reason}.",
+                      border=True)  # fmt: skip
+        st.dataframe(
+            pd.DataFrame(
+                {"Percentile": [p for p in ("p50", "p90", "p95", "p99")],
+                 "TTFT (ms)": [round(est.ttft_ms.at(p)) for p in ("p50", "p90", "p95", "p99")],
+                 "TPOT (ms)": [round(est.tpot_ms.at(p), 1) for p in ("p50", "p90", "p95", "p99")]}
+            ),
+            hide_index=True,
+        )  # fmt: skip
+        st.caption(
+            f"**Estimator: {est.estimator}** ({est.estimator_reason}). Between {band.low:,.0f} and {band.high:,.0f} "
+            f"output tokens/s for 8 in 10 published cases: {band.provenance}. {prompt:,} tokens in, "
+            f"{out_tokens:,} out, {in_flight:,} in flight; the same answer as `python -m calculator estimate`."
+        )
+        if est.other is not None:
+            st.caption(
+                f"The {est.other.estimator} estimator says {est.other.output_tokens_per_s:,.0f} tokens/s "
+                f"({est.other.error_band.low:,.0f} to {est.other.error_band.high:,.0f}; "
+                f"{est.other.error_band.provenance})."
+            )
+        for note in est.notes:
+            st.caption(note)
+else:
+    st.info("Nothing fits in the KV cache, so no load can run.")
 
 # --- estimate beside measurement --------------------------------------------------------------------
 st.subheader("Estimate beside measurement")

@@ -33,11 +33,10 @@ from calculator.capacity.profiled import (
     NotCovered,
     available,
     backend_for,
-    profiled_burst_tokens_per_s,
     profiled_estimate,
     system_for,
 )
-from calculator.capacity.ttft import chunk_tokens_for
+from calculator.capacity.residuals import profiled_case
 from calculator.catalog.gpus import GpuCatalog, load_gpu_specs
 from calculator.catalog.models import ModelCatalog, load_model_specs
 
@@ -61,36 +60,6 @@ class Pair(BaseModel):
     @property
     def profiled_error(self) -> float:
         return self.profiled / self.case.measured - 1
-
-
-def expert_parallel(case: Case, models: ModelCatalog) -> int:
-    """The expert-parallel width a case ran, which the cases do not record: SGLang's data-parallel attention runs
-    with ``--ep-size`` equal to the DP size (GPUStack's and LMSYS's commands), a tensor-parallel run keeps the
-    experts tensor-parallel (vLLM and SGLang without ``--enable-expert-parallel``). An ASSUMPTION."""
-    return case.gpus if case.attention == "dp" and models.get(case.model).is_moe else 1
-
-
-def profiled_case(
-    case: Case, batch: int, models: ModelCatalog, gpus: GpuCatalog, engine_chunk: bool = False
-) -> tuple[float, str] | NotCovered:
-    """The profiled estimate of what ``case`` measured, at the roofline's batch; with ``engine_chunk`` each step
-    prefills the engine's default chunk (:func:`calculator.capacity.ttft.chunk_tokens_for`), not one prompt."""
-    model, gpu = models.get(case.model), gpus.get(case.gpu)
-    setup = (model, gpu, case.gpus, case.precision, case.kv_dtype, case.engine, case.attention)
-    ep = expert_parallel(case, models)
-    budget = chunk_tokens_for(gpu) if engine_chunk else None
-    answer = profiled_estimate(*setup, ep, case.input_tokens, case.output_tokens, batch, prefill_budget=budget)
-    if isinstance(answer, NotCovered):
-        return answer
-    if case.kind == "decode_per_user":
-        return answer.tokens_per_s_per_user, answer.engine_version
-    if case.output_lengths == "sharegpt":
-        requests = case.requests or round(case.concurrency)
-        burst = profiled_burst_tokens_per_s(*setup, ep, case.input_tokens, case.output_tokens, batch, requests)
-        if isinstance(burst, NotCovered):
-            return burst
-        return burst, answer.engine_version
-    return answer.output_tokens_per_s, answer.engine_version
 
 
 def gpu_family(gpu: str) -> str:

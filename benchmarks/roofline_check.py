@@ -1,7 +1,7 @@
 """Print the roofline estimate against each published measurement: in-sample (fit) and hold-out separately.
 
-Run with ``.venv/bin/python benchmarks/roofline_check.py [--refit] [--per-engine] [--loso]``. The cases, their
-sources and their split are in ``calculator/data/roofline_cases.yaml``. The efficiencies are the one default
+Run with ``.venv/bin/python benchmarks/roofline_check.py [--refit] [--per-engine] [--loso] [--stored]``. The cases,
+their sources and their split are in ``calculator/data/roofline_cases.yaml``. The efficiencies are the one default
 :class:`RooflineAssumptions` (fitted to the ``fit`` cases); ``--refit`` fits them again (a few seconds) and says
 whether the defaults still agree. ``--per-engine`` runs the engine-as-input experiment: per engine
 family (vLLM, SGLang, TensorRT-LLM) factors fitted on that family's ``fit`` cases only, in two forms (one speed
@@ -12,7 +12,8 @@ leave-one-source-out error (one to two minutes; ``--plausible`` fits each fold o
 ``calibration.PLAUSIBLE_GRID`` instead): every source (a publisher, ``calibration.source_of``) predicted
 by efficiencies fitted on all the other sources' cases, both splits, by estimator, dense/MoE, GPU
 architecture, run kind, engine family and source, beside the issue's targets (median <= 12%, p90 <= 30%,
-worst <= 60% on >= 150 points, >= 60 MoE).
+worst <= 60% on >= 150 points, >= 60 MoE). ``--stored`` prints the residuals ``make data`` stored for both
+estimators and for ``auto`` (the estimator each family's answers come from), without refitting.
 """
 
 from __future__ import annotations
@@ -102,6 +103,44 @@ def main(argv: list[str] | None = None) -> None:
         per_engine(models, gpus)
     if "--loso" in argv:
         loso(models, gpus, PLAUSIBLE_GRID if "--plausible" in argv else FIT_GRID)
+    if "--stored" in argv:
+        stored()
+
+
+def stored() -> None:
+    """The residuals ``make data`` stored, by estimator (``auto``: each case from the estimator ``auto`` picks for
+    its family), dense / MoE and the finest family, beside the targets: what every estimate's band is read from."""
+    from calculator.capacity.calibration import Residual, family_error
+    from calculator.capacity.error_bands import load_error_bands
+
+    bands = load_error_bands()
+    print(f"\nSTORED RESIDUALS (calculator/data/error_bands.json; roofline: {bands.file.roofline_fit_set})")
+    print(
+        f"  {'estimator / family':44} {'points':>6} {'sources':>7} {'median':>7} {'p90':>6} {'worst':>7} {'signed':>7}"
+    )
+    sets: dict[str, tuple[Residual, ...]] = {
+        "roofline": bands.residuals("roofline"),
+        "profiled": bands.residuals("profiled"),
+        "auto": bands.auto_residuals(),
+    }
+    for name, rs in sets.items():
+        groups: dict[str, list[Residual]] = {"all": list(rs)}
+        for r in rs:
+            groups.setdefault("moe" if r.moe else "dense", []).append(r)
+        for family, group in groups.items():
+            e = family_error(group)
+            print(
+                f"  {name + ' / ' + family:44} {e.points:6d} {e.sources:7d} {e.median_abs:7.0%} {e.p90_abs:6.0%}"
+                f" {e.worst_abs:7.0%} {e.median:+7.0%}"
+            )
+    print("\nauto's choice per family")
+    for v in bands.verdicts().values():
+        print(f"  {v.family:34} {v.estimator:9} {v.reason}")
+    every = family_error(list(sets["auto"]))
+    print(
+        f"\nauto, leave one source out: median {every.median_abs:.0%}, p90 {every.p90_abs:.0%}, worst "
+        f"{every.worst_abs:.0%} on {every.points} points; target median <= 12%, p90 <= 30%, worst <= 60%"
+    )
 
 
 LOSO_TARGET = {"median": 0.12, "p90": 0.30, "worst": 0.60, "points": 150, "moe": 60}

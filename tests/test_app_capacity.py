@@ -58,10 +58,26 @@ def test_70b_fp8_does_not_fit_one_h100_at_32k_and_fits_two(catalogs: Catalogs) -
     assert metrics["Max sequences"] == f"{expected.max_sequences:,}"
     assert f"{expected.max_sequences:,} sequences" in text_of(at.success)
     assert len(at.get("vega_lite_chart")) == 3  # memory bar, decode per user, decode in total
-    tables = [d.value for d in at.dataframe]
-    side = tables[0]
+    side = table_with(at, "Record")
     assert set(side["Record"]) == {"vllm-llama-3.3-70b-fp8-1xh100-c50", "trtllm-llama-3.3-70b-fp8-1xh100-c50"}
-    assert "sglang-70b-4xh200-rate1" in set(tables[1]["Case"])
+    assert "sglang-70b-4xh200-rate1" in set(table_with(at, "Case")["Case"])
+
+
+def test_one_setup_at_one_load_is_the_estimate_commands_answer(catalogs: Catalogs) -> None:
+    """The page's setup section and `python -m calculator estimate` give one answer: same estimator, same figure."""
+    from calculator.capacity.estimate import estimate_setup
+
+    at = _page("capacity", c_model="llama-3.3-70b", c_gpu="h100-sxm", c_prec="fp8", c_ctx="2000", c_n="2",
+               c_out="1000", c_conc="16", c_eng="vllm")  # fmt: skip
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    expected = estimate_setup(catalogs.models.get("llama-3.3-70b"), catalogs.gpus.get("h100-sxm"), 2, "fp8", 1000,
+                              1000, concurrency=16)  # fmt: skip
+    assert _metrics(at)["Output tokens/s"] == f"{expected.output_tokens_per_s:,.0f}"
+    latencies = table_with(at, "Percentile", "TTFT (ms)", "TPOT (ms)")
+    assert list(latencies["Percentile"]) == ["p50", "p90", "p95", "p99"]
+    assert latencies["TPOT (ms)"].iloc[-1] == round(expected.tpot_ms.p99, 1)
+    said = " ".join(c.value for c in at.caption)
+    assert f"Estimator: {expected.estimator}" in said and "leave one source out" in said
 
 
 def test_bad_url_parameters_are_named_and_the_page_still_answers() -> None:

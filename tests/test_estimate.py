@@ -66,7 +66,7 @@ def test_a_throughput_case_is_the_calibrations_estimate_and_the_band_holds_eight
         e = estimate_setup(
             MODELS.get(c.model), GPUS.get(c.gpu), c.gpus, c.precision, c.input_tokens, c.output_tokens,
             kv_dtype=c.kv_dtype, attention=c.attention, concurrency=round(c.concurrency),
-            engine=_engine(c.engine),
+            engine=_engine(c.engine), estimator="roofline",
         )  # fmt: skip
         assert e.output_tokens_per_s == pytest.approx(r.estimate, rel=1e-6), c.id
     assert compared >= 5
@@ -151,7 +151,7 @@ def test_a_config_json_describes_a_model_that_is_not_bundled(capsys: pytest.Capt
         (["--concurrency", "4", "--offline"], "give one load"),
         (["--latency-percentile", "p99", "--offline"], "--latency-percentile goes with"),
         (["--concurrency", "0"], "--concurrency"),
-        (["--concurrency", "4", "--estimator", "profiled"], "profiled"),
+        (["--concurrency", "4", "--gpu", "mi300x", "--estimator", "profiled"], "NVIDIA GPUs only"),
         (["--offline", "--gpu", "h900"], "h900"),
     ],
 )

@@ -123,10 +123,10 @@ def test_the_command_line_prints_and_returns_the_range_for_an_estimated_option(
     monthly = {o["option"]: o["monthly"] for o in data["options"]}
     for row in band["options"]:
         assert row["monthly_low"] <= monthly[row["option"]] <= row["monthly_high"]
-    assert band["cheapest"][0] == data["cheapest"] and "hold-out" in band["provenance"]
+    assert band["cheapest"][0] == data["cheapest"] and "leave one source out" in band["provenance"]
     # existing keys are kept
     assert {"options", "cheapest", "break_even", "stays_cheapest_above"} <= set(data)
     assert main(["compare", "--scenario", str(path)]) == 0
     text = capsys.readouterr().out
-    assert "Estimated options as a range (roofline hold-out:" in text
+    assert "Estimated options as a range (roofline on " in text
     assert "Self-hosted GPUs: $" in text.split("Estimated options as a range")[1]

@@ -184,10 +184,11 @@ class StepCosts:
         spt = 1 / prefill_tokens_per_s
         return cls((0.0, 1e12), table, (0.0, 1e12), (spt, spt), chunk_tokens, overhead_s)
 
-    def scaled(self, factor: float) -> StepCosts:
-        """Every step ``factor`` times as long (prefill and decode alike; the per-request overhead as it is)."""
+    def scaled(self, factor: float, prefill: float | None = None) -> StepCosts:
+        """Every decode step ``factor`` times as long, and every prompt token's prefill ``prefill`` times (by
+        default ``factor`` too); the per-request overhead as it is."""
         rows = tuple(tuple(v * factor for v in row) for row in self.decode_s)
-        spt = tuple(v * factor for v in self.prefill_s_per_token)
+        spt = tuple(v * (factor if prefill is None else prefill) for v in self.prefill_s_per_token)
         return StepCosts(self.context_grid, rows, self.prompt_grid, spt, self.chunk_tokens, self.overhead_s)
 
     def decode_step_s(self, batch: int, context: float) -> float:

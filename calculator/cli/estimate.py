@@ -2,8 +2,9 @@
 
 ``--json`` keys (a public interface): ``output_tokens_per_s`` (all replicas together), ``tokens_per_s_per_user``,
 ``requests_per_s``, ``batch``, ``batch_limit``, ``ttft_ms`` and ``tpot_ms`` (each with ``p50``, ``p90``, ``p95``,
-``p99``), ``estimator``, ``bound``, ``error_band`` (``low``, ``high``, ``provenance``), ``load``, ``replicas``,
-``setup`` and ``notes``.
+``p99``), ``estimator``, ``estimator_reason``, ``bound``, ``error_band`` (``low``, ``high``, ``provenance``),
+``other`` (the other estimator's ``output_tokens_per_s`` and ``error_band`` where it could answer, else null),
+``load``, ``replicas``, ``setup`` and ``notes``.
 """
 
 from __future__ import annotations
@@ -48,11 +49,6 @@ def cmd_estimate(args: argparse.Namespace) -> int:
         )
     if args.latency_percentile is not None and not targets:
         raise flags.UsageError("estimate: --latency-percentile goes with --ttft-ms or --tpot-ms")
-    if args.estimator == "profiled":
-        raise flags.UsageError(
-            "estimate: --estimator profiled needs the profiled tables (pip install '.[profiled]'), which this "
-            "installation does not have; --estimator roofline answers everywhere"
-        )
     model = _model(args.model, args.models)
     gpu = load_gpu_specs(args.gpu_specs).get(args.gpu)
     result = estimate_setup(
@@ -73,6 +69,8 @@ def cmd_estimate(args: argparse.Namespace) -> int:
         tpot_ms=args.tpot_ms,
         percentile=args.latency_percentile or "p95",
         max_batch=args.max_batch,
+        expert_parallel=args.expert_parallel,
+        estimator=args.estimator,
     )
     setup = {
         "model": model.id,
@@ -116,9 +114,16 @@ def _print(result: Any, setup: dict[str, Any]) -> None:
         for name in ("p50", "p90", "p95", "p99")
     ]
     print(console.table(rows, ["", "TTFT (ms)", "TPOT (ms)"]))
+    print(f"Estimator: {result.estimator} ({result.estimator_reason})")
+    print(f"Error band: {band.provenance}")
+    if result.other is not None:
+        o = result.other
+        print(
+            f"The {o.estimator} estimator says {o.output_tokens_per_s:,.0f} tokens/s "
+            f"({o.error_band.low:,.0f}-{o.error_band.high:,.0f}; {o.error_band.provenance})"
+        )
     for note in result.notes:
         print(f"Note: {note}")
-    print(f"Error band: {band.provenance}")
 
 
 def add_estimate_parser(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -148,5 +153,11 @@ def add_estimate_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     est.add_argument(
         "--max-batch", type=flags.at_least_one, help="cap the batch (default: what fits and the engine runs)"
     )
-    est.add_argument("--estimator", choices=["auto", "roofline", "profiled"], default="auto")
+    est.add_argument(
+        "--estimator",
+        choices=["auto", "roofline", "profiled"],
+        default="auto",
+        help="auto (default): the profiled tables where they beat the roofline on published points of the "
+        "setup's family, else the roofline",
+    )
     est.set_defaults(func=cmd_estimate)

@@ -96,7 +96,7 @@ class CrossingRange(BaseModel):
 
 class EstimateRange(BaseModel):
     """The comparison redone with every roofline-estimated option's capacity at both ends of the estimate's
-    hold-out error band (:func:`calculator.capacity.calibration.estimate_error`)."""
+    leave-one-source-out error band for its family (:mod:`calculator.capacity.error_bands`)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -298,6 +298,16 @@ def _with_capacity_factor(res: ResolvedScenario, factor: float) -> ResolvedScena
     return dataclasses.replace(res, dedicated=scaled(res.dedicated), self_hosted=scaled(res.self_hosted))
 
 
+def _stored_band(res: ResolvedScenario, side: OwnedSide) -> EstimateError:
+    """The roofline's leave-one-source-out band for the estimated side's family (dense or mixture-of-experts, its
+    GPU's architecture; the estimate prices vLLM), read from the file ``make data`` writes."""
+    from calculator.capacity.error_bands import Family, load_error_bands  # here: only an estimate reads the bands
+
+    spec = res.catalogs.models.find(side.record.model) if side.record.model else None
+    moe = spec.is_moe if spec is not None else False
+    return load_error_bands().band("roofline", Family.of(moe, side.record.gpu or "", "vllm"))
+
+
 def estimate_range(
     res: ResolvedScenario, point: Comparison, error: EstimateError | None = None
 ) -> EstimateRange | None:
@@ -309,9 +319,7 @@ def estimate_range(
     owned = [side for side in (res.dedicated, res.self_hosted) if side is not None and is_estimated(side)]
     if not owned:
         return None
-    from calculator.capacity.calibration import estimate_error  # here: only an estimate reads the cases
-
-    band = error or estimate_error()
+    band = error or _stored_band(res, owned[0])
     ends = [_with_capacity_factor(res, f) for f in (band.low_factor, band.high_factor)]
     priced = [owned_options(end) for end in ends]
     costs = []
