@@ -28,6 +28,7 @@ from calculator.errors import InputError
 from calculator.present import charts
 from calculator.present.money import format_money, format_price, format_small
 from calculator.present.shown_currency import ttl_advice_in
+from calculator.present.work import WorkStopped, run_limited
 from calculator.pricing.ttl import (
     DEFAULT_SESSIONS_PER_MONTH,
     EmpiricalGaps,
@@ -270,7 +271,13 @@ stop_if_unread()
 @st.cache_data(show_spinner="Reading the log...", max_entries=4)
 def _read_log(data: bytes, name: str) -> LogGaps:
     """The upload read from memory (no file is written), as much of it as the app reads of any log."""
-    return read_session_log(io.BytesIO(data), name=name, max_chars=APP_MAX_CHARS)
+    try:  # in a child process: within a time and memory limit, the server answering other sessions meanwhile
+        log: LogGaps = run_limited(
+            f"Reading {name}", read_session_log, io.BytesIO(data), name=name, max_chars=APP_MAX_CHARS
+        )
+    except WorkStopped as exc:
+        raise DataFileError([str(exc)]) from None
+    return log
 
 
 turns = float(ss.get("t_turns") or DEFAULTS["t_turns"])

@@ -38,6 +38,7 @@ from calculator.planning.load_profile import (
 )
 from calculator.present import plan_charts as pc
 from calculator.present.money import format_money
+from calculator.present.work import WorkStopped, run_limited
 from calculator.pricing.compare import OPTION_LABELS, Catalogs, without_unpriceable
 from calculator.scenario.model import Scenario
 
@@ -108,7 +109,18 @@ def _trace_profile(data: bytes, name: str, daily: str) -> LoadProfile:
     """A profile from an uploaded log's timestamps, read from memory (no file is written) as far as the app
     reads any log. The reader tells the format by the name's suffix; the profile is named after it (a name
     the app shortens to what a profile's name holds)."""
-    return profile_from_trace(io.BytesIO(data), preset_profile(daily), name=shown_name(name), max_chars=APP_MAX_CHARS)
+    try:  # in a child process: within a time and memory limit, the server answering other sessions meanwhile
+        profile: LoadProfile = run_limited(
+            f"Reading {shown_name(name)}",
+            profile_from_trace,
+            io.BytesIO(data),
+            preset_profile(daily),
+            name=shown_name(name),
+            max_chars=APP_MAX_CHARS,
+        )
+    except WorkStopped as exc:
+        raise InputError("load_profile", str(exc)) from None
+    return profile
 
 
 def _keep_profile(profile: LoadProfile | None) -> None:

@@ -12,13 +12,13 @@ import contextlib
 import datetime as dt
 import hashlib
 import time
-from collections.abc import Iterator
-from typing import IO, Any, Literal
+from pathlib import Path
+from typing import Any, Literal
 
 import streamlit as st
 from pydantic import ValidationError
 
-from app_pages import _link, _state, _uploads, _words
+from app_pages import _link, _state, _uploads, _words, _work
 from app_pages._chart import altair_chart
 from app_pages._data import catalogs, cheapest_picked, presets
 from app_pages._params import NumberParam, check_params
@@ -30,6 +30,8 @@ from calculator.catalog.datafile import DATA_DIR, DataFileError
 from calculator.catalog.textfile import TooLarge
 from calculator.errors import InputError
 from calculator.present import prefix_charts as pc
+from calculator.present import work
+from calculator.present.work import WorkStopped
 from calculator.pricing.compare import Catalogs, Comparison, compare, without_unpriceable
 from calculator.scenario.evidence import prefix_evidence
 from calculator.scenario.model import Scenario, with_prefix_evidence
@@ -232,21 +234,19 @@ if source == UPLOAD:
     # by content: the same log uploaded again (in any session) is not read again; hashed in place (a 1 GB
     # upload is not copied for it)
     name, run_id = upload.name, ("upload", hashlib.sha256(upload.getbuffer()).hexdigest(), upload.name)
-    file = upload
 
-    @contextlib.contextmanager
-    def opener() -> Iterator[tuple[IO[bytes], int]]:
-        file.seek(0)  # the upload stays in memory for the next pass; it is not closed
-        yield file, file.size
+    held = upload
+
+    def log_file() -> contextlib.AbstractContextManager[Path]:
+        """The upload as a private file, for the child process that reads it (removed after)."""
+        return upload_copy(held.getbuffer(), held.name, (".jsonl", ".json", ".parquet"))
 
 else:
     path = TRACES / EXAMPLES[source]
     name, run_id = path.name, ("file", str(path), path.stat().st_mtime_ns)
 
-    @contextlib.contextmanager
-    def opener() -> Iterator[tuple[IO[bytes], int]]:
-        with path.open("rb") as handle:
-            yield handle, path.stat().st_size
+    def log_file() -> contextlib.AbstractContextManager[Path]:
+        return contextlib.nullcontext(path)
 
 
 tokenizer: Tokenizer | None = None
@@ -290,24 +290,33 @@ if key not in runs:
         def show(share: float, what: str) -> None:
             bar.progress(min(share, 1.0), text=what)
 
-        failure: DataFileError | InputError | None = None
+        failure: DataFileError | InputError | WorkStopped | None = None
         try:
             logs = _logs()
             log = logs.get(log_key)
-            if log is None:
-                log = pc.read_log(
-                    opener,
-                    name,
-                    format=fmt,
-                    block_size=block_size or None,
-                    tokenizer=tokenizer,
-                    progress=show,
-                    max_chars=textfile.APP_MAX_CHARS,
-                )
+            if log is None:  # read in a child process: within limits, cancellable, the server answering others
+                with log_file() as path:
+                    log = _work.in_child(
+                        f"Reading {name}",
+                        "p_work",
+                        log_key,
+                        work.prefix_log,
+                        str(path),
+                        name,
+                        format=fmt,
+                        block_size=block_size or None,
+                        tokenizer=tokenizer,
+                        progress=True,
+                        max_chars=textfile.APP_MAX_CHARS,
+                        show=show,
+                    )
                 logs[log_key] = log
                 while len(logs) > LOGS_KEPT:
                     logs.pop(next(iter(logs)), None)
             runs[key] = pc.analysis_of(log, config)
+        except WorkStopped as exc:
+            failure = exc
+            status.update(label=f"{name} was not analysed", state="error", expanded=False)
         except TooLarge as exc:
             failure = exc
             status.update(label=f"{name} is larger than the app analyses", state="error", expanded=False)
@@ -317,6 +326,28 @@ if key not in runs:
         else:
             took = time.monotonic() - started
             status.update(label=f"Analysed {name} in {took:.1f} s", state="complete", expanded=False)
+    if isinstance(failure, WorkStopped):
+        if failure.reason == "cancelled":
+            st.info(f"Reading {name} was cancelled; nothing was analysed.")
+            if st.button("Analyse again", key="p_again"):
+                _work.forget_cancel("p_work")
+                st.rerun()
+        else:
+            st.error(
+                f"{failure}. The command line reads a log of any size within its own limits; with the settings in "
+                "the sidebar:"
+            )
+            st.code(
+                pc.cli_command(
+                    name,
+                    config,
+                    format=fmt,
+                    block_size=block_size or None,
+                    tokenizer=None if tokenizer_file is None else tokenizer_file.name,
+                ),
+                language="bash",
+            )
+        st.stop()
     if isinstance(failure, TooLarge):  # the one rule for size: the app up to 1 GB unpacked, the command line any size
         st.error(
             f"{name} unpacks to more than {failure.limit:,} characters of text, more than this page analyses. The "

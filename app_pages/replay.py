@@ -46,6 +46,7 @@ from calculator.measure.bench import (
     write_records,
 )
 from calculator.present import capacity_charts as cc
+from calculator.present.work import WorkStopped, run_limited
 from calculator.pricing.compare import Catalogs
 
 LOG_TYPES = ("jsonl", "json")  # what the prompt-log uploader takes (plain, .gz or .zst)
@@ -223,9 +224,14 @@ def _start() -> None:
     else:
         with upload_copy(upload.getvalue(), upload.name, (".jsonl", ".json")) as path:
             try:
-                prompts = read_prompt_log(path, name=upload.name, max_chars=APP_MAX_CHARS)
+                # in a child process: within a time and memory limit, the server answering other sessions
+                prompts = run_limited(
+                    f"Reading {upload.name}", read_prompt_log, path, name=upload.name, max_chars=APP_MAX_CHARS
+                )
             except InputError as exc:
                 problems.append(f"**Prompt log**: {exc.message}")
+            except WorkStopped as exc:
+                problems.append(f"**Prompt log**: {exc}")
     if problems or upload is None or blocked:  # a missing upload or a refused target is among the problems
         ss["r_problems"] = problems
         return

@@ -93,6 +93,18 @@ most 5 MB): a summary is kilobytes, a result with every request's detail megabyt
 MAX_KEPT_CHARS = 8 * 1024 * 1024
 """JSON a benchmark result may hold besides its per-request details: summaries are a few kilobytes."""
 
+EXPANSION = 1000
+"""Times its own size a compressed log may unpack to, past :data:`EXPANSION_FLOOR`: gzip cannot pack more
+than 1,032 times, and a real log of requests packs tens of times (a chat log's repeated history with zstd,
+a few hundred); only a bomb unpacks further. The same ratio bounds a Parquet part on the command line."""
+EXPANSION_FLOOR = 1_000_000_000
+"""Characters any compressed log may unpack to whatever its size (the app's 1 GB)."""
+LINES_PER_BYTE = EXPANSION // MIN_LINE_CHARS
+"""Lines a compressed log may hold per byte of it (20), past :data:`LINES_FLOOR`: one line per
+:data:`MIN_LINE_CHARS` of what it may unpack to, blank lines included."""
+LINES_FLOOR = EXPANSION_FLOOR // MIN_LINE_CHARS
+"""Lines any compressed log may hold whatever its size (20 million, as the app allows)."""
+
 _CHUNK = 1 << 20
 _DIRECT = 1 << 20
 """A JSON value up to this size is decoded by the standard library in one call; a larger one is walked."""
@@ -247,16 +259,84 @@ class _Zstd(io.RawIOBase):
         return n
 
 
+class TooPacked(DataFileError):
+    """A compressed stream that unpacks to more than :data:`EXPANSION` times its size, or to more lines than
+    :data:`LINES_PER_BYTE` a byte of it (each past its floor): a bomb, refused wherever it is read, since
+    no log of records is packed that tightly."""
+
+
+class _Packed(io.RawIOBase):
+    """The compressed bytes as they are read, counted (what :class:`_Budget` measures the unpacked against)."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        self.raw, self.count = raw, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.raw.read(len(buffer))
+        n = len(data)
+        buffer[:n] = data
+        self.count += n
+        return n
+
+
+class _Budget(io.RawIOBase):
+    """An unpacked stream that stops with :class:`TooPacked` once it passes :data:`EXPANSION` times the
+    compressed bytes read so far (at least :data:`EXPANSION_FLOOR`), or :data:`LINES_PER_BYTE` line breaks
+    a compressed byte (at least :data:`LINES_FLOOR`). The line breaks are counted a chunk at a time in C,
+    so a flood of blank lines stops in the time it takes to unpack 20 MB, whoever reads it."""
+
+    def __init__(self, inner: IO[bytes], packed: _Packed, name: str) -> None:
+        self.inner, self.packed, self.name = inner, packed, name
+        self.chars = self.lines = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.inner.read(len(buffer))
+        n = len(data)
+        if n:
+            self.chars += n
+            self.lines += data.count(b"\n")
+            if b"\r" in data:  # a \r alone ends a line too; \r\n once
+                self.lines += data.count(b"\r") - data.count(b"\r\n")
+            packed = self.packed.count
+            if self.lines > (limit := max(LINES_FLOOR, LINES_PER_BYTE * packed)):
+                raise TooPacked(
+                    [
+                        f"{self.name}: unpacks to more than {limit:,} lines (blank ones count): a compressed log "
+                        f"may hold {LINES_PER_BYTE} lines a byte of it, and {LINES_FLOOR:,} whatever its size"
+                    ]
+                )
+            if self.chars > (limit := max(EXPANSION_FLOOR, EXPANSION * packed)):
+                raise TooPacked(
+                    [
+                        f"{self.name}: unpacks to more than {limit:,} characters: a compressed log may unpack to "
+                        f"{EXPANSION:,} times its size, and {EXPANSION_FLOOR:,} characters whatever its size"
+                    ]
+                )
+        buffer[:n] = data
+        return n
+
+
 def unpacked(raw: IO[bytes], name: str) -> IO[bytes]:
     """``raw`` unpacked when it starts with gzip's or zstd's magic bytes, else as it is (buffered).
 
+    What a compressed stream unpacks to is counted as it is read (:class:`_Budget`): past :data:`EXPANSION`
+    times the compressed bytes, or :data:`LINES_PER_BYTE` lines a compressed byte (each past its floor),
+    it is a :class:`TooPacked` error naming ``name`` and the limit, on the command line as in the app.
     A zip archive, or zstd without the ``zstandard`` package, is a :class:`DataFileError` naming ``name``.
     """
     buffered: Any = raw if hasattr(raw, "peek") else io.BufferedReader(cast(Any, raw))
     head = buffered.peek(4)[:4]
     kind = compression(head)
     if kind == "gzip":
-        return cast(IO[bytes], gzip.GzipFile(fileobj=buffered, mode="rb"))
+        packed = _Packed(buffered)
+        inner: IO[bytes] = cast(IO[bytes], gzip.GzipFile(fileobj=cast(Any, packed), mode="rb"))
+        return cast(IO[bytes], io.BufferedReader(_Budget(inner, packed, name), _CHUNK))
     if kind == "zstd":
         try:
             import zstandard
@@ -264,7 +344,9 @@ def unpacked(raw: IO[bytes], name: str) -> IO[bytes]:
             raise DataFileError(
                 [f"{name}: zstd-compressed; reading it needs the zstandard package (pip install zstandard)"]
             ) from None
-        return cast(IO[bytes], io.BufferedReader(_Zstd(buffered, zstandard), 1 << 20))
+        packed = _Packed(buffered)
+        inner = cast(IO[bytes], _Zstd(cast(IO[bytes], packed), zstandard))
+        return cast(IO[bytes], io.BufferedReader(_Budget(inner, packed, name), _CHUNK))
     if head.startswith(_ZIP_MAGIC):
         raise DataFileError(
             [f"{name}: a zip archive, not a log; unpack it, or compress the log itself with gzip or zstd (.gz, .zst)"]
@@ -361,44 +443,105 @@ def is_utf8(line: str) -> bool:
     return line.isascii() or _SURROGATE.search(line) is None
 
 
+_BLANK_RUN = re.compile(r"(?:[ \t]*\n)+")
+_BLANK_RUN_BYTES = re.compile(rb"(?:[ \t\r]*\n)+")
+_LINE_READ = 1 << 20
+"""Characters read at a time by :func:`raw_lines`."""
+
+
 def raw_lines(
     handle: IO[AnyStr], name: str, max_chars: int | None = None, first: int = 1
 ) -> Iterator[tuple[int, AnyStr]]:
     """Numbered lines (from ``first``: a handle on part of a file) of a handle, text or binary, each with its
     line break, within the line limit and ``max_chars`` (counted as read, unpacked): a file with no line
-    breaks is never held whole."""
+    breaks is never held whole.
+
+    Blank lines (spaces and tabs at most) are counted, numbered and passed over, never given: a run of them
+    is passed in one step, so a flood of them costs the time to unpack it, not a read a line."""
     number, total = first - 1, 0
     last = None if (lines := line_limit(max_chars)) is None else first - 1 + lines
+    buf = handle.read(_LINE_READ)
+    if not buf:
+        return
+    newline: Any = "\n" if isinstance(buf, str) else b"\n"
+    blank: re.Pattern[Any] = _BLANK_RUN if isinstance(buf, str) else _BLANK_RUN_BYTES
+    pos, eof = 0, False
+
+    def too_long(at: int) -> DataFileError:
+        return DataFileError([f"{name}:{at}: a line longer than {MAX_LINE_CHARS:,} characters: not one record a line"])
+
+    starts: tuple[Any, ...] = ("\n", " ", "\t") if isinstance(buf, str) else (b"\n", b" ", b"\t", b"\r")
+    spaces: Any = " \t" if isinstance(buf, str) else b" \t\r"
     while True:
-        line = handle.readline(MAX_LINE_CHARS + 1)
-        if not line:
-            return
+        run = blank.match(buf, pos) if buf[pos : pos + 1] in starts else None
+        if run is not None:
+            number += buf.count(newline, pos, run.end())
+            total += run.end() - pos
+            pos = run.end()
+            if last is not None and number > last:
+                raise _too_many_lines(name, last - first + 1)
+            if max_chars is not None and total > max_chars:
+                raise TooLarge(name, max_chars)
+        at = buf.find(newline, pos)
+        if at >= 0:
+            line = buf[pos : at + 1]
+            pos = at + 1
+        else:  # the line goes on past what is read (or the file ends without a line break)
+            pieces, held = [buf[pos:]], len(buf) - pos
+            buf, pos = buf[:0], 0
+            while not eof and held <= MAX_LINE_CHARS:
+                more = handle.read(_LINE_READ)
+                if not more:
+                    eof = True
+                    break
+                at = more.find(newline)
+                if at >= 0:
+                    pieces.append(more[: at + 1])
+                    buf, pos = more, at + 1
+                    break
+                pieces.append(more)
+                held += len(more)
+            line = buf[:0].join(pieces)
+            if not line:
+                return
+            if not line.endswith(newline) and held <= MAX_LINE_CHARS and not eof:
+                continue  # pragma: no cover - a read that returned nothing new without an end
+            if blank.fullmatch(line) is not None or (eof and not line.strip(spaces)):  # blank, across reads
+                number += 1
+                total += len(line)
+                if last is not None and number > last:
+                    raise _too_many_lines(name, last - first + 1)
+                continue
         number += 1
         if last is not None and number > last:
             raise _too_many_lines(name, last - first + 1)
-        if len(line) > MAX_LINE_CHARS and line[-1:] not in ("\n", b"\n"):
-            raise DataFileError(
-                [f"{name}:{number}: a line longer than {MAX_LINE_CHARS:,} characters: not one record a line"]
-            )
+        if len(line) - (1 if line.endswith(newline) else 0) > MAX_LINE_CHARS:
+            raise too_long(number)
         total += len(line)
         if max_chars is not None and total > max_chars:
             raise TooLarge(name, max_chars)
         yield number, line
+        if pos >= len(buf) and not eof:
+            buf, pos = handle.read(_LINE_READ), 0
+            if not buf:
+                eof = True
+        if eof and pos >= len(buf):
+            return
 
 
 def text_lines(source: Source, name: str, max_chars: int | None = None) -> Iterator[tuple[int, str]]:
     """Numbered lines (from 1, without their line break) of a file, handle or iterable of lines.
 
     Undecodable bytes stay in the line as surrogates (:func:`parse_json` names them); a file's
-    reading errors are :class:`DataFileError`; a leading byte-order mark is dropped.
+    reading errors are :class:`DataFileError`; a leading byte-order mark is dropped. From a file or
+    handle, blank lines are counted and passed over (:func:`raw_lines`).
     """
     first = True
     if isinstance(source, Path | str) or hasattr(source, "read"):
         with open_text(cast(Path | str | IO[bytes], source), name) as fh:
             for number, line in raw_lines(fh, name, max_chars):
                 line = line.rstrip("\n")
-                yield number, line.removeprefix("\ufeff") if first else line
-                first = False
+                yield number, line.removeprefix("\ufeff") if number == 1 else line
         return
     total = 0
     lines = line_limit(max_chars)

@@ -13,10 +13,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from calculator.cli import console, flags, folders
+from calculator.cli.progress import Progress
 from calculator.cli.scenario_args import scenario_from_args, with_cheapest
 from calculator.errors import InputError
 from calculator.present.money import format_money
-from calculator.traffic.logsource import Columns
+from calculator.traffic.logsource import Columns, shown_location
 from calculator.traffic.prefix import FORMATS, CacheConfig, PrefixReport, analyse_log, capacity_from_fit
 from calculator.traffic.shards import default_workers
 from calculator.traffic.tokens import load_tokenizer
@@ -246,6 +247,7 @@ def cmd_prefix(args: argparse.Namespace) -> int:
         columns=columns,
         workers=args.workers,
         cluster=args.cluster,
+        progress=Progress(f"prefix {shown_location(args.file)}"),
     )
     bill = _bill(args, report)
     if args.json:

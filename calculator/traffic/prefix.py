@@ -83,6 +83,7 @@ __all__ = [
     "DEFAULT_BLOCK_SIZE",
     "FORMATS",
     "MOONCAKE_BLOCK_SIZE",
+    "PROGRESS_EVERY",
     "parse_timestamp",
     "CacheConfig",
     "CacheResult",
@@ -1442,6 +1443,10 @@ class RequestLog:
         )
 
 
+PROGRESS_EVERY = 10_000
+"""Requests between two calls of :func:`analyse_log`'s ``progress``."""
+
+
 def analyse_log(
     source: Source | LogInput | LogPart,
     format: str = "auto",
@@ -1455,10 +1460,12 @@ def analyse_log(
     *,
     workers: int = 1,
     cluster: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> PrefixReport:
     """:func:`analyse` over a log file (or its lines), streamed; malformed lines are reported, and the
     run fails with :class:`DataFileError` only when no valid request is left. ``max_chars`` caps the
-    text read (the app's uploads).
+    text read (the app's uploads). ``progress`` is told the requests and input tokens read so far, every
+    :data:`PROGRESS_EVERY` requests (the command line shows a few lines of it on a long log).
 
     ``workers`` > 1 tokenises and hashes shards of the log on that many processes (this one included),
     ``cluster`` (a Dask scheduler's address) on a cluster's workers; the cache simulation runs here over the
@@ -1479,7 +1486,16 @@ def analyse_log(
 
     def all_requests() -> Iterator[Request]:
         yield first
-        yield from stream
+        if progress is None:
+            yield from stream
+            return
+        count, tokens = 1, first.input_tokens
+        for request in stream:
+            count += 1
+            tokens += request.input_tokens
+            if count % PROGRESS_EVERY == 0:
+                progress(count, tokens)
+            yield request
 
     report = analyse(
         all_requests(),

@@ -79,7 +79,7 @@ def shards(lines: Iterable[tuple[int, str]], chars: int | None = None) -> Iterat
     size = 0
     for number, line in lines:
         shard.append((number, line))
-        size += len(line)
+        size += len(line) + 1  # a blank line costs a tuple too
         if size >= chars:
             yield shard
             shard, size = [], 0
