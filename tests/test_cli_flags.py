@@ -64,7 +64,7 @@ def _change_sheets(d: Path) -> None:
     # GLM-5.3 (the seed's offer) 1.40 -> 1.50 input; Claude Sonnet's input, for the TTL advisor.
     _replace(d / "lyceum.yaml", "          input: 1.40\n", "          input: 1.50\n")
     sonnet = "          input: 3.00\n          cached_input: 0.30\n"
-    _replace(d / "anthropic.yaml", sonnet, sonnet.replace("3.00", "3.30"), count=5)  # every Sonnet version
+    _replace(d / "anthropic.yaml", sonnet, sonnet.replace("3.00", "3.30"), count=6)  # every Sonnet version
     # a GPU VM's price, for deploy (which reads every GPU offer and no serverless price)
     # (Lambda's 8x B200 node: the 1x H100 holds no 70B turn of 20k tokens under the engines' memory rule)
     _replace(d / "lambda.yaml", "        per_gpu_hour: 6.69\n", "        per_gpu_hour: 5.69\n")
