@@ -20,6 +20,7 @@ from .conftest import SEED_DATE
 CALCULATOR = Path(__file__).resolve().parents[1] / "calculator"
 NO_FLAG = {"scenario", "offer", "genai-prices", "log"} | {
     "family",
+    "error_bands",
     "arrivals",
     "hourly_rates",
     "input_lengths",
@@ -28,7 +29,8 @@ NO_FLAG = {"scenario", "offer", "genai-prices", "log"} | {
     "rate",
     "requests",
 }
-"""Fields no single flag sets: the scenario as a whole, an offer inside it, the genai-prices import, an engine
+"""Fields no single flag sets: the scenario as a whole, an offer inside it, the genai-prices import, the stored
+error bands (a file ``make data`` writes, never a user's), an engine
 log read by ``benchmarks/memory_check.py`` (no command takes one), and the latency simulation's own inputs
 (``calculator.capacity.simulation``), which the commands compute from a scenario, never take from a user, and
 the leave-one-source-out check's families (``benchmarks/roofline_check.py`` only)."""

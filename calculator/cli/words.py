@@ -61,6 +61,7 @@ FLAGS: dict[str, str] = {
     "load": "--concurrency/--offline/--ttft-ms",
     "concurrency": "--concurrency",
     "max_batch": "--max-batch",
+    "estimator": "--estimator",
     "latency_percentile": "--latency-percentile",
     # planning
     "load_profile": "--profile",
