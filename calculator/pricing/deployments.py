@@ -102,7 +102,21 @@ NODE_GPUS = 8
 MULTI_NODE = (2,)
 """Whole 8-GPU nodes per replica tried when the model fits no single node (pipeline over the network)."""
 DEFAULT_PRECISIONS = ("bf16", "fp8")
-"""FP4 and INT4 change the model's quality as well as its cost: asked for, not enumerated by default."""
+"""FP4 and INT4 change the model's quality as well as its cost: asked for, not enumerated by default, except a
+model's own checkpoint precision (gpt-oss ships MXFP4, run as ``fp4``), which is the published model itself:
+see :func:`searched_precisions`."""
+
+
+def searched_precisions(spec: ModelSpec, precisions: tuple[str, ...]) -> tuple[str, ...]:
+    """The precisions the search tries: those asked for, and with the default ones the precision the model's
+    checkpoint ships in (so gpt-oss is sized at its MXFP4 weights, where its published sweeps ran, not only
+    upcast to BF16 or FP8)."""
+    native = spec.checkpoint.precision if spec.checkpoint is not None else None
+    if precisions == DEFAULT_PRECISIONS and native is not None and native not in precisions:
+        return (*precisions, native)
+    return precisions
+
+
 BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 """Batches the estimate tries, each capped by what the KV cache holds and the engine schedules
 (:func:`calculator.capacity.batch.batch_cap`: vLLM's max_num_seqs is 1,024 on large GPUs), so the last one
@@ -754,6 +768,7 @@ def find_deployments(
         target = None
     shape = scenario.workload.scaled(scenario.token_factor(*model_names(scenario, cat, spec.id)))
     search = _Search(scenario, cat, spec, shape, target, speculative_speedup)
+    precisions = searched_precisions(spec, precisions)
     skipped: list[Skipped] = []
     found: list[Deployment] = []
     what_ifs = (False, True) if speculative_speedup and speculative_speedup > 1 else (False,)
