@@ -37,6 +37,7 @@ from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison, comp
 from calculator.pricing.pinning import Repricing, pin_prices, reprice
 from calculator.pricing.resolve import resolve, with_own_records
 from calculator.pricing.side_by_side import serverless_side_by_side
+from calculator.scenario.changes import STARTED_FROM, slug
 from calculator.scenario.evidence import Evidence
 from calculator.scenario.inputs import AUTO_RECORD, monthly_turns
 from calculator.scenario.model import CHEAPEST, Scenario, dump_scenario, load_scenario_text
@@ -441,6 +442,7 @@ with st.sidebar:
         bind=BIND,
         help="Shown as the page's heading, in the scenario file and on the PDF (a customer's name, say).",
     )
+    name_box = st.container()
     st.text_area(
         "Description",
         value=base_now.description or "",
@@ -616,6 +618,8 @@ except InputError as exc:
         problem = f"URL parameter `{linked}` ({exc.field}): {exc.message}"
 
 st.title(now_scenario.name if now_scenario is not None else base_now.name)
+if now_scenario is not None and ss.get("uploaded") is None and now_scenario.name.startswith(STARTED_FROM):
+    name_box.caption("Changed from the preset: the heading says so. Type a name of your own to use it instead.")
 if now_scenario is not None and now_scenario.description:
     st.markdown(now_scenario.description)
 st.caption(
@@ -936,7 +940,7 @@ def _scenario_yaml() -> str:  # written when asked for, as the PDF is: not on ev
 d2.download_button(
     "Scenario (YAML)",
     data=_scenario_yaml,
-    file_name=f"{preset_now if not ss.get('uploaded') else 'scenario'}.yaml",
+    file_name=f"{slug(scenario.name)}.yaml",
     mime="application/x-yaml",
     on_click="ignore",
     key="dl_yaml",
@@ -952,7 +956,7 @@ def _pdf() -> bytes:
 d3.download_button(
     "One-page summary (PDF)",
     data=_pdf,
-    file_name="inference-cost-summary.pdf",
+    file_name=f"{slug(scenario.name)}.pdf",
     mime="application/pdf",
     on_click="ignore",
     key="dl_pdf",

@@ -267,8 +267,7 @@ def summary_pdf(
     pdf.cell(w, 7, pdf.text_ok(f"LLM inference cost: {s.name}"), new_x="LMARGIN", new_y="NEXT")
     if s.description:  # a few lines at most: the page has room for one summary
         pdf.set_font(f, "", 9)
-        words = s.description if len(s.description) <= 300 else s.description[:299] + "…"
-        pdf.multi_cell(w, 4, pdf.text_ok(words), new_x="LMARGIN", new_y="NEXT")
+        pdf.multi_cell(w, 4, pdf.text_ok(s.description), new_x="LMARGIN", new_y="NEXT")
     pdf.set_font(f, "", 8)
     pdf.set_text_color(90, 90, 90)
     made = (generated or dt.date.today()).isoformat()
