@@ -39,14 +39,13 @@ from calculator.pricing.compare import Catalogs
 from calculator.pricing.resolve import resolve, sizing_record, with_own_records
 from calculator.pricing.same_model import serverless_spec
 from calculator.scenario.changes import followed
+from calculator.scenario.evidence import OWN_RECORD as OWN_RECORD  # the pages name it here
 from calculator.scenario.evidence import Evidence
 from calculator.scenario.inputs import AUTO_RECORD, LEGACY_RECORD, Fx, monthly_turns
 from calculator.scenario.model import CHEAPEST, DedicatedChoice, GpuVmChoice, Scenario, with_evidence_records
 from calculator.scenario.own_prices import OwnPrices
 
 NONE = "none"
-OWN_RECORD = "own-figures"
-"""Record id used for the user's own throughput figures."""
 DEFAULT_PRESET = "coding-agent"
 """The Compare page's preset when neither the session nor the URL names one."""
 OWN_FIGURES = "Your own throughput figures"

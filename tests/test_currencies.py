@@ -256,7 +256,7 @@ def test_the_pdf_says_the_turn_and_every_amount_in_the_scenarios_currency(
     _, rate, no_reuse, reused, _ = SEED_AT[currency]
     result = compare(_seed(currency, rate), catalogs)
     text, titles = _pdf_text(result, catalogs, monkeypatch)
-    assert f"{no_reuse} vs {reused}" in text
+    assert f"{no_reuse} no reuse · {reused} reused" in text  # which is which, said beside each
     assert all(o in text for o in (format_money(opt.monthly, currency) for opt in result.options))
     others = [s for c, s in SYMBOLS.items() if c != currency]
     assert not [s for s in others if s in text], text
