@@ -22,6 +22,7 @@ from calculator.catalog.prices import ttl_minutes
 from calculator.catalog.quantity import plain
 from calculator.errors import InputError
 from calculator.present.estimate_range import estimate_range_caption
+from calculator.present.headline import headline
 from calculator.present.money import format_money, format_small
 from calculator.present.report import (
     answer_sentences,
@@ -57,6 +58,8 @@ SEED = Scenario.model_validate(
     }
 )
 DATE_MIN, DATE_MAX = _state.DATE_MIN, _state.DATE_MAX
+THOUSAND_TURNS = "1,000 turns: reused vs no reuse"
+"""The label of the metric with both amounts: which is which, in the order shown."""
 TYPED = "_typed_since_link"  # set once the user changes a typed field: its value is no longer the link's
 CURRENCY_SHOWN = "_currency_shown"  # the currency the page showed last: a switch converts the engineer's cost from it
 
@@ -679,7 +682,10 @@ cur = scenario.currency
 volume = scenario.traffic.turns_per_month
 picks.caption(price_age_line(result, today))
 
-# --- answers first ----------------------------------------------------------------------------------
+# --- answers first: the headline a product manager reads, then the figures -----------------------------
+answer = headline(result)
+with st.container(border=True, key="headline"):
+    st.markdown("\n\n".join(answer.sentences))
 st.subheader("Monthly cost")
 cols = st.columns(max(len(result.options), 1))
 for col, opt in zip(cols, result.options, strict=False):
@@ -705,9 +711,6 @@ for col, opt in zip(cols, result.options, strict=False):
         st.caption(
             f"{yearly} · {per_1000} per 1,000 turns · runs **{opt.model or 'your model'}** · {opt.provider}{extra}"
         )
-for chosen in offer_picks:  # what 'cheapest' became, and why: the same configuration Deploy ranks
-    owned_label = OPTION_LABELS["dedicated" if chosen.kind == "dedicated" else "self_hosted"]
-    st.caption(f"{owned_label} (cheapest): **{chosen.label}**, {chosen.reason}.")
 # pandas and Altair (about a second to import in a fresh process) are needed from here on only: imported
 # now, the first costs above are on screen before them
 from app_pages import _assumptions  # noqa: E402
@@ -742,37 +745,59 @@ if ss.get("sl_more") and result.option("serverless") is not None:
         )
     st.dataframe(api_rows, hide_index=True)
 
-owned_side = resolved.self_hosted or resolved.dedicated
-if owned_side is not None:
-    setup = scenario.self_hosting.estimate or owned_side.setup
-    auto_setup = scenario.self_hosting.estimate is None
-    same = resolved.gpu_model
-    # record: auto names why the GPU options run this model: the serverless one, or its nearest spec
-    why = ""
-    if same is not None and same.stands_for:
-        why = f", the serverless model {same.stands_for}" + ("" if same.exact else " by its nearest spec")
-    if setup is not None:
-        st.caption(
-            f"GPU options sized from a roofline estimate of {setup.model}{why} at {setup.precision.upper()} on "
-            f"{setup.gpus_per_replica} GPU(s) of {owned_side.offer.gpu} per replica"
-            + (" with data-parallel attention" if setup.attention == "dp" else "")
-            # auto chose the layout; an estimate the user set is theirs
-            + (" (it serves more here than tensor parallel)" if setup.attention == "dp" and auto_setup else "")
-            + ": an estimate, not a measurement."
-        )
-    if result.estimate_range is not None:
-        st.caption(estimate_range_caption(result.estimate_range, cur))
-    else:
-        rec = owned_side.record
-        origin = _assumptions.record_origin(scenario, rec)
-        st.caption(
-            f"GPU options sized from {origin} `{rec.id}`{why}: {rec.label}. Source: {_assumptions.record_link(rec)}"
-            + (f", measured {rec.measured.isoformat()}" if rec.measured else "")
-            # how the figures were read from it is benchmark wording: the assumptions table below has it
-            + (". How its figures were read: the assumptions below." if rec.source.note else ".")
-            # which level of its run that is, and whether the replica was at its limit there or only kept up
-            + (f" {owned_side.series.sentence}" if owned_side.series is not None else "")
-        )
+
+def sizing_section() -> None:
+    """How the GPU options were sized, for the engineer who opens it: what 'cheapest' picked and why, the
+    record or estimate behind the replicas (with its source), the estimate's range, and each option's caveats
+    (a lower bound, a minimum, an estimate)."""
+    owned_side = resolved.self_hosted or resolved.dedicated
+    for chosen in offer_picks:  # what 'cheapest' became, and why: the same configuration Deploy ranks
+        owned_label = OPTION_LABELS["dedicated" if chosen.kind == "dedicated" else "self_hosted"]
+        st.caption(f"{owned_label} (cheapest): **{chosen.label}**, {chosen.reason}.")
+    if owned_side is not None:
+        setup = scenario.self_hosting.estimate or owned_side.setup
+        auto_setup = scenario.self_hosting.estimate is None
+        same = resolved.gpu_model
+        # record: auto names why the GPU options run this model: the serverless one, or its nearest spec
+        why = ""
+        if same is not None and same.stands_for:
+            why = f", the serverless model {same.stands_for}" + ("" if same.exact else " by its nearest spec")
+        if setup is not None:
+            st.caption(
+                f"GPU options sized from a roofline estimate of {setup.model}{why} at {setup.precision.upper()} on "
+                f"{setup.gpus_per_replica} GPU(s) of {owned_side.offer.gpu} per replica"
+                + (" with data-parallel attention" if setup.attention == "dp" else "")
+                # auto chose the layout; an estimate the user set is theirs
+                + (" (it serves more here than tensor parallel)" if setup.attention == "dp" and auto_setup else "")
+                + ": an estimate, not a measurement."
+            )
+        if result.estimate_range is not None:
+            st.caption(estimate_range_caption(result.estimate_range, cur))
+        else:
+            rec = owned_side.record
+            origin = _assumptions.record_origin(scenario, rec)
+            st.caption(
+                f"GPU options sized from {origin} `{rec.id}`{why}: {rec.label}. Source: {_assumptions.record_link(rec)}"
+                + (f", measured {rec.measured.isoformat()}" if rec.measured else "")
+                # how the figures were read from it is benchmark wording: the assumptions table below has it
+                + (". How its figures were read: the assumptions below." if rec.source.note else ".")
+                # which level of its run that is, and whether the replica was at its limit there or only kept up
+                + (f" {owned_side.series.sentence}" if owned_side.series is not None else "")
+            )
+    for opt in result.options:
+        for note in opt.notes:
+            if "minimum" in note or "estimate" in note.lower() or "lower bound" in note:
+                st.info(f"{OPTION_LABELS[opt.option]}: {note}")
+
+
+def sizing_label() -> str | None:
+    """The expander's label: whether the GPU options rest on a measurement or an estimate (None: no GPU option)."""
+    owned_side = resolved.self_hosted or resolved.dedicated
+    if owned_side is None:
+        return None
+    estimated = scenario.self_hosting.estimate is not None or owned_side.setup is not None
+    how = "a roofline estimate, not a measurement" if estimated else "a published or your own measurement"
+    return f"How the GPUs were sized: {how} (evidence and caveats)"
 
 
 def show_repricing(pinned: Scenario, heading: str, quiet: bool = False) -> None:
@@ -828,7 +853,7 @@ if result.turn is not None:
         border=True,
     )
     c3.container(key="two_amounts").metric(  # two amounts in one value: app.py sets it smaller
-        "1,000 turns",
+        THOUSAND_TURNS,
         f"{format_money(reused * 1000, cur)} vs {format_money(no_reuse * 1000, cur)}",
         help="Reused prefix vs no reuse.",
         border=True,
@@ -837,17 +862,17 @@ if result.turn is not None:
 sweep_pfx = kept(
     "compare.sweep.prefix_share", priced, lambda: charts.share_sweep_frame(scenario, work_cat, "prefix_share")
 )
-sentences = answer_sentences(result, charts.cheapest_switch(sweep_pfx))
+sentences = answer_sentences(result, charts.cheapest_switch(sweep_pfx), cheapest=False)
 st.markdown("\n".join(f"- {s}" for s in sentences))
 for warning in result.warnings:
     st.warning(_words.warning(warning))
 stale_prices = stale_price_warnings(result, today)
 if stale_prices:
     st.warning("\n".join(f"- {line}" for line in stale_prices))
-for opt in result.options:
-    for note in opt.notes:
-        if "minimum" in note or "estimate" in note.lower() or "lower bound" in note:
-            st.info(f"{OPTION_LABELS[opt.option]}: {note}")
+sizing = sizing_label()
+if sizing is not None:
+    with st.expander(sizing, expanded=False, key="sizing"):
+        sizing_section()
 
 # --- the why: one view at a time, and only the open one is worked out -------------------------------
 VIEWS = ["Cost by volume", "Prefix share and hit rate", "GPU load", "What moves the answer"]

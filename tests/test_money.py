@@ -146,7 +146,7 @@ def test_app_shows_half_cents_rounded_up_like_the_command_line(amount: str, show
     in_tokens, out_tokens = HALF_CENT_TURNS[amount]
     url = {"preset": "coding-agent", "asof": "2026-10-30", "in": in_tokens, "out": out_tokens, "pfx": "0", "hit": "1"}
     at = open_page("compare", 60, **url)
-    assert metrics(at)["1,000 turns"] == f"{shown} vs {shown}"
+    assert metrics(at)["1,000 turns: reused vs no reuse"] == f"{shown} vs {shown}"
 
 
 # --- a scenario in euros shows euros everywhere ----------------------------------------------------

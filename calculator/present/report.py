@@ -32,13 +32,16 @@ __all__ = [
 ]
 
 
-def answer_sentences(result: Comparison, switches: list[tuple[float, str, str]] | None = None) -> list[str]:
-    """The answers in words (markdown bold with ``**``): cheapest, break-even volumes, the prefix share."""
+def answer_sentences(
+    result: Comparison, switches: list[tuple[float, str, str]] | None = None, *, cheapest: bool = True
+) -> list[str]:
+    """The answers in words (markdown bold with ``**``): cheapest (unless ``cheapest`` is False: the
+    headline above says it, :mod:`calculator.present.headline`), break-even volumes, the prefix share."""
     s = result.scenario
     cur = s.currency
     volume = s.traffic.turns_per_month
     out: list[str] = []
-    if result.cheapest:
+    if result.cheapest and cheapest:
         best = result.option(result.cheapest)
         assert best is not None
         out.append(
@@ -47,7 +50,7 @@ def answer_sentences(result: Comparison, switches: list[tuple[float, str, str]] 
             f"**{format_money(best.monthly, cur)}** a month."
         )
     out += _crossing_sentences(result)
-    if result.stays_cheapest and len(result.options) > 1:
+    if result.stays_cheapest and len(result.options) > 1 and (cheapest or result.stays_cheapest[0] != result.cheapest):
         name, above = result.stays_cheapest
         if any(c.cheaper_above == name for c in result.crossings):
             out.append(f"Above {fmt_volume(above)} turns a month, {OPTION_LABELS[name]} stays cheapest.")
@@ -467,7 +470,7 @@ def summary_pdf(
     _paragraph(pdf, year_and_seat_line(result), 7, after=0.6)
 
     sweep = charts.share_sweep_frame(s, cat, "prefix_share", points=11)
-    for sentence in answer_sentences(result, charts.cheapest_switch(sweep)):
+    for sentence in answer_sentences(result, charts.cheapest_switch(sweep), cheapest=False):
         _paragraph(pdf, "• " + plain(sentence), 7.5)
     pdf.set_text_color(150, 90, 0)
     for warning in [problem.text() for problem in result.warnings] + stale_price_warnings(result, made_on):
