@@ -517,6 +517,10 @@ NUMBERS: dict[str, NumberSpec] = {
     )
 }
 TOGGLES = ("auto", "own", "batch", "est", "op_sl", "op_ded", "op_vm")
+SHARES = ("pfx", "hit")
+"""The 0-1 fields of one turn: the page checks them itself (a typed 90 is named, not only drawn red)."""
+NOT_FIGURES = frozenset({"region", "name", "desc", "op_name", "asof", "sweep", "why", "weights", "sl_more", "preset"})
+"""URL parameters a bad value of which leaves the figures standing: the page says so and shows the rest."""
 DATE_MIN, DATE_MAX = dt.date(2020, 1, 1), dt.date(2035, 12, 31)
 """The price dates the Compare page takes (the sheets' versions start in 2026)."""
 QUANTITIES = ("in", "out", "vol", "users")

@@ -58,8 +58,7 @@ SEED = Scenario.model_validate(
     }
 )
 DATE_MIN, DATE_MAX = _state.DATE_MIN, _state.DATE_MAX
-THOUSAND_TURNS = "1,000 turns: reused vs no reuse"
-"""The label of the metric with both amounts: which is which, in the order shown."""
+THOUSAND_TURNS = "1,000 turns: reused vs no reuse"  # the metric with both amounts: which is which, in order
 TYPED = "_typed_since_link"  # set once the user changes a typed field: its value is no longer the link's
 CURRENCY_SHOWN = "_currency_shown"  # the currency the page showed last: a switch converts the engineer's cost from it
 
@@ -176,10 +175,13 @@ def number(key: str, default: float, container: st.delta_generator.DeltaGenerato
         return
     kind = spec.kind
     value = kind(min(max(default, spec.min), spec.max))
+    # a share typed out of its range (90 for 0.9) reaches the page, which names the field and what it takes and
+    # shows no figure: with the browser's own bounds it only turned red while the old answer stayed on screen
+    checked_here = key in _state.SHARES
     (container or st).number_input(
         spec.label,
-        min_value=kind(spec.min),
-        max_value=kind(spec.max),
+        min_value=None if checked_here else kind(spec.min),
+        max_value=None if checked_here else kind(spec.max),
         value=value,
         step=kind(spec.step),
         format=spec.fmt,
@@ -613,6 +615,10 @@ try:  # the one rule every page that shows "the Compare page's scenario" prices 
     now_scenario, work_cat = _state.current_compare_scenario(ss, cat, preset_map, today)
 except ValidationError as exc:
     problem = "These inputs are not allowed:\n\n" + "\n".join(f"- {line}" for line in _words.invalid(exc, "scenario"))
+    for share in _state.SHARES:  # typed out of its range (90 for 0.9): named with what it takes
+        spec, typed = _state.NUMBERS[share], ss.get(share)
+        if isinstance(typed, int | float) and not spec.min <= typed <= spec.max:
+            problem = f"**{spec.label}**: {typed:g} is outside 0 to 1 (a share: 0.9 for 90%)"
 except InputError as exc:
     problem = _words.say(exc)
     # a value that came with the link is named by its parameter; one the user typed since, by its field only
@@ -630,12 +636,28 @@ st.caption(
     "same turns, with the reused prompt prefix beside the no-reuse turn. The address bar is a link to this "
     "exact scenario."
 )
+# a link's value the inputs cannot take leaves no answer standing: the inputs fell back to the preset's, so its
+# figures would be shown as the link's (the price date, the regions and the texts only say so and go on)
+# until the user sets that input (in a browser the address then holds the new value; the page asks its session)
+held_at_block: dict[str, Any] = ss.setdefault("_blocked_link", {})
+blocking = []
+for key, raw in url.items():
+    found = [] if key in _state.NOT_FIGURES else _state.validate_params({key: raw}, allowed, region_list)
+    if found and ss.get(key) == held_at_block.setdefault(key, ss.get(key)):
+        blocking += found
+    elif found:  # set since: the link's value is gone from the page, and so is its message
+        url_problems = [p for p in url_problems if not p.startswith(f"URL parameter `{key}`")]
 for url_problem in url_problems:
     st.error(url_problem)
+if blocking and now_scenario is not None:
+    problem, now_scenario = "", None  # the messages above name each value
 if ss.get("upload_error"):
     st.error("The uploaded scenario could not be used:\n\n" + "\n".join(f"- `{line}`" for line in ss["upload_error"]))
 if now_scenario is None:
-    st.error(problem)
+    if problem:
+        st.error(problem)
+    if blocking:
+        st.info("Every figure depends on the inputs named above: fix them in the sidebar or the link.")
     st.stop()
 scenario: Scenario = now_scenario
 priced = priced_key(scenario, work_cat, today)  # what the sweeps and charts below are kept under
