@@ -38,14 +38,14 @@ from calculator.present.money import format_small
 from calculator.pricing.compare import Catalogs
 from calculator.pricing.resolve import resolve, sizing_record, with_own_records
 from calculator.pricing.same_model import serverless_spec
+from calculator.scenario.changes import followed
+from calculator.scenario.evidence import OWN_RECORD as OWN_RECORD  # the pages name it here
 from calculator.scenario.evidence import Evidence
 from calculator.scenario.inputs import AUTO_RECORD, LEGACY_RECORD, Fx, monthly_turns
 from calculator.scenario.model import CHEAPEST, DedicatedChoice, GpuVmChoice, Scenario, with_evidence_records
 from calculator.scenario.own_prices import OwnPrices
 
 NONE = "none"
-OWN_RECORD = "own-figures"
-"""Record id used for the user's own throughput figures."""
 DEFAULT_PRESET = "coding-agent"
 """The Compare page's preset when neither the session nor the URL names one."""
 OWN_FIGURES = "Your own throughput figures"
@@ -517,6 +517,10 @@ NUMBERS: dict[str, NumberSpec] = {
     )
 }
 TOGGLES = ("auto", "own", "batch", "est", "op_sl", "op_ded", "op_vm")
+SHARES = ("pfx", "hit")
+"""The 0-1 fields of one turn: the page checks them itself (a typed 90 is named, not only drawn red)."""
+NOT_FIGURES = frozenset({"region", "name", "desc", "op_name", "asof", "sweep", "why", "weights", "sl_more", "preset"})
+"""URL parameters a bad value of which leaves the figures standing: the page says so and shows the rest."""
 DATE_MIN, DATE_MAX = dt.date(2020, 1, 1), dt.date(2035, 12, 31)
 """The price dates the Compare page takes (the sheets' versions start in 2026)."""
 QUANTITIES = ("in", "out", "vol", "users")
@@ -1269,17 +1273,22 @@ def current_compare_scenario(
     :class:`InputError` naming :data:`OWN_FIGURES` for unusable own figures.
     """
     preset, values = compare_values(session_state, cat, presets, today)
-    base: Scenario = session_state.get("uploaded") or presets[preset]
-    name = _text(session_state, "name", NAME_MAX) or base.name
-    desc = _text(session_state, "desc", DESC_MAX)
+    uploaded: Scenario | None = session_state.get("uploaded")
+    base: Scenario = uploaded or presets[preset]
+    typed_name, desc = _text(session_state, "name", NAME_MAX), _text(session_state, "desc", DESC_MAX)
     base = validated(
         base,
-        name=name,
+        name=typed_name or base.name,
         description=base.description if desc is None else desc or None,
         evidence=session_evidence(session_state, base),
     )
     cat = with_own_records(cat, base)
     scenario = serverless_model_name(cat, state_to_scenario(base, values, today, cat))
+    if uploaded is None:  # a preset's name and description stand only while its inputs are unchanged
+        unchanged = {"preset": preset, "asof": values["asof"], "cur": values["cur"]}
+        baseline = compare_values(unchanged, cat, presets, today)[1]
+        baseline_scenario = serverless_model_name(cat, state_to_scenario(presets[preset], baseline, today, cat))
+        scenario = followed(presets[preset], scenario, name=typed_name, description=desc, baseline=baseline_scenario)
     if not values["own"]:
         return scenario, cat
     try:

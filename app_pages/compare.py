@@ -22,6 +22,7 @@ from calculator.catalog.prices import ttl_minutes
 from calculator.catalog.quantity import plain
 from calculator.errors import InputError
 from calculator.present.estimate_range import estimate_range_caption
+from calculator.present.headline import headline
 from calculator.present.money import format_money, format_small
 from calculator.present.report import (
     answer_sentences,
@@ -37,6 +38,7 @@ from calculator.pricing.compare import OPTION_LABELS, Catalogs, Comparison, comp
 from calculator.pricing.pinning import Repricing, pin_prices, reprice
 from calculator.pricing.resolve import resolve, with_own_records
 from calculator.pricing.side_by_side import serverless_side_by_side
+from calculator.scenario.changes import STARTED_FROM, slug
 from calculator.scenario.evidence import Evidence
 from calculator.scenario.inputs import AUTO_RECORD, monthly_turns
 from calculator.scenario.model import CHEAPEST, Scenario, dump_scenario, load_scenario_text
@@ -56,6 +58,7 @@ SEED = Scenario.model_validate(
     }
 )
 DATE_MIN, DATE_MAX = _state.DATE_MIN, _state.DATE_MAX
+THOUSAND_TURNS = "1,000 turns: reused vs no reuse"  # the metric with both amounts: which is which, in order
 TYPED = "_typed_since_link"  # set once the user changes a typed field: its value is no longer the link's
 CURRENCY_SHOWN = "_currency_shown"  # the currency the page showed last: a switch converts the engineer's cost from it
 
@@ -172,10 +175,13 @@ def number(key: str, default: float, container: st.delta_generator.DeltaGenerato
         return
     kind = spec.kind
     value = kind(min(max(default, spec.min), spec.max))
+    # a share typed out of its range (90 for 0.9) reaches the page, which names the field and what it takes and
+    # shows no figure: with the browser's own bounds it only turned red while the old answer stayed on screen
+    checked_here = key in _state.SHARES
     (container or st).number_input(
         spec.label,
-        min_value=kind(spec.min),
-        max_value=kind(spec.max),
+        min_value=None if checked_here else kind(spec.min),
+        max_value=None if checked_here else kind(spec.max),
         value=value,
         step=kind(spec.step),
         format=spec.fmt,
@@ -441,6 +447,7 @@ with st.sidebar:
         bind=BIND,
         help="Shown as the page's heading, in the scenario file and on the PDF (a customer's name, say).",
     )
+    name_box = st.container()
     st.text_area(
         "Description",
         value=base_now.description or "",
@@ -608,6 +615,10 @@ try:  # the one rule every page that shows "the Compare page's scenario" prices 
     now_scenario, work_cat = _state.current_compare_scenario(ss, cat, preset_map, today)
 except ValidationError as exc:
     problem = "These inputs are not allowed:\n\n" + "\n".join(f"- {line}" for line in _words.invalid(exc, "scenario"))
+    for share in _state.SHARES:  # typed out of its range (90 for 0.9): named with what it takes
+        spec, typed = _state.NUMBERS[share], ss.get(share)
+        if isinstance(typed, int | float) and not spec.min <= typed <= spec.max:
+            problem = f"**{spec.label}**: {typed:g} is outside 0 to 1 (a share: 0.9 for 90%)"
 except InputError as exc:
     problem = _words.say(exc)
     # a value that came with the link is named by its parameter; one the user typed since, by its field only
@@ -616,6 +627,8 @@ except InputError as exc:
         problem = f"URL parameter `{linked}` ({exc.field}): {exc.message}"
 
 st.title(now_scenario.name if now_scenario is not None else base_now.name)
+if now_scenario is not None and ss.get("uploaded") is None and now_scenario.name.startswith(STARTED_FROM):
+    name_box.caption("Changed from the preset: the heading says so. Type a name of your own to use it instead.")
 if now_scenario is not None and now_scenario.description:
     st.markdown(now_scenario.description)
 st.caption(
@@ -623,12 +636,28 @@ st.caption(
     "same turns, with the reused prompt prefix beside the no-reuse turn. The address bar is a link to this "
     "exact scenario."
 )
+# a link's value the inputs cannot take leaves no answer standing: the inputs fell back to the preset's, so its
+# figures would be shown as the link's (the price date, the regions and the texts only say so and go on)
+# until the user sets that input (in a browser the address then holds the new value; the page asks its session)
+held_at_block: dict[str, Any] = ss.setdefault("_blocked_link", {})
+blocking = []
+for key, raw in url.items():
+    found = [] if key in _state.NOT_FIGURES else _state.validate_params({key: raw}, allowed, region_list)
+    if found and ss.get(key) == held_at_block.setdefault(key, ss.get(key)):
+        blocking += found
+    elif found:  # set since: the link's value is gone from the page, and so is its message
+        url_problems = [p for p in url_problems if not p.startswith(f"URL parameter `{key}`")]
 for url_problem in url_problems:
     st.error(url_problem)
+if blocking and now_scenario is not None:
+    problem, now_scenario = "", None  # the messages above name each value
 if ss.get("upload_error"):
     st.error("The uploaded scenario could not be used:\n\n" + "\n".join(f"- `{line}`" for line in ss["upload_error"]))
 if now_scenario is None:
-    st.error(problem)
+    if problem:
+        st.error(problem)
+    if blocking:
+        st.info("Every figure depends on the inputs named above: fix them in the sidebar or the link.")
     st.stop()
 scenario: Scenario = now_scenario
 priced = priced_key(scenario, work_cat, today)  # what the sweeps and charts below are kept under
@@ -675,7 +704,10 @@ cur = scenario.currency
 volume = scenario.traffic.turns_per_month
 picks.caption(price_age_line(result, today))
 
-# --- answers first ----------------------------------------------------------------------------------
+# --- answers first: the headline a product manager reads, then the figures -----------------------------
+answer = headline(result)
+with st.container(border=True, key="headline"):
+    st.markdown("\n\n".join(answer.sentences))
 st.subheader("Monthly cost")
 cols = st.columns(max(len(result.options), 1))
 for col, opt in zip(cols, result.options, strict=False):
@@ -701,9 +733,6 @@ for col, opt in zip(cols, result.options, strict=False):
         st.caption(
             f"{yearly} · {per_1000} per 1,000 turns · runs **{opt.model or 'your model'}** · {opt.provider}{extra}"
         )
-for chosen in offer_picks:  # what 'cheapest' became, and why: the same configuration Deploy ranks
-    owned_label = OPTION_LABELS["dedicated" if chosen.kind == "dedicated" else "self_hosted"]
-    st.caption(f"{owned_label} (cheapest): **{chosen.label}**, {chosen.reason}.")
 # pandas and Altair (about a second to import in a fresh process) are needed from here on only: imported
 # now, the first costs above are on screen before them
 from app_pages import _assumptions  # noqa: E402
@@ -738,37 +767,59 @@ if ss.get("sl_more") and result.option("serverless") is not None:
         )
     st.dataframe(api_rows, hide_index=True)
 
-owned_side = resolved.self_hosted or resolved.dedicated
-if owned_side is not None:
-    setup = scenario.self_hosting.estimate or owned_side.setup
-    auto_setup = scenario.self_hosting.estimate is None
-    same = resolved.gpu_model
-    # record: auto names why the GPU options run this model: the serverless one, or its nearest spec
-    why = ""
-    if same is not None and same.stands_for:
-        why = f", the serverless model {same.stands_for}" + ("" if same.exact else " by its nearest spec")
-    if setup is not None:
-        st.caption(
-            f"GPU options sized from a roofline estimate of {setup.model}{why} at {setup.precision.upper()} on "
-            f"{setup.gpus_per_replica} GPU(s) of {owned_side.offer.gpu} per replica"
-            + (" with data-parallel attention" if setup.attention == "dp" else "")
-            # auto chose the layout; an estimate the user set is theirs
-            + (" (it serves more here than tensor parallel)" if setup.attention == "dp" and auto_setup else "")
-            + ": an estimate, not a measurement."
-        )
-    if result.estimate_range is not None:
-        st.caption(estimate_range_caption(result.estimate_range, cur))
-    else:
-        rec = owned_side.record
-        origin = _assumptions.record_origin(scenario, rec)
-        st.caption(
-            f"GPU options sized from {origin} `{rec.id}`{why}: {rec.label}. Source: {_assumptions.record_link(rec)}"
-            + (f", measured {rec.measured.isoformat()}" if rec.measured else "")
-            # how the figures were read from it is benchmark wording: the assumptions table below has it
-            + (". How its figures were read: the assumptions below." if rec.source.note else ".")
-            # which level of its run that is, and whether the replica was at its limit there or only kept up
-            + (f" {owned_side.series.sentence}" if owned_side.series is not None else "")
-        )
+
+def sizing_section() -> None:
+    """How the GPU options were sized, for the engineer who opens it: what 'cheapest' picked and why, the
+    record or estimate behind the replicas (with its source), the estimate's range, and each option's caveats
+    (a lower bound, a minimum, an estimate)."""
+    owned_side = resolved.self_hosted or resolved.dedicated
+    for chosen in offer_picks:  # what 'cheapest' became, and why: the same configuration Deploy ranks
+        owned_label = OPTION_LABELS["dedicated" if chosen.kind == "dedicated" else "self_hosted"]
+        st.caption(f"{owned_label} (cheapest): **{chosen.label}**, {chosen.reason}.")
+    if owned_side is not None:
+        setup = scenario.self_hosting.estimate or owned_side.setup
+        auto_setup = scenario.self_hosting.estimate is None
+        same = resolved.gpu_model
+        # record: auto names why the GPU options run this model: the serverless one, or its nearest spec
+        why = ""
+        if same is not None and same.stands_for:
+            why = f", the serverless model {same.stands_for}" + ("" if same.exact else " by its nearest spec")
+        if setup is not None:
+            st.caption(
+                f"GPU options sized from a roofline estimate of {setup.model}{why} at {setup.precision.upper()} on "
+                f"{setup.gpus_per_replica} GPU(s) of {owned_side.offer.gpu} per replica"
+                + (" with data-parallel attention" if setup.attention == "dp" else "")
+                # auto chose the layout; an estimate the user set is theirs
+                + (" (it serves more here than tensor parallel)" if setup.attention == "dp" and auto_setup else "")
+                + ": an estimate, not a measurement."
+            )
+        if result.estimate_range is not None:
+            st.caption(estimate_range_caption(result.estimate_range, cur))
+        else:
+            rec = owned_side.record
+            origin = _assumptions.record_origin(scenario, rec)
+            st.caption(
+                f"GPU options sized from {origin} `{rec.id}`{why}: {rec.label}. Source: {_assumptions.record_link(rec)}"
+                + (f", measured {rec.measured.isoformat()}" if rec.measured else "")
+                # how the figures were read from it is benchmark wording: the assumptions table below has it
+                + (". How its figures were read: the assumptions below." if rec.source.note else ".")
+                # which level of its run that is, and whether the replica was at its limit there or only kept up
+                + (f" {owned_side.series.sentence}" if owned_side.series is not None else "")
+            )
+    for opt in result.options:
+        for note in opt.notes:
+            if "minimum" in note or "estimate" in note.lower() or "lower bound" in note:
+                st.info(f"{OPTION_LABELS[opt.option]}: {note}")
+
+
+def sizing_label() -> str | None:
+    """The expander's label: whether the GPU options rest on a measurement or an estimate (None: no GPU option)."""
+    owned_side = resolved.self_hosted or resolved.dedicated
+    if owned_side is None:
+        return None
+    estimated = scenario.self_hosting.estimate is not None or owned_side.setup is not None
+    how = "a roofline estimate, not a measurement" if estimated else "a published or your own measurement"
+    return f"How the GPUs were sized: {how} (evidence and caveats)"
 
 
 def show_repricing(pinned: Scenario, heading: str, quiet: bool = False) -> None:
@@ -824,7 +875,7 @@ if result.turn is not None:
         border=True,
     )
     c3.container(key="two_amounts").metric(  # two amounts in one value: app.py sets it smaller
-        "1,000 turns",
+        THOUSAND_TURNS,
         f"{format_money(reused * 1000, cur)} vs {format_money(no_reuse * 1000, cur)}",
         help="Reused prefix vs no reuse.",
         border=True,
@@ -833,17 +884,17 @@ if result.turn is not None:
 sweep_pfx = kept(
     "compare.sweep.prefix_share", priced, lambda: charts.share_sweep_frame(scenario, work_cat, "prefix_share")
 )
-sentences = answer_sentences(result, charts.cheapest_switch(sweep_pfx))
+sentences = answer_sentences(result, charts.cheapest_switch(sweep_pfx), cheapest=False)
 st.markdown("\n".join(f"- {s}" for s in sentences))
 for warning in result.warnings:
     st.warning(_words.warning(warning))
 stale_prices = stale_price_warnings(result, today)
 if stale_prices:
     st.warning("\n".join(f"- {line}" for line in stale_prices))
-for opt in result.options:
-    for note in opt.notes:
-        if "minimum" in note or "estimate" in note.lower() or "lower bound" in note:
-            st.info(f"{OPTION_LABELS[opt.option]}: {note}")
+sizing = sizing_label()
+if sizing is not None:
+    with st.expander(sizing, expanded=False, key="sizing"):
+        sizing_section()
 
 # --- the why: one view at a time, and only the open one is worked out -------------------------------
 VIEWS = ["Cost by volume", "Prefix share and hit rate", "GPU load", "What moves the answer"]
@@ -936,7 +987,7 @@ def _scenario_yaml() -> str:  # written when asked for, as the PDF is: not on ev
 d2.download_button(
     "Scenario (YAML)",
     data=_scenario_yaml,
-    file_name=f"{preset_now if not ss.get('uploaded') else 'scenario'}.yaml",
+    file_name=f"{slug(scenario.name)}.yaml",
     mime="application/x-yaml",
     on_click="ignore",
     key="dl_yaml",
@@ -952,7 +1003,7 @@ def _pdf() -> bytes:
 d3.download_button(
     "One-page summary (PDF)",
     data=_pdf,
-    file_name="inference-cost-summary.pdf",
+    file_name=f"{slug(scenario.name)}.pdf",
     mime="application/pdf",
     on_click="ignore",
     key="dl_pdf",

@@ -1,5 +1,6 @@
-"""What the one-page PDF writes, read back in tests: no PDF text extractor is installed, so the text each
-cell is given and the axis titles of each chart drawn into it are recorded as the PDF is made."""
+"""What the one-page PDF writes, read back in tests: the text each cell is given and the axis titles of each
+chart drawn into it, recorded as the PDF is made (tests/test_pdf_layout.py reads the PDF itself with pdfplumber,
+for where each word landed)."""
 
 from __future__ import annotations
 

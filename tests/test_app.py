@@ -31,10 +31,10 @@ def test_compare_page_shows_the_seed_turn() -> None:
     metrics = _metrics(at)
     assert metrics["No-reuse turn"] == "$0.0302"
     assert metrics["Reused-prefix turn"] == "$0.00968"
-    assert metrics["1,000 turns"] == "$9.68 vs $30.20"
+    assert metrics["1,000 turns: reused vs no reuse"] == "$9.68 vs $30.20"  # the label says which is which
     assert any(label.startswith("Serverless API") for label in metrics)
     text = " ".join(m.value for m in at.markdown)
-    assert "the cheapest is" in text
+    assert "is the cheapest way to buy this" in text
 
 
 def test_changing_an_input_changes_the_answer() -> None:
@@ -63,7 +63,8 @@ def test_bad_url_parameter_shows_an_error_naming_it() -> None:
     # the input tokens field shows 'lots': no figure is shown for another number of tokens
     assert not _metrics(at)
     at = _app(**{**SEED_URL, "pfx": "2"})
-    assert _metrics(at)  # a number input keeps its valid value, and the message says the link's was refused
+    # the input falls back to the preset's 0.9, so a figure now would be the preset's shown as the link's
+    assert not _metrics(at) and "outside 0 to 1" in " ".join(e.value for e in at.error)
 
 
 def test_bad_uploaded_yaml_names_the_line_and_field() -> None:

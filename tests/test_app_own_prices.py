@@ -54,7 +54,7 @@ def test_switching_on_own_prices_starts_at_the_listed_ones() -> None:
 def test_the_scenario_file_keeps_the_pages_own_prices(downloads: dict[str, Any]) -> None:
     at = _app(**SEED_URL, op_vm="true", op_vh="3.5", op_dd="20")
     assert not at.exception and not at.error, [e.value for e in at.error]
-    saved = _saved(downloads, "coding-agent.yaml")
+    saved = _saved(downloads, "started-from-coding-agent-the-seeds-turn.yaml")  # own prices are a change
     scenario = load_scenario_text(saved.decode())
     assert scenario.own_prices is not None
     assert scenario.own_prices.gpu_hour == Decimal("3.5") and scenario.own_prices.dedicated_discount == 20

@@ -231,7 +231,8 @@ def test_apply_uses_the_compare_pages_own_inputs_and_replaces_stale_ones() -> No
     at.run()
     at.text_input(key="in").input("12345").run()
     at.switch_page("app_pages/prefix_analysis.py").run()
-    assert "'Coding agent" in text_of(at.caption)  # the Compare page's scenario, with its 12,345 input tokens
+    # the Compare page's scenario, with its 12,345 input tokens: changed from the preset, and named so
+    assert "'Started from Coding agent (the seed's turn)" in text_of(at.caption)
     at.toggle(key="p_keep").set_value(True).run()  # measured shares only: the scenario's tokens per turn stay
     at.button(key="p_apply").click().run()
     assert not at.exception

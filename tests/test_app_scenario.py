@@ -232,11 +232,11 @@ def test_a_renamed_scenario_heads_the_page_and_is_in_the_link_the_yaml_and_the_p
     assert at.title[0].value == name
     assert about in text_of(at.markdown)
 
-    saved_text = _saved(downloads, "coding-agent.yaml").decode()
+    saved_text = _saved(downloads, "acme-corp-support-bot.yaml").decode()  # the file is named after the scenario
     saved = load_scenario_text(saved_text)
     assert saved.name == name and saved.description == about
     assert f"name: {name}" in saved_text
-    text = _pdf_text(downloads["inference-cost-summary.pdf"], monkeypatch)
+    text = _pdf_text(downloads["acme-corp-support-bot.pdf"], monkeypatch)
     assert f"LLM inference cost: {name}" in text and about in text
 
     # the link: the browser writes the two bound inputs into it as it does every other input
@@ -245,16 +245,63 @@ def test_a_renamed_scenario_heads_the_page_and_is_in_the_link_the_yaml_and_the_p
 
     # a file opened on the Compare page brings its own name back
     reopened = _app(preset="rag-chatbot")
-    reopened.file_uploader(key="upload").set_value(("acme.yaml", _saved(downloads, "coding-agent.yaml"), "text/yaml"))
+    reopened.file_uploader(key="upload").set_value(
+        ("acme.yaml", _saved(downloads, "acme-corp-support-bot.yaml"), "text/yaml")
+    )
     reopened.run()
     assert not reopened.exception and not reopened.error, [e.value for e in reopened.error]
     assert reopened.title[0].value == name and reopened.text_input(key="name").value == name
 
 
+ISSUE_25_LINK = {  # every input changed from the coding-agent preset but its name (issue 25)
+    "sl": "deepinfra/deepseek-v3.2",
+    "per": "day",
+    "vol": "50000",
+    "in": "3000",
+    "out": "400",
+    "pfx": "0.5",
+    "hit": "0.8",
+    "ded": "together/h200-141gb",
+    "vm": "hyperstack/h200-sxm-8x",
+    "hrs": "24",
+    "users": "0",
+    "cur": "EUR",
+}
+
+
+def test_a_changed_preset_is_named_as_started_from_it_on_the_page_the_yaml_and_the_pdf(
+    downloads: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    at = _app(**ISSUE_25_LINK)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.title[0].value == "Started from Coding agent (the seed's turn)"
+    words = text_of(at.markdown)
+    assert "200 developers" not in words and "GLM-5.3 ..." not in words
+    assert "input tokens a turn 3,000 (was 20,000)" in words and "serverless API deepinfra" in words
+    saved = load_scenario_text(_saved(downloads, "started-from-coding-agent-the-seeds-turn.yaml").decode())
+    assert saved.name == "Started from Coding agent (the seed's turn)"
+    assert saved.description is not None and "200 developers" not in saved.description
+    assert "coding-agent.yaml" not in downloads and "coding-agent-the-seeds-turn.yaml" not in downloads
+    text = _pdf_text(downloads["started-from-coding-agent-the-seeds-turn.pdf"], monkeypatch)
+    assert "LLM inference cost: Started from Coding agent (the seed's turn)" in text
+    assert "200 developers" not in text and "prefix share 0.5 (was 0.9)" in text
+
+    # a name of the user's own stands
+    at.text_input(key="name").set_value("Acme on DeepSeek").run()
+    assert at.title[0].value == "Acme on DeepSeek" and "acme-on-deepseek.yaml" in downloads
+
+
+def test_an_unchanged_preset_keeps_its_name_and_description(downloads: dict[str, Any]) -> None:
+    at = _app(preset="coding-agent", cur="EUR")  # the currency shown is not a change of the scenario
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.title[0].value == "Coding agent (the seed's turn)" and "200 developers" in text_of(at.markdown)
+    assert "coding-agent-the-seeds-turn.yaml" in downloads
+
+
 def test_own_figures_travel_in_the_yaml_as_a_record_and_come_back_as_the_inputs(downloads: dict[str, Any]) -> None:
     at = _app(preset="coding-agent", own="true", own_rps="0.5", own_gpus="2")
     assert not at.exception and not at.error, [e.value for e in at.error]
-    saved_bytes = _saved(downloads, "coding-agent.yaml")
+    saved_bytes = _saved(downloads, "started-from-coding-agent-the-seeds-turn.yaml")  # own figures: a change
     saved = load_scenario_text(saved_bytes.decode())
     assert [r.id for r in saved.evidence.records] == [_state.OWN_RECORD]
     assert saved.evidence.records[0].requests_per_s == 0.5

@@ -256,7 +256,7 @@ def test_the_pdf_says_the_turn_and_every_amount_in_the_scenarios_currency(
     _, rate, no_reuse, reused, _ = SEED_AT[currency]
     result = compare(_seed(currency, rate), catalogs)
     text, titles = _pdf_text(result, catalogs, monkeypatch)
-    assert f"{no_reuse} vs {reused}" in text
+    assert f"{no_reuse} no reuse · {reused} reused" in text  # which is which, said beside each
     assert all(o in text for o in (format_money(opt.monthly, currency) for opt in result.options))
     others = [s for c, s in SYMBOLS.items() if c != currency]
     assert not [s for s in others if s in text], text
@@ -279,7 +279,11 @@ def test_the_page_shows_the_seed_turn_in_each_currency_as_the_pdf_does(currency:
     at = open_page("compare", 60, **params)
     assert not at.error, [e.value for e in at.error]
     shown = metrics(at)
-    assert (shown["No-reuse turn"], shown["Reused-prefix turn"], shown["1,000 turns"]) == (no_reuse, reused, thousand)
+    assert (shown["No-reuse turn"], shown["Reused-prefix turn"], shown["1,000 turns: reused vs no reuse"]) == (
+        no_reuse,
+        reused,
+        thousand,
+    )
     monthly = [v for label, v in shown.items() if label.startswith(("Serverless", "Dedicated", "Self-hosted"))]
     assert monthly and all(v.startswith(SYMBOLS[currency]) for v in monthly)
     specs = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]

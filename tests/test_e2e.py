@@ -168,8 +168,9 @@ def test_changed_inputs_reopen_from_the_link(app_url: str, browser: Any) -> None
     assert other.get_by_test_id("stAlertContentError").count() == 0
     _wait_idle(other)
     for label, name in (
-        ("Scenario (YAML)", "coding-agent.yaml"),
-        ("One-page summary (PDF)", "inference-cost-summary.pdf"),
+        # the prefix share and the GPU machine changed: the preset's name no longer stands, nor its file name
+        ("Scenario (YAML)", "started-from-coding-agent-the-seeds-turn.yaml"),
+        ("One-page summary (PDF)", "started-from-coding-agent-the-seeds-turn.pdf"),
     ):
         with other.expect_download(timeout=60_000) as download:
             other.get_by_role("button", name=label).first.click()

@@ -146,7 +146,7 @@ def test_app_shows_half_cents_rounded_up_like_the_command_line(amount: str, show
     in_tokens, out_tokens = HALF_CENT_TURNS[amount]
     url = {"preset": "coding-agent", "asof": "2026-10-30", "in": in_tokens, "out": out_tokens, "pfx": "0", "hit": "1"}
     at = open_page("compare", 60, **url)
-    assert metrics(at)["1,000 turns"] == f"{shown} vs {shown}"
+    assert metrics(at)["1,000 turns: reused vs no reuse"] == f"{shown} vs {shown}"
 
 
 # --- a scenario in euros shows euros everywhere ----------------------------------------------------
@@ -207,7 +207,7 @@ def test_pdf_of_a_euro_scenario_says_euros_in_its_text_and_charts(
     pdf = report.summary_pdf(compare(euro_seed, catalogs), catalogs, table, generated=SEED_DATE)
     assert pdf.startswith(b"%PDF")
     text = " ".join(written)
-    assert "€0.0242 vs €0.00774" in text  # the turn pair, converted like the page's
+    assert "€0.0242 no reuse · €0.00774 reused" in text  # the turn pair, converted like the page's
     assert "€" in text and "$" not in text
     titles = [layer.get("encoding", {}).get("x", {}).get("title") for s in specs for layer in [s, *s.get("layer", [])]]
     assert "Cost per turn (€)" in titles

@@ -485,7 +485,7 @@ def check_writable(path: Path) -> None:
     os.unlink(tmp)
 
 
-def write_atomically(path: Path, text: str) -> None:
+def write_atomically(path: Path, text: str | bytes) -> None:
     """Write ``text`` through a new temporary file beside ``path``, then rename it into place.
 
     An interrupted or failed write leaves the old file (or none), never half a file; the temporary
@@ -501,13 +501,13 @@ def write_atomically(path: Path, text: str) -> None:
     existing = _existing_file(path)
     fd, tmp = _temporary_beside(path, 0o600 if existing else 0o666)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        with os.fdopen(fd, "wb") as fh:
             if existing is not None:
                 if (existing.st_uid, existing.st_gid) != (os.geteuid(), os.getegid()):
                     with contextlib.suppress(OSError):  # only a privileged writer may give a file away
                         os.fchown(fh.fileno(), existing.st_uid, existing.st_gid)
                 os.fchmod(fh.fileno(), stat.S_IMODE(existing.st_mode))  # after fchown, which clears set-id bits
-            fh.write(text)
+            fh.write(text.encode("utf-8") if isinstance(text, str) else text)  # a PDF is written as its bytes
             fh.flush()
             os.fsync(fh.fileno())
         _existing_file(path)  # something else put there while writing is still never replaced

@@ -29,6 +29,7 @@ from calculator.pricing.compare import (
 )
 from calculator.pricing.option import OptionCost
 from calculator.pricing.side_by_side import ServerlessRow, serverless_side_by_side
+from calculator.scenario.changes import followed
 from calculator.scenario.inputs import AUTO_RECORD, monthly_turns
 from calculator.scenario.model import (
     DedicatedChoice,
@@ -44,6 +45,7 @@ __all__ = ["add_compare_parser", "cmd_compare"]
 
 def _scenario_from_args(args: argparse.Namespace) -> Scenario:
     scenario = scenario_from_args(args)
+    preset = scenario if args.preset else None
     data: dict[str, Any] = scenario.model_dump() if scenario else {}
     workload = dict(data.get("workload", {}))
     traffic = dict(data.get("traffic", {}))
@@ -121,9 +123,12 @@ def _scenario_from_args(args: argparse.Namespace) -> Scenario:
     try:
         scenario = Scenario.model_validate(data)
         # the scenario's own amounts (the engineer's cost) are in its currency: shown in another, converted
-        return in_currency(scenario, args.currency) if args.currency else scenario
+        scenario = in_currency(scenario, args.currency) if args.currency else scenario
     except ValidationError as exc:
         raise words.invalid(exc) from None
+    if preset is not None:  # a preset's name and description stand while its inputs do
+        scenario = followed(preset, scenario)
+    return scenario
 
 
 _OWN_FLAGS = {
@@ -389,6 +394,8 @@ def _pick_json(pick: Any) -> dict[str, Any]:
 def cmd_compare(args: argparse.Namespace) -> int:
     if args.save:
         console.check_save(args.save, "--save")
+    if args.pdf:
+        console.check_save(args.pdf, "--pdf")
     asked = _scenario_from_args(args)
     catalogs = load_catalogs(args.sheets, args.gpu_specs, args.records, args.models)
     for provider, model in getattr(args, "serverless", None) or []:
@@ -411,6 +418,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.save:
         # the file keeps what was asked ('cheapest' stays a search) with the prices this answer used
         console.save(Path(args.save), dump_scenario(pin_prices(asked, catalogs, result)), "--save")
+    if args.pdf:
+        # the Compare page's one-page summary, written whole or not at all (imported here: fpdf, the charts'
+        # renderer and pandas are needed only for it)
+        from calculator.present.report import summary_pdf
+
+        console.save(Path(args.pdf), summary_pdf(result, catalogs), "--pdf")
     if args.json:
         data = _comparison_json(result)
         data["offers_chosen"] = [_pick_json(p) for p in picks]
@@ -542,6 +555,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(f"\nWarning: {words.warning(w)}")
     if args.save:
         print(f"\nSaved with its prices pinned: {args.save}")
+    if args.pdf:
+        print(f"One-page summary (PDF): {args.pdf}")
     return 0
 
 
@@ -613,5 +628,10 @@ def add_compare_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     cmp_.add_argument("--by-prefix-share", action="store_true", help="also show break-even by prefix share")
     cmp_.add_argument(
         "--save", type=console.save_path, help="write the scenario to this YAML file with the prices it used pinned"
+    )
+    cmp_.add_argument(
+        "--pdf",
+        type=console.save_path,
+        help="write the one-page summary (the Compare page's PDF) to this file, whole or not at all",
     )
     cmp_.set_defaults(func=cmd_compare)

@@ -84,7 +84,7 @@ def check_save(path: Path, flag: str) -> None:
         raise InputError(flag, f"cannot write {path}: {exc.strerror or exc}") from None
 
 
-def save(path: Path, text: str, flag: str) -> None:
+def save(path: Path, text: str | bytes, flag: str) -> None:
     """Write a file a command was asked for (``--save``, ``--out``) whole or not at all, naming the flag."""
     try:
         write_atomically(path, text)

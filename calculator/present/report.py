@@ -32,13 +32,16 @@ __all__ = [
 ]
 
 
-def answer_sentences(result: Comparison, switches: list[tuple[float, str, str]] | None = None) -> list[str]:
-    """The answers in words (markdown bold with ``**``): cheapest, break-even volumes, the prefix share."""
+def answer_sentences(
+    result: Comparison, switches: list[tuple[float, str, str]] | None = None, *, cheapest: bool = True
+) -> list[str]:
+    """The answers in words (markdown bold with ``**``): cheapest (unless ``cheapest`` is False: the
+    headline above says it, :mod:`calculator.present.headline`), break-even volumes, the prefix share."""
     s = result.scenario
     cur = s.currency
     volume = s.traffic.turns_per_month
     out: list[str] = []
-    if result.cheapest:
+    if result.cheapest and cheapest:
         best = result.option(result.cheapest)
         assert best is not None
         out.append(
@@ -47,7 +50,7 @@ def answer_sentences(result: Comparison, switches: list[tuple[float, str, str]] 
             f"**{format_money(best.monthly, cur)}** a month."
         )
     out += _crossing_sentences(result)
-    if result.stays_cheapest and len(result.options) > 1:
+    if result.stays_cheapest and len(result.options) > 1 and (cheapest or result.stays_cheapest[0] != result.cheapest):
         name, above = result.stays_cheapest
         if any(c.cheaper_above == name for c in result.crossings):
             out.append(f"Above {fmt_volume(above)} turns a month, {OPTION_LABELS[name]} stays cheapest.")
@@ -249,135 +252,245 @@ def year_and_seat_line(result: Comparison) -> str:
     return "A year: " + "; ".join(parts) + counted
 
 
-def summary_pdf(
-    result: Comparison, cat: Catalogs, assumptions: pd.DataFrame, generated: dt.date | None = None
-) -> bytes:
-    """One A4 page: title, metrics per option, the turn pair, answers in words, two charts, assumptions."""
-    s = result.scenario
-    cur = s.currency
-    from calculator.present import charts
-    from calculator.present.pdf_page import _Pdf
+PT_MM = 25.4 / 72
+"""Millimetres per typographic point."""
+LEADING = 1.25
+"""Line height over font size: a line of DejaVu (ascent and descent about 1.17 of the size) never reaches the
+next one."""
+TABLE_COLUMNS = (
+    ("Section", 0.11),
+    ("Assumption", 0.22),
+    ("Value", 0.25),
+    ("Price version", 0.10),
+    ("Source", 0.22),
+    ("Read", 0.10),
+)
+"""The PDF's assumptions table: each column's share of the page's width (every value wraps within its cell)."""
 
-    pdf = _Pdf()
-    pdf.add_page()
-    f = pdf.family
-    w = pdf.epw
 
-    pdf.set_font(f, "B", 15)
-    pdf.cell(w, 7, pdf.text_ok(f"LLM inference cost: {s.name}"), new_x="LMARGIN", new_y="NEXT")
-    if s.description:  # a few lines at most: the page has room for one summary
-        pdf.set_font(f, "", 9)
-        words = s.description if len(s.description) <= 300 else s.description[:299] + "…"
-        pdf.multi_cell(w, 4, pdf.text_ok(words), new_x="LMARGIN", new_y="NEXT")
-    pdf.set_font(f, "", 8)
-    pdf.set_text_color(90, 90, 90)
-    made = (generated or dt.date.today()).isoformat()
-    pdf.cell(
-        w,
-        4,
-        pdf.text_ok(
-            f"Prices as of {result.as_of.isoformat()} · {cur} · generated {made} · every price names its version below"
-        ),
-        new_x="LMARGIN",
-        new_y="NEXT",
-    )
-    made_on = generated or dt.date.today()
-    pdf.multi_cell(w, 3.6, pdf.text_ok(price_age_line(result, made_on)), new_x="LMARGIN", new_y="NEXT")
-    pdf.set_text_color(0, 0, 0)
-    pdf.ln(2)
+def _line(size: float) -> float:
+    """The line height (mm) of text ``size`` points high."""
+    return size * PT_MM * LEADING
 
-    # metric boxes
+
+def _text_height(pdf: _Pdf, width: float, text: str, size: float, style: str = "") -> float:
+    """How tall ``text`` wraps to in a cell ``width`` mm wide at ``size`` points (nothing drawn)."""
+    pdf.set_font(pdf.family, style, size)
+    lines = pdf.multi_cell(width, _line(size), pdf.text_ok(text), align="L", dry_run=True, output="LINES")
+    assert isinstance(lines, list)
+    return len(lines) * _line(size)
+
+
+def _write(pdf: _Pdf, x: float, y: float, width: float, text: str, size: float, style: str = "") -> float:
+    """Write ``text`` wrapped within ``width`` mm from (x, y); returns the y under it."""
+    pdf.set_font(pdf.family, style, size)
+    pdf.set_xy(x, y)
+    pdf.multi_cell(width, _line(size), pdf.text_ok(text), align="L", new_x="LEFT", new_y="NEXT")
+    return pdf.get_y()
+
+
+def _paragraph(pdf: _Pdf, text: str, size: float, style: str = "", after: float = 0.0) -> None:
+    """A paragraph across the page from the current y."""
+    y = _write(pdf, pdf.l_margin, pdf.get_y(), pdf.epw, text, size, style)
+    pdf.set_xy(pdf.l_margin, y + after)
+
+
+def _png_size(png: io.BytesIO) -> tuple[int, int]:
+    from PIL import Image
+
+    with Image.open(png) as picture:
+        size = picture.size
+    png.seek(0)
+    return size
+
+
+def _metric_boxes(result: Comparison) -> list[tuple[str, str, str]]:
+    """(title, value, what it is) per option, and the turn pair: the PDF's boxes."""
+    s, cur = result.scenario, result.scenario.currency
     boxes: list[tuple[str, str, str]] = []
     for opt in result.options:
         per = format_small(opt.cost_per_1000_turns, cur) if opt.cost_per_1000_turns is not None else "-"
         title = OPTION_LABELS[opt.option] + (" (cheapest)" if opt.option == result.cheapest else "")
-        boxes.append((title, format_money(opt.monthly, cur) + " / month", f"{per} per 1,000 turns · {opt.model or ''}"))
+        runs = f"{opt.provider} {opt.offer}" + (f" · {opt.model}" if opt.model else "")
+        boxes.append((title, format_money(opt.monthly, cur) + " a month", f"{per} per 1,000 turns · {runs}"))
     if result.turn is not None:
+        from calculator.present.shown_currency import turn_currency
+
         t = result.turn
-        tc, convert = charts.turn_currency(t, s)
+        tc, convert = turn_currency(t, s)
         boxes.append(
             (
-                "One turn: no reuse vs reused prefix",
-                f"{format_small(convert(t.no_reuse.cost_per_turn), tc)} vs "
-                f"{format_small(convert(t.reused.cost_per_turn), tc)}",
+                "One turn: no reuse, then reused prefix",
+                f"{format_small(convert(t.no_reuse.cost_per_turn), tc)} no reuse · "
+                f"{format_small(convert(t.reused.cost_per_turn), tc)} reused",
                 f"{t.price.provider} {t.price.model}, price version {t.price.effective.isoformat()}",
             )
         )
-    per_row = min(len(boxes), 4) or 1
-    bw = (w - 3 * (per_row - 1)) / per_row
-    y0 = pdf.get_y()
-    for i, (title, value, sub) in enumerate(boxes[:4]):
-        x = pdf.l_margin + i * (bw + 3)
-        pdf.set_draw_color(200, 200, 200)
-        pdf.rect(x, y0, bw, 17)
-        pdf.set_xy(x + 2, y0 + 1.5)
-        pdf.set_font(f, "", 7)
-        pdf.cell(bw - 4, 3.5, pdf.text_ok(title))
-        pdf.set_xy(x + 2, y0 + 5.5)
-        pdf.set_font(f, "B", 11)
-        pdf.cell(bw - 4, 5.5, pdf.text_ok(value))
-        pdf.set_xy(x + 2, y0 + 11.5)
-        pdf.set_font(f, "", 6)
-        pdf.cell(bw - 4, 3.5, pdf.text_ok(sub[:70]))
-    pdf.set_xy(pdf.l_margin, y0 + 19)
-    pdf.set_font(f, "", 7)
-    pdf.multi_cell(w, 3.6, pdf.text_ok(year_and_seat_line(result)), new_x="LMARGIN", new_y="NEXT")
+    return boxes
 
-    # answers
-    sweep = charts.share_sweep_frame(s, cat, "prefix_share", points=11)
-    pdf.set_font(f, "", 8)
-    for sentence in answer_sentences(result, charts.cheapest_switch(sweep)):
-        pdf.multi_cell(w, 3.8, pdf.text_ok("• " + plain(sentence)), new_x="LMARGIN", new_y="NEXT")
-    for warning in [problem.text() for problem in result.warnings] + stale_price_warnings(result, made_on):
-        pdf.set_text_color(150, 90, 0)
-        pdf.multi_cell(w, 3.6, pdf.text_ok("! " + warning), new_x="LMARGIN", new_y="NEXT")
-    pdf.set_text_color(0, 0, 0)
-    pdf.ln(1)
 
-    # charts
+def _draw_boxes(pdf: _Pdf, boxes: list[tuple[str, str, str]]) -> None:
+    """The metric boxes, four a row at most, each as tall as the tallest of its row needs: every line wraps
+    within its box."""
+    gap, pad, sizes = 3.0, 1.6, (7.0, 10.5, 6.5)
+    w = pdf.epw
+    for start in range(0, len(boxes), 4):
+        row = boxes[start : start + 4]
+        bw = (w - gap * (len(row) - 1)) / len(row)
+        inner = bw - 2 * pad
+        heights = [
+            sum(
+                _text_height(pdf, inner, text, size, "B" if i == 1 else "")
+                for i, (text, size) in enumerate(zip(box, sizes, strict=True))
+            )
+            for box in row
+        ]
+        tall = max(heights) + 2 * pad + 1.0
+        y0 = pdf.get_y()
+        for i, box in enumerate(row):
+            x = pdf.l_margin + i * (bw + gap)
+            pdf.set_draw_color(200, 200, 200)
+            pdf.rect(x, y0, bw, tall)
+            y = y0 + pad
+            for j, (text, size) in enumerate(zip(box, sizes, strict=True)):
+                y = _write(pdf, x + pad, y, inner, text, size, "B" if j == 1 else "") + (0.5 if j == 1 else 0.0)
+        pdf.set_xy(pdf.l_margin, y0 + tall + 2)
+
+
+def _charts(pdf: _Pdf, result: Comparison, sweep: pd.DataFrame, room: float) -> None:
+    """The volume chart on the left, the turn's parts and the prefix-share sweep on the right, each picture
+    scaled to keep its proportions within its column and within ``room`` mm of height."""
+    from calculator.present import charts
+
+    s, cur = result.scenario, result.scenario.currency
+    half = (pdf.epw - 4) / 2
     y = pdf.get_y()
-    half = (w - 4) / 2
-    volume_chart = charts.volume_chart(curves(result.resolution), float(s.traffic.turns_per_month), result, cur)
-    pdf.image(_png(volume_chart.properties(width=420, height=230)), x=pdf.l_margin, y=y, w=half)
+    left = [
+        _png(
+            charts.volume_chart(curves(result.resolution), float(s.traffic.turns_per_month), result, cur).properties(
+                width=420, height=230
+            )
+        )
+    ]
+    right = []
     if result.turn is not None:
-        turn_chart = charts.turn_parts_chart(result.turn, s).properties(width=420, height=120)
-        pdf.image(_png(turn_chart), x=pdf.l_margin + half + 4, y=y, w=half)
-        share_chart = charts.share_sweep_chart(sweep, "prefix_share", float(s.workload.prefix_share), cur)
-        pdf.image(_png(share_chart.properties(width=420, height=110)), x=pdf.l_margin + half + 4, y=y + 36, w=half)
-    pdf.set_y(y + 76)
+        right.append(_png(charts.turn_parts_chart(result.turn, s).properties(width=420, height=120)))
+        share = charts.share_sweep_chart(sweep, "prefix_share", float(s.workload.prefix_share), cur)
+        right.append(_png(share.properties(width=420, height=110)))
+    columns = [(pdf.l_margin, left), (pdf.l_margin + half + 4, right)]
+    natural = [
+        sum(half * h / w_ for w_, h in map(_png_size, pictures)) + 2 * (len(pictures) - 1) for _, pictures in columns
+    ]
+    scale = min(1.0, room / max(max(natural), 1.0))
+    bottom = y
+    for x, pictures in columns:
+        top = y
+        for png in pictures:
+            w_px, h_px = _png_size(png)
+            width = half * scale
+            height = width * h_px / w_px
+            pdf.image(png, x=x, y=top, w=width, h=height)
+            top += height + 2
+        bottom = max(bottom, top)
+    pdf.set_xy(pdf.l_margin, bottom + 1)
 
-    # assumptions
-    pdf.set_font(f, "B", 9)
-    pdf.cell(w, 5, "Assumptions and price versions", new_x="LMARGIN", new_y="NEXT")
-    widths = [0.12, 0.27, 0.26, 0.08, 0.19, 0.08]
-    cols = ["Section", "Assumption", "Value", "Price version", "Source", "Read"]
-    pdf.set_font(f, "B", 6)
-    for col, frac in zip(cols, widths, strict=True):
-        pdf.cell(w * frac, 3.2, col, border="B")
-    pdf.ln(3.2)
-    pdf.set_font(f, "", 5.6)
-    bottom = pdf.h - pdf.b_margin - 6
+
+def _table(pdf: _Pdf, assumptions: pd.DataFrame, bottom: float) -> int:
+    """The assumptions, each value wrapped within its cell, row by row while a whole row fits above
+    ``bottom``; returns how many rows were written (the rest are in the CSV, and the footer says so)."""
+    w = pdf.epw
+    size, head = 5.6, 6.0
+    pdf.set_font(pdf.family, "B", 9)
+    _paragraph(pdf, "Assumptions and price versions", 9, "B", after=0.5)
+    y = pdf.get_y()
+    x = pdf.l_margin
+    for col, frac in TABLE_COLUMNS:
+        _write(pdf, x, y, w * frac - 1, col, head, "B")
+        x += w * frac
+    y += _line(head) + 0.6
+    pdf.set_draw_color(120, 120, 120)
+    pdf.line(pdf.l_margin, y - 0.3, pdf.l_margin + w, y - 0.3)
     rows = assumptions[~assumptions["Assumption"].isin(["Note", "Price note"])]
     shown = 0
     for _, row in rows.iterrows():
-        if pdf.get_y() + 2.8 > bottom:
+        cells = [(str(row[col]) if col in row else "", frac) for col, frac in TABLE_COLUMNS]
+        tall = max(_text_height(pdf, w * frac - 1, text, size) for text, frac in cells)
+        if y + tall > bottom:
             break
-        for col, frac in zip(cols, widths, strict=True):
-            limit = int(w * frac / 1.05)
-            text = str(row[col]) if col in row else ""
-            text = text if len(text) <= limit else text[: limit - 1] + "…"
-            pdf.cell(w * frac, 2.8, pdf.text_ok(text))
-        pdf.ln(2.8)
+        x = pdf.l_margin
+        for text, frac in cells:
+            _write(pdf, x, y, w * frac - 1, text, size)
+            x += w * frac
+        y += tall + 0.4
         shown += 1
-    pdf.set_y(pdf.h - pdf.b_margin - 5)
-    pdf.set_font(f, "", 6)
+    pdf.set_xy(pdf.l_margin, y)
+    return len(rows) - shown
+
+
+def summary_pdf(
+    result: Comparison,
+    cat: Catalogs,
+    assumptions: pd.DataFrame | None = None,
+    generated: dt.date | None = None,
+) -> bytes:
+    """One A4 page: the scenario's name and description, the headline, a box per option and the turn pair, the
+    answers in words, three charts and the assumptions with their price versions. Every text wraps within
+    its box or cell (nothing is cut short), no picture runs into text, and what does not fit on the page (the
+    assumptions' last rows) is counted in the footer. ``assumptions`` defaults to
+    :func:`calculator.present.assumptions.assumptions_frame` (the Compare page passes the table it shows)."""
+    from calculator.present import charts
+    from calculator.present.headline import headline
+    from calculator.present.pdf_page import _Pdf
+
+    s = result.scenario
+    if assumptions is None:
+        from calculator.present.assumptions import assumptions_frame
+
+        assumptions = assumptions_frame(result, cat, result.resolution)
+    made_on = generated or dt.date.today()
+    pdf = _Pdf()
+    pdf.add_page()
+    pdf.set_xy(pdf.l_margin, pdf.t_margin)
+    _paragraph(pdf, f"LLM inference cost: {s.name}", 14, "B", after=0.5)
+    if s.description:
+        _paragraph(pdf, s.description, 8.5, after=0.5)
     pdf.set_text_color(90, 90, 90)
-    rest = len(rows) - shown
+    _paragraph(
+        pdf,
+        f"Prices as of {result.as_of.isoformat()} · {s.currency} · generated {made_on.isoformat()} · every price "
+        "names its version below",
+        7,
+    )
+    _paragraph(pdf, price_age_line(result, made_on), 6.5, after=1.2)
+    pdf.set_text_color(0, 0, 0)
+    for sentence in headline(result).sentences:
+        _paragraph(pdf, plain(sentence), 8.5, after=0.4)
+    pdf.set_xy(pdf.l_margin, pdf.get_y() + 1.2)
+    _draw_boxes(pdf, _metric_boxes(result))
+    _paragraph(pdf, year_and_seat_line(result), 7, after=0.6)
+
+    sweep = charts.share_sweep_frame(s, cat, "prefix_share", points=11)
+    for sentence in answer_sentences(result, charts.cheapest_switch(sweep), cheapest=False):
+        _paragraph(pdf, "• " + plain(sentence), 7.5)
+    pdf.set_text_color(150, 90, 0)
+    for warning in [problem.text() for problem in result.warnings] + stale_price_warnings(result, made_on):
+        _paragraph(pdf, "! " + warning, 7)
+    pdf.set_text_color(0, 0, 0)
+    pdf.set_xy(pdf.l_margin, pdf.get_y() + 1)
+
+    footer_y = pdf.h - pdf.b_margin - _line(6)
+    # the charts take what is left above a few rows of the table (at most their natural size)
+    _charts(pdf, result, sweep, max(footer_y - pdf.get_y() - 45, 20))
+    rest = _table(pdf, assumptions, footer_y - 1)
+    pdf.set_text_color(90, 90, 90)
     tail = f" ({rest} more rows in the CSV download)" if rest > 0 else ""
-    pdf.cell(
-        w,
-        4,
-        pdf.text_ok(f"Full assumptions, notes and source URLs: the app's 'Assumptions (CSV)' download{tail}."),
+    _write(
+        pdf,
+        pdf.l_margin,
+        footer_y,
+        pdf.epw,
+        f"Full assumptions, notes and source URLs: the app's 'Assumptions (CSV)' download{tail}.",
+        6,
     )
     written = bytes(pdf.output())
     pdf.close_fonts()

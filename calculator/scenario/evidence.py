@@ -23,7 +23,10 @@ from calculator.scenario.load import LoadProfile
 if TYPE_CHECKING:  # the prefix simulator is only needed by those who ran it
     from calculator.traffic.prefix import PrefixReport
 
-__all__ = ["Evidence", "PrefixEvidence", "prefix_evidence"]
+__all__ = ["OWN_RECORD", "Evidence", "PrefixEvidence", "prefix_evidence"]
+
+OWN_RECORD = "own-figures"
+"""Record id of the user's own throughput figures (typed on the Compare page, kept as a record of the evidence)."""
 
 
 class _Frozen(BaseModel):
