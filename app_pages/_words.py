@@ -65,6 +65,8 @@ FIELDS: dict[str, str] = {
     "concurrency": "Requests in flight",
     "family": "Estimate family",
     "max_batch": "Max batch",
+    "estimator": "Estimator",
+    "error_bands": "Stored error bands",
     "latency_percentile": "Latency percentile",
     "arrivals": "Arrival times",
     "hourly_rates": "Requests per hour",

@@ -491,8 +491,19 @@ def _data_snapshot() -> dict[str, tuple[int, int]]:
     return {str(p.relative_to(DATA)): (p.stat().st_size, p.stat().st_mtime_ns) for p in DATA.rglob("*") if p.is_file()}
 
 
+def _start_chart_renderer() -> None:
+    """Start vl-convert's JavaScript engine before any case's address-space limit: V8 reserves its virtual
+    memory once per process, and a reservation refused under the limit ends the process with a trap, not a
+    MemoryError (what ``compare --pdf`` renders charts with; a user's run has no such limit)."""
+    import vl_convert
+
+    spec = {"$schema": "https://vega.github.io/schema/vega-lite/v5.json", "mark": "point", "data": {"values": []}}
+    vl_convert.vegalite_to_png(spec)
+
+
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    _start_chart_renderer()
     root = tmp_path_factory.mktemp("fuzz")
     good = _write_good(root / "good")
     _write_broken(root / "broken", good)
