@@ -612,6 +612,14 @@ class EstimateError(BaseModel):
     moe_points: int
     provenance: str
 
+    @classmethod
+    def of_family(cls, e: FamilyError, moe_points: int, provenance: str) -> EstimateError:
+        """The band a family's signed errors put on an estimate: their central 80%, always including no error."""
+        return cls(
+            low_factor=1 + min(0.0, e.low), high_factor=1 + max(0.0, e.high), median_abs=e.median_abs,
+            worst_abs=e.worst_abs, points=e.points, moe_points=moe_points, provenance=provenance,
+        )  # fmt: skip
+
     def widened(self, scale: float) -> EstimateError:
         """The same band ``scale`` times as wide on a log scale (a what-if: a less trusted estimate); factors
         stay above zero however wide."""
@@ -804,14 +812,10 @@ class LosoResiduals(BaseModel):
             known = ", ".join(self.by(label))
             raise InputError("family", f"no leave-one-source-out residual for {label} {family!r}; known: {known}")
         moe = sum(r.moe for r in self.residuals if r.label(label) == family)
-        return EstimateError(
-            low_factor=1 + min(0.0, e.low),
-            high_factor=1 + max(0.0, e.high),
-            median_abs=e.median_abs,
-            worst_abs=e.worst_abs,
-            points=e.points,
-            moe_points=moe,
-            provenance=(
+        return EstimateError.of_family(
+            e,
+            moe,
+            (
                 f"roofline leave one source out ({label} {family}): {e.points} published measurements from "
                 f"{e.sources} sources, each predicted by a fit on the others; median |error| {e.median_abs:.0%}, "
                 f"p90 {e.p90_abs:.0%}, worst {e.worst_abs:.0%}; band = 10th-90th percentile ({CASES_PATH.name})"

@@ -227,14 +227,10 @@ def _band(estimator: Estimator, name: str, group: Sequence[Residual], file: Band
         if estimator == "roofline"
         else f"AIConfigurator {file.profiled_version or ''} tables, fitted to none".replace("  ", " ")
     )
-    return EstimateError(
-        low_factor=1 + min(0.0, e.low),
-        high_factor=1 + max(0.0, e.high),
-        median_abs=e.median_abs,
-        worst_abs=e.worst_abs,
-        points=e.points,
-        moe_points=sum(r.moe for r in group),
-        provenance=(
+    return EstimateError.of_family(
+        e,
+        sum(r.moe for r in group),
+        (
             f"{estimator} on {e.points} published measurements of {name} setups from {e.sources} sources ({how}): "
             f"median |error| {e.median_abs:.0%}, p90 {e.p90_abs:.0%}, worst {e.worst_abs:.0%}; band = 10th-90th "
             f"percentile ({CASES_PATH.name})"
